@@ -1,0 +1,179 @@
+/// Building deltas from pending changes, and accepting processed ones.
+extension DataTable {
+    /// Builds the delta of the table's pending changes. The table is not changed.
+    ///
+    /// Inserts carry new values, deletes old values, updates both; only
+    /// log-changes fields travel (primary-key fields always do). Rows added in
+    /// edit mode and not yet posted are left out.
+    ///
+    /// ```swift
+    /// let delta = try clients.makeDelta()
+    /// print(delta.changes.map(\.type))   // [.update, .insert]
+    /// ```
+    /// - Throws: ``RelataError/Code/requiredValueMissing`` naming the row and field
+    ///   when an inserted or updated row lacks a required value.
+    public func makeDelta() throws -> Delta {
+        let logged = fields.indices.filter { fields[$0].logChanges || fields[$0].primaryKey }
+        let entries = changes.filter { $0.value.changeId != 0 && $0.value.state != .addedInEditMode }
+            .sorted { $0.value.changeId < $1.value.changeId }
+        var deltaChanges: [DeltaChange] = []
+        deltaChanges.reserveCapacity(entries.count)
+        for (slot, record) in entries {
+            let type: DeltaChange.ChangeType
+            switch record.state {
+            case .added: type = .insert
+            case .deleted: type = .delete
+            case .modified: type = .update
+            case .unchanged, .addedInEditMode: continue
+            }
+            if type != .delete, let missing = fields.indices.first(where: {
+                fields[$0].required && !fields[$0].autoIncrement && postedValue(slot: slot, field: $0).isNull
+            }) {
+                throw error(.requiredValueMissing, "the field is required; set it before applying the changes",
+                            field: missing, slot: slot)
+            }
+            var change = DeltaChange(changeId: record.changeId, type: type)
+            for field in logged {
+                let name = fields[field].name
+                if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }
+                if type != .delete { change.newValues[name] = postedValue(slot: slot, field: field) }
+            }
+            deltaChanges.append(change)
+        }
+        return Delta(tableName: name, keyFields: keyFieldIndexes.map { fields[$0].name },
+                     loggedFields: logged.map { fields[$0].name }, changes: deltaChanges)
+    }
+
+    /// Locks the rows of a delta's changes (see ``DataTableRow/lock()``).
+    public func lockRows(of delta: Delta) {
+        for slot in slotsByChangeId(delta).values { setLocked(true, slot: slot) }
+    }
+
+    /// Unlocks the rows of a delta's changes.
+    public func unlockRows(of delta: Delta) {
+        for slot in slotsByChangeId(delta).values { setLocked(false, slot: slot) }
+    }
+
+    /// Folds a processed delta back into the table.
+    ///
+    /// - A resolved insert or update becomes ``RowState/unchanged``: its current
+    ///   values become the originals, then the delta's refreshed values are merged
+    ///   in. A refreshed key replaces the row's temporary key everywhere it is
+    ///   used: in this table, in lookups and in foreign keys (``addForeignKey(_:references:field:)``).
+    /// - A resolved delete leaves the table.
+    /// - A failed change stays pending, with its message on ``DataTableRow/failureMessage``,
+    ///   so nothing the user typed is lost; rebuilding the delta sends it again.
+    /// - A pending (unprocessed) change stays as it is.
+    ///
+    /// Rows of processed changes are unlocked.
+    ///
+    /// - Throws: ``RelataError/Code/invalidDelta`` when the delta belongs to another
+    ///   table, names a change the table does not have, or carries a refreshed value
+    ///   that does not fit its field. The table is not changed then.
+    public func accept(_ delta: Delta) throws {
+        guard delta.tableName.caseInsensitiveCompare(name) == .orderedSame else {
+            throw RelataError(.invalidDelta, "the delta belongs to table \(delta.tableName)", table: name)
+        }
+        let slots = slotsByChangeId(delta)
+        var refreshed: [Int: [(field: Int, value: Value)]] = [:]
+        for change in delta.changes {
+            guard let slot = slots[change.changeId] else {
+                throw RelataError(.invalidDelta, "the delta has change \(change.changeId), which no row of the table has", table: name)
+            }
+            guard change.status == .resolved else { continue }
+            refreshed[change.changeId] = try change.refreshedValues.keys.sorted().map { fieldName in
+                guard let field = fieldIndex(named: fieldName) else {
+                    throw RelataError(.invalidDelta, "change \(change.changeId) refreshes field '\(fieldName)', which the table does not have",
+                                      table: name, field: fieldName)
+                }
+                do throws(CoercionFailure) {
+                    return (field, try fields[field].type.coerced(change.refreshedValues[fieldName]!))
+                } catch {
+                    throw RelataError(.invalidDelta, "change \(change.changeId) refreshes it with \(error.message)",
+                                      table: name, field: fieldName, row: rowLabel(slot: slot))
+                }
+            }
+        }
+        performBatchUpdates {
+            var removed: [Int] = []
+            var replacements: [(keyField: Int, old: Value, new: Value)] = []
+            for change in delta.changes {
+                let slot = slots[change.changeId]!
+                guard var record = changes[slot] else { continue }
+                record.locked = false
+                switch change.status {
+                case .pending:
+                    setChanges(record, at: slot)
+                case .failed:
+                    record.failureMessage = change.message ?? "the data source rejected the change"
+                    setChanges(record, at: slot)
+                case .resolved where record.state == .deleted:
+                    removed.append(slot)
+                case .resolved:
+                    replacements += fold(record, refreshing: refreshed[change.changeId] ?? [], slot: slot)
+                }
+            }
+            removeSlots(removed.sorted())
+            for replacement in replacements {
+                replaceKey(field: replacement.keyField, old: replacement.old, new: replacement.new)
+            }
+            notifyChanged()
+        }
+    }
+
+    /// Makes a resolved row's current values its originals and merges refreshed
+    /// values; returns the key values that changed, for replacement elsewhere.
+    private func fold(_ record: RowChanges, refreshing refreshed: [(field: Int, value: Value)], slot: Int)
+        -> [(keyField: Int, old: Value, new: Value)] {
+        let before = fields.indices.map { postedValue(slot: slot, field: $0) }
+        var after = before
+        for (field, value) in refreshed { after[field] = value }
+        for field in fields.indices { columns[field].set(after[field], at: slot) }
+        var clean = RowChanges()
+        clean.edit = record.edit
+        setChanges(clean, at: slot)
+        var replaced: [(keyField: Int, old: Value, new: Value)] = []
+        for field in fields.indices where before[field] != after[field] {
+            indexes[field]?.move(slot: slot, from: before[field], to: after[field])
+            invalidateCalculatedValues(slot: slot, field: field)
+            if !before[field].isNull { replaced.append((field, before[field], after[field])) }
+        }
+        return replaced
+    }
+
+    /// Replaces a key value in every field that refers to `field` of this table.
+    private func replaceKey(field: Int, old: Value, new: Value) {
+        for reference in references where reference.keyField == field {
+            reference.table?.replaceValue(field: reference.field, old: old, new: new)
+        }
+    }
+
+    /// Replaces `old` by `new` in one field of every row: originals, pending and
+    /// edit values alike. The rows' states do not change.
+    func replaceValue(field: Int, old: Value, new: Value) {
+        guard let value = try? fields[field].type.coerced(new) else { return }
+        performBatchUpdates {
+            for slot in 0..<slotCount {
+                let posted = postedValue(slot: slot, field: field)
+                if columns[field].value(at: slot) == old { columns[field].set(value, at: slot) }
+                if var record = changes[slot] {
+                    if record.pending[field] == old { record.pending[field] = value }
+                    if record.edit?[field] == old { record.edit![field] = value }
+                    changes[slot] = record
+                }
+                if posted == old && isVisible(slot: slot) {
+                    indexes[field]?.move(slot: slot, from: old, to: value)
+                    invalidateCalculatedValues(slot: slot, field: field)
+                    notifyChanged()
+                }
+            }
+        }
+    }
+
+    private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
+        let wanted = Set(delta.changes.map(\.changeId))
+        var result: [Int: Int] = [:]
+        for (slot, record) in changes where wanted.contains(record.changeId) { result[record.changeId] = slot }
+        return result
+    }
+}

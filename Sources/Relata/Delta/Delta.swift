@@ -1,0 +1,120 @@
+/// The pending changes of one table, as a value that can cross threads,
+/// processes and the network.
+///
+/// A delta is built from a table with ``DataTable/makeDelta()`` (which never
+/// changes the table), processed by a data source (each change becomes
+/// resolved or failed), and folded back with ``DataTable/accept(_:)``.
+///
+/// ```swift
+/// var delta = try clients.makeDelta()
+/// for index in delta.changes.indices {
+///     delta.changes[index].status = .resolved
+/// }
+/// try clients.accept(delta)
+/// clients.hasChanges   // false
+/// ```
+public struct Delta: Sendable, Hashable, Codable {
+    /// The table the changes belong to.
+    public var tableName: String
+    /// The primary-key fields, so a data source can find the rows.
+    public var keyFields: [String]
+    /// The fields whose values travel: the log-changes fields (keys always among them).
+    public var loggedFields: [String]
+    /// The changes, in the order the rows were first changed.
+    public var changes: [DeltaChange]
+
+    public init(tableName: String, keyFields: [String], loggedFields: [String], changes: [DeltaChange]) {
+        self.tableName = tableName
+        self.keyFields = keyFields
+        self.loggedFields = loggedFields
+        self.changes = changes
+    }
+
+    /// The number of changes.
+    public var count: Int { changes.count }
+
+    /// True when any change failed.
+    public var hasErrors: Bool { changes.contains { $0.status == .failed } }
+
+    /// The changes that failed.
+    public var failedChanges: [DeltaChange] { changes.filter { $0.status == .failed } }
+
+    /// The messages of the failed changes.
+    public var errorMessages: [String] { failedChanges.compactMap(\.message) }
+
+    /// The change with a change id, or nil.
+    public func change(withId changeId: Int) -> DeltaChange? {
+        changes.first { $0.changeId == changeId }
+    }
+}
+
+/// One row's change inside a ``Delta``.
+public struct DeltaChange: Sendable, Hashable, Codable {
+    /// What the change does to the data source.
+    public enum ChangeType: String, Sendable, Hashable, Codable {
+        case insert, update, delete
+    }
+
+    /// Where the change is in its round trip.
+    public enum Status: String, Sendable, Hashable, Codable {
+        /// Not processed yet.
+        case pending
+        /// Applied by the data source.
+        case resolved
+        /// Rejected by the data source; ``DeltaChange/message`` says why.
+        case failed
+    }
+
+    /// Identifies the change within its delta and ties it to its row (``DataTableRow/changeId``).
+    public var changeId: Int
+    /// Insert, update or delete.
+    public var type: ChangeType
+    /// Original values by field name (updates and deletes).
+    public var oldValues: [String: Value]
+    /// Current values by field name (inserts and updates).
+    public var newValues: [String: Value]
+    /// Pending until processed, then resolved or failed.
+    public var status: Status
+    /// Why the change failed (or a note from the data source).
+    public var message: String?
+    /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
+    public var refreshedValues: [String: Value]
+
+    public init(changeId: Int, type: ChangeType, oldValues: [String: Value] = [:], newValues: [String: Value] = [:],
+                status: Status = .pending, message: String? = nil, refreshedValues: [String: Value] = [:]) {
+        self.changeId = changeId
+        self.type = type
+        self.oldValues = oldValues
+        self.newValues = newValues
+        self.status = status
+        self.message = message
+        self.refreshedValues = refreshedValues
+    }
+
+    /// The value that goes to the data source for a field: the new value, else the old one.
+    public subscript(field: String) -> Value? {
+        newValues[field] ?? oldValues[field]
+    }
+
+    /// Marks the change failed with a message.
+    public mutating func fail(_ message: String) {
+        status = .failed
+        self.message = message
+    }
+
+    /// Marks the change resolved, with values the data source assigned.
+    public mutating func resolve(refreshing values: [String: Value] = [:]) {
+        status = .resolved
+        message = nil
+        refreshedValues.merge(values) { $1 }
+    }
+
+    /// The names of the fields whose new value differs from the old one.
+    public var changedFields: [String] {
+        switch type {
+        case .insert: return newValues.keys.sorted()
+        case .delete: return []
+        case .update: return newValues.keys.filter { newValues[$0] != oldValues[$0] }.sorted()
+        }
+    }
+}

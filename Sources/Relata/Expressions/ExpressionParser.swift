@@ -1,0 +1,230 @@
+/// A recursive-descent parser for the expression language.
+///
+/// ```
+/// or         := and (OR and)*
+/// and        := not (AND not)*
+/// not        := NOT not | predicate
+/// predicate  := sum [comparison sum | [NOT] IN (list) | [NOT] LIKE sum [ESCAPE 'c']
+///                    | [NOT] BETWEEN sum AND sum | IS [NOT] NULL]
+/// sum        := product ((+ | - | '||') product)*
+/// product    := unary ((* | / | %) unary)*
+/// unary      := - unary | primary
+/// primary    := literal | :parameter | field | function '(' args ')' | '(' or ')'
+/// ```
+struct ExpressionParser {
+    private let text: String
+    private var tokens: [ExpressionToken] = []
+    private var index = 0
+
+    init(text: String) {
+        self.text = text
+    }
+
+    mutating func parseExpression() throws -> ExpressionNode {
+        var lexer = ExpressionLexer(text: text)
+        tokens = try lexer.tokens()
+        index = 0
+        if tokens[0].kind == .end { throw error("the expression is empty", at: 0) }
+        let node = try parseOr()
+        guard current.kind == .end else { throw error("unexpected \(describe(current)); expected an operator or the end", at: current.offset) }
+        return node
+    }
+
+    // MARK: Grammar
+
+    private mutating func parseOr() throws -> ExpressionNode {
+        var node = try parseAnd()
+        while let offset = acceptKeyword("OR") {
+            node = .binary(.or, node, try parseAnd(), offset: offset)
+        }
+        return node
+    }
+
+    private mutating func parseAnd() throws -> ExpressionNode {
+        var node = try parseNot()
+        while let offset = acceptKeyword("AND") {
+            node = .binary(.and, node, try parseNot(), offset: offset)
+        }
+        return node
+    }
+
+    private mutating func parseNot() throws -> ExpressionNode {
+        if acceptKeyword("NOT") != nil { return .not(try parseNot()) }
+        return try parsePredicate()
+    }
+
+    private mutating func parsePredicate() throws -> ExpressionNode {
+        let left = try parseSum()
+        if case .symbol(let symbol) = current.kind, let op = Self.comparisons[symbol] {
+            let offset = current.offset
+            index += 1
+            return .binary(op, left, try parseSum(), offset: offset)
+        }
+        if acceptKeyword("IS") != nil {
+            let negated = acceptKeyword("NOT") != nil
+            guard acceptKeyword("NULL") != nil else { throw error("expected NULL after IS\(negated ? " NOT" : "")", at: current.offset) }
+            return .isNull(left, negated: negated)
+        }
+        let notOffset = current.offset
+        let negated = acceptKeyword("NOT") != nil
+        if acceptKeyword("IN") != nil {
+            try expectSymbol("(", after: "IN")
+            var list = [try parseSum()]
+            while acceptSymbol(",") { list.append(try parseSum()) }
+            try expectSymbol(")", after: "the IN list")
+            return .inList(left, list, negated: negated)
+        }
+        if let offset = acceptKeyword("LIKE") {
+            let pattern = try parseSum()
+            var escape: Character?
+            if acceptKeyword("ESCAPE") != nil {
+                guard case .string(let text) = current.kind, text.count == 1 else {
+                    throw error("expected a one-character string after ESCAPE", at: current.offset)
+                }
+                escape = text.first
+                index += 1
+            }
+            return .like(left, pattern: pattern, escape: escape, negated: negated, offset: offset)
+        }
+        if acceptKeyword("BETWEEN") != nil {
+            let low = try parseSum()
+            guard acceptKeyword("AND") != nil else { throw error("expected AND in BETWEEN … AND …", at: current.offset) }
+            return .between(left, low: low, high: try parseSum(), negated: negated)
+        }
+        if negated { throw error("expected IN, LIKE or BETWEEN after NOT", at: notOffset) }
+        return left
+    }
+
+    private mutating func parseSum() throws -> ExpressionNode {
+        var node = try parseProduct()
+        while case .symbol(let symbol) = current.kind, let op = ["+": BinaryOperator.add, "-": .subtract, "||": .concatenate][symbol] {
+            let offset = current.offset
+            index += 1
+            node = .binary(op, node, try parseProduct(), offset: offset)
+        }
+        return node
+    }
+
+    private mutating func parseProduct() throws -> ExpressionNode {
+        var node = try parseUnary()
+        while case .symbol(let symbol) = current.kind, let op = ["*": BinaryOperator.multiply, "/": .divide, "%": .remainder][symbol] {
+            let offset = current.offset
+            index += 1
+            node = .binary(op, node, try parseUnary(), offset: offset)
+        }
+        return node
+    }
+
+    private mutating func parseUnary() throws -> ExpressionNode {
+        let offset = current.offset
+        if acceptSymbol("-") {
+            let operand = try parseUnary()
+            switch operand {
+            case .literal(.integer(let value)): return .literal(.integer(-value))
+            case .literal(.double(let value)): return .literal(.double(-value))
+            default: return .negate(operand, offset: offset)
+            }
+        }
+        if acceptSymbol("+") { return try parseUnary() }
+        return try parsePrimary()
+    }
+
+    private mutating func parsePrimary() throws -> ExpressionNode {
+        let token = current
+        switch token.kind {
+        case .number(let value):
+            index += 1
+            return .literal(value)
+        case .string(let value):
+            index += 1
+            return .literal(.string(value))
+        case .parameter(let name):
+            index += 1
+            return .parameter(name, offset: token.offset)
+        case .identifier(let name, let quoted):
+            index += 1
+            if !quoted {
+                switch name.uppercased() {
+                case "TRUE": return .literal(.boolean(true))
+                case "FALSE": return .literal(.boolean(false))
+                case "NULL": return .literal(.null)
+                case let keyword where Self.reserved.contains(keyword):
+                    throw error("unexpected \(keyword); expected a value", at: token.offset)
+                default: break
+                }
+                if acceptSymbol("(") {
+                    var arguments: [ExpressionNode] = []
+                    if !acceptSymbol(")") {
+                        arguments.append(try parseOr())
+                        while acceptSymbol(",") { arguments.append(try parseOr()) }
+                        try expectSymbol(")", after: "the arguments of \(name)")
+                    }
+                    return .function(name.uppercased(), arguments, offset: token.offset)
+                }
+            }
+            return .field(name, offset: token.offset)
+        case .symbol("("):
+            index += 1
+            let node = try parseOr()
+            try expectSymbol(")", after: "the expression in parentheses")
+            return node
+        default:
+            throw error("unexpected \(describe(token)); expected a value, a field or '('", at: token.offset)
+        }
+    }
+
+    // MARK: Tokens
+
+    private static let comparisons: [String: BinaryOperator] = [
+        "=": .equal, "==": .equal, "<>": .notEqual, "!=": .notEqual,
+        "<": .less, "<=": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual,
+    ]
+    private static let reserved: Set<String> = ["AND", "OR", "NOT", "IN", "LIKE", "BETWEEN", "IS", "ESCAPE"]
+
+    private var current: ExpressionToken { tokens[index] }
+
+    private mutating func acceptKeyword(_ keyword: String) -> Int? {
+        guard case .identifier(let name, false) = current.kind, name.uppercased() == keyword else { return nil }
+        index += 1
+        return tokens[index - 1].offset
+    }
+
+    private mutating func acceptSymbol(_ symbol: String) -> Bool {
+        guard current.kind == .symbol(symbol) else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func expectSymbol(_ symbol: String, after what: String) throws {
+        guard acceptSymbol(symbol) else {
+            throw error("expected '\(symbol)' after \(what), found \(describe(current))", at: current.offset)
+        }
+    }
+
+    private func describe(_ token: ExpressionToken) -> String {
+        switch token.kind {
+        case .number(let value): return "number \(value)"
+        case .string(let value): return "string '\(value)'"
+        case .identifier(let name, _): return "'\(name)'"
+        case .parameter(let name): return "parameter :\(name)"
+        case .symbol(let symbol): return "'\(symbol)'"
+        case .end: return "the end of the expression"
+        }
+    }
+
+    private func error(_ message: String, at offset: Int) -> RelataError {
+        Self.syntaxError(message, at: offset, in: text)
+    }
+
+    /// A syntax error whose location is `column N` (or `line L, column N` in multi-line text).
+    static func syntaxError(_ message: String, at offset: Int, in text: String) -> RelataError {
+        RelataError(.expressionSyntax, "\(message) in \"\(text)\"", location: location(of: offset, in: text))
+    }
+
+    static func location(of offset: Int, in text: String) -> String {
+        let before = text.prefix(offset)
+        let line = before.filter { $0 == "\n" }.count + 1
+        let column = offset - (before.lastIndex(of: "\n").map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
+        return line == 1 ? "column \(column)" : "line \(line), column \(column)"
+    }
+}

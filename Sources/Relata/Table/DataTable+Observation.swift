@@ -1,0 +1,84 @@
+import Foundation
+
+/// What a table tells its observers, after the original system's
+/// `DA_NOTIFICATION_TABLE_CHANGED` and `DA_NOTIFICATION_TABLE_INDEX_MUST_UPDATE`.
+public enum DataTableEvent: Sendable, Hashable {
+    /// The table's content changed: a value, a row added, removed or cancelled, a delta accepted.
+    case tableChanged
+    /// Sorted or filtered views of the table must be rebuilt.
+    case indexMustUpdate
+}
+
+/// Keeps an observation alive; the observation ends on ``cancel()`` or when this object is released.
+public final class DataTableObservation {
+    private weak var table: DataTable?
+    private let id: Int
+
+    init(table: DataTable, id: Int) {
+        self.table = table
+        self.id = id
+    }
+
+    /// Stops the observation.
+    public func cancel() { table?.observers[id] = nil }
+
+    deinit { cancel() }
+}
+
+extension DataTable {
+    /// Posted with the table as object when its content changes.
+    public static let tableChangedNotification = Notification.Name("RelataTableChanged")
+    /// Posted with the table as object when sorted or filtered views must be rebuilt.
+    public static let indexMustUpdateNotification = Notification.Name("RelataTableIndexMustUpdate")
+
+    /// Calls `handler` with ``DataTableEvent/tableChanged`` then ``DataTableEvent/indexMustUpdate``
+    /// after every visible change. Setting a value, adding, removing, cancelling or
+    /// reverting a row, posting an edit and accepting a delta all fire; writes in
+    /// edit mode, locking and building a delta do not.
+    ///
+    /// ```swift
+    /// let observation = clients.observe { event in
+    ///     if event == .indexMustUpdate { reloadList() }
+    /// }
+    /// // keep `observation` for as long as you want the calls
+    /// ```
+    public func observe(_ handler: @escaping (DataTableEvent) -> Void) -> DataTableObservation {
+        nextObserverId += 1
+        observers[nextObserverId] = handler
+        return DataTableObservation(table: self, id: nextObserverId)
+    }
+
+    /// Runs `body` with notifications held back, then notifies once if anything changed.
+    ///
+    /// ```swift
+    /// clients.performBatchUpdates {
+    ///     for row in clients.rows { try? row.setValue(0.0, forKey: "ClientDiscount") }
+    /// }
+    /// ```
+    public func performBatchUpdates<T>(_ body: () throws -> T) rethrows -> T {
+        batchDepth += 1
+        defer {
+            batchDepth -= 1
+            if batchDepth == 0 && batchHasChanges {
+                batchHasChanges = false
+                fireChanged()
+            }
+        }
+        return try body()
+    }
+
+    func notifyChanged() {
+        if batchDepth > 0 {
+            batchHasChanges = true
+        } else {
+            fireChanged()
+        }
+    }
+
+    private func fireChanged() {
+        for handler in observers.values { handler(.tableChanged) }
+        for handler in observers.values { handler(.indexMustUpdate) }
+        NotificationCenter.default.post(name: Self.tableChangedNotification, object: self)
+        NotificationCenter.default.post(name: Self.indexMustUpdateNotification, object: self)
+    }
+}

@@ -1,0 +1,193 @@
+/// Adding, removing and cancelling rows; edit mode; locks.
+extension DataTable {
+    /// Adds a row with no values but the fields' defaults and a temporary key.
+    ///
+    /// ```swift
+    /// let row = try clients.addNewRow()
+    /// row.rowState   // .added
+    /// ```
+    @discardableResult
+    public func addNewRow() throws -> DataTableRow {
+        try addNewRow(values: [:], inEditMode: false)
+    }
+
+    /// Adds a row with the given values.
+    ///
+    /// Fields not named get their default value; auto-increment fields get a
+    /// temporary negative key (-1, -2, …) until the data source assigns a real
+    /// one. A row added in edit mode is invisible to the table (not in ``rows``,
+    /// ``rowCount``, filters, indexes or deltas) until ``DataTableRow/post()``;
+    /// ``DataTableRow/discard()`` removes it again.
+    ///
+    /// ```swift
+    /// let row = try clients.addNewRow(values: ["ClientName": "Initech"], inEditMode: true)
+    /// try row.setValue(0.1, forKey: "ClientDiscount")
+    /// try row.post()
+    /// ```
+    ///
+    /// - Throws: ``RelataError/Code/unknownField`` for a name the table does not have,
+    ///   ``RelataError/Code/readOnlyField`` for a value given to an auto-increment or read-only field,
+    ///   and the value errors of ``DataTableRow/setValue(_:forKey:)``. Nothing is added on error.
+    @discardableResult
+    public func addNewRow(values: [String: Value], inEditMode: Bool = false) throws -> DataTableRow {
+        var pending: [Int: Value] = [:]
+        for (index, field) in fields.enumerated() {
+            if let defaultValue = field.defaultValue { pending[index] = try validated(defaultValue, field: index, slot: nil) }
+        }
+        for name in values.keys.sorted() {
+            let index = try requireFieldIndex(name)
+            let field = fields[index]
+            if field.autoIncrement {
+                throw error(.readOnlyField, "the field is auto-increment; leave it out and the row gets a temporary key", field: index)
+            }
+            if field.readOnly {
+                throw error(.readOnlyField, "the field is read-only", field: index)
+            }
+            pending[index] = try validated(values[name]!, field: index, slot: nil)
+        }
+        let temporaryKeys = fields.indices.filter { fields[$0].autoIncrement }
+        for index in temporaryKeys { pending[index] = .integer(nextTemporaryKey) }
+        if !temporaryKeys.isEmpty { nextTemporaryKey -= 1 }
+
+        let slot = appendSlot(originals: Array(repeating: .null, count: fields.count))
+        var record = RowChanges(state: inEditMode ? .addedInEditMode : .added, pending: pending)
+        if inEditMode { record.edit = [:] }
+        assignChangeId(&record)
+        setChanges(record, at: slot)
+        if !inEditMode {
+            updateIndexes(slot: slot, becameVisible: true)
+            notifyChanged()
+        }
+        return row(atSlot: slot)
+    }
+
+    /// Loads rows as original data (state ``RowState/unchanged``), as a data source delivers them.
+    ///
+    /// Each row lists one value per stored field, in field order.
+    ///
+    /// ```swift
+    /// try clients.loadRows([[1, "Acme", 0.05], [2, "Globex", .null]])
+    /// ```
+    ///
+    /// - Throws: a value error naming the field and the row's position in `rows`
+    ///   (counting from 1); rows before it stay loaded.
+    public func loadRows<Rows: Sequence>(_ rows: Rows) throws where Rows.Element == [Value] {
+        reserveCapacity(slotCount + rows.underestimatedCount)
+        var position = 0
+        var coerced = [Value](repeating: .null, count: fields.count)
+        try performBatchUpdates {
+            for values in rows {
+                position += 1
+                guard values.count == fields.count else {
+                    throw RelataError(.invalidImport, "row \(position) has \(values.count) values, the table has \(fields.count) fields",
+                                      table: name)
+                }
+                for index in fields.indices {
+                    do throws(CoercionFailure) {
+                        coerced[index] = try fields[index].type.coerced(values[index])
+                    } catch {
+                        throw RelataError(error.code, error.message, table: name, field: fields[index].name,
+                                          row: "loaded row \(position)")
+                    }
+                }
+                let slot = appendSlot(originals: coerced)
+                if !indexes.isEmpty { updateIndexes(slot: slot, becameVisible: true) }
+                notifyChanged()
+            }
+        }
+    }
+
+    /// Removes a row: an unchanged or modified row becomes ``RowState/deleted``
+    /// (kept until the deletion is applied, and listed in ``deletedRows``);
+    /// an added row leaves the table at once.
+    ///
+    /// ```swift
+    /// try clients.removeRow(clients.rows[0])
+    /// ```
+    public func removeRow(_ row: DataTableRow) throws {
+        let slot = try slot(of: row)
+        let record = changes[slot] ?? RowChanges()
+        try checkWritable(record, slot: slot)
+        if record.edit != nil {
+            throw error(.invalidRowState, "the row is in edit mode; post or discard the edit first", slot: slot)
+        }
+        switch record.state.after(.removed) {
+        case .rejected(let reason):
+            throw error(.invalidRowState, reason, slot: slot)
+        case .detached:
+            removeSlots([slot])
+        case .state(let next):
+            var updated = record
+            updated.state = next
+            assignChangeId(&updated)
+            setChanges(updated, at: slot)
+        }
+        notifyChanged()
+    }
+
+    /// Cancels a row's change: an added row is removed from the table; any other
+    /// row returns to its original values and ``RowState/unchanged``.
+    ///
+    /// ```swift
+    /// let row = try clients.addNewRow()
+    /// try clients.cancelChange(for: row)   // the row is gone
+    /// ```
+    public func cancelChange(for row: DataTableRow) throws {
+        let slot = try slot(of: row)
+        let record = changes[slot] ?? RowChanges()
+        if record.locked { try checkWritable(record, slot: slot) }
+        if record.state == .added || record.state == .addedInEditMode {
+            removeSlots([slot])
+            notifyChanged()
+        } else {
+            try row.cancel()
+        }
+    }
+
+    /// Cancels every pending change of the table: added rows are removed,
+    /// deleted rows come back, modified rows get their original values.
+    ///
+    /// - Throws: ``RelataError/Code/rowLocked`` if any changed row is locked; nothing is cancelled then.
+    public func cancelAllChanges() throws {
+        if let locked = changes.first(where: { $0.value.locked }) {
+            try checkWritable(locked.value, slot: locked.key)
+        }
+        let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.keys.sorted()
+        performBatchUpdates {
+            for slot in changes.keys.sorted() where !added.contains(slot) {
+                revertAll(slot: slot, dropEdit: true)
+            }
+            removeSlots(added)
+            notifyChanged()
+        }
+    }
+
+    /// Returns a slot to its original values (and drops the edit buffer if asked).
+    func revertAll(slot: Int, dropEdit: Bool) {
+        guard var record = changes[slot] else { return }
+        let changed = Array(record.pending.keys)
+        let olds = changed.map { postedValue(slot: slot, field: $0) }
+        let wasHidden = record.isHidden
+        record.pending = [:]
+        if dropEdit { record.edit = record.state == .addedInEditMode ? [:] : nil }
+        if case .state(let next) = record.state.after(.cancelled) { record.state = next }
+        assignChangeId(&record)
+        setChanges(record, at: slot)
+        if !wasHidden {
+            for (field, old) in zip(changed, olds) {
+                indexes[field]?.move(slot: slot, from: old, to: postedValue(slot: slot, field: field))
+                invalidateCalculatedValues(slot: slot, field: field)
+            }
+        }
+        notifyChanged()
+    }
+
+    /// The slot of a row of this table, or an error for a row of another table or one no longer in it.
+    func slot(of row: DataTableRow) throws -> Int {
+        guard row.table === self, row.slot >= 0 else {
+            throw RelataError(.foreignRow, row.slot < 0 ? "the row is no longer in the table" : "the row belongs to table \(row.table.name)",
+                              table: name)
+        }
+        return row.slot
+    }
+}

@@ -1,0 +1,176 @@
+/// A field whose value is a function of the row, never stored and never in a delta.
+struct CalculatedField {
+    let name: String
+    let type: DataType
+    let cached: Bool
+    let compute: (DataTableRow) throws -> Value
+    /// Cached values by slot (only when `cached`).
+    var cache: [Int: Value] = [:]
+    /// Stored fields the function read, over every computation so far.
+    var dependencies: Set<Int> = []
+    /// The function read a calculated or lookup field, so other tables' changes can matter.
+    var readsVirtualFields = false
+}
+
+/// A field whose value comes from another table: `sourceField → lookupTable.lookupKeyField → lookupResultField`.
+struct LookupField {
+    let name: String
+    let sourceField: Int
+    let lookupTable: DataTable
+    let keyIndex: DataTableIndex
+    let resultField: Int
+}
+
+/// Collects the fields a calculated field reads while it computes.
+final class ReadRecorder {
+    var fields: Set<Int> = []
+    var virtual = false
+}
+
+/// A field (of this or another table) that holds key values of a table; used to
+/// replace temporary keys when the data source assigns real ones.
+struct TableReference {
+    weak var table: DataTable?
+    let field: Int
+    let keyField: Int
+}
+
+extension DataTable {
+    /// Adds a calculated field: a function of the row, evaluated when read.
+    ///
+    /// With `cached: true` the value is kept in memory and recomputed only when
+    /// a field the function read changes (or, when it reads lookup fields, when
+    /// the looked-up table changes). The result is converted to `type`.
+    ///
+    /// ```swift
+    /// try orderDetails.addCalculatedField(name: "Total", type: .float, cached: true) { row in
+    ///     .double((row.Quantity.doubleValue ?? 0) * (row.Price.doubleValue ?? 0))
+    /// }
+    /// ```
+    /// - Throws: ``RelataError/Code/invalidDefinition`` when the name is already used.
+    public func addCalculatedField(name: String, type: DataType, cached: Bool = false,
+                                   compute: @escaping (DataTableRow) throws -> Value) throws {
+        try checkNewFieldName(name)
+        calculatedFields.append(CalculatedField(name: name, type: type, cached: cached, compute: compute))
+    }
+
+    /// Adds a lookup field: for each row, the value of `lookupResultField` in the
+    /// row of `lookupTable` whose `lookupKeyField` equals this row's `sourceField`
+    /// (NULL when there is none). Served by a hash index kept current as either table changes.
+    ///
+    /// ```swift
+    /// try orderDetails.addLookupField(name: "ProductName", sourceField: "ProductId",
+    ///                                 lookupTable: products, lookupKeyField: "ProductId",
+    ///                                 lookupResultField: "ProductName")
+    /// ```
+    /// The link also tells `lookupTable` that `sourceField` holds its keys, so a
+    /// temporary key replaced on ``accept(_:)`` is replaced here too.
+    ///
+    /// - Throws: ``RelataError/Code/unknownField`` naming the table and field that do not exist.
+    public func addLookupField(name: String, sourceField: String, lookupTable: DataTable,
+                               lookupKeyField: String, lookupResultField: String) throws {
+        try checkNewFieldName(name)
+        let source = try requireFieldIndex(sourceField)
+        let index = try lookupTable.index(forField: lookupKeyField)
+        let result = try lookupTable.requireFieldIndex(lookupResultField)
+        lookupFields.append(LookupField(name: name, sourceField: source, lookupTable: lookupTable,
+                                        keyIndex: index, resultField: result))
+        try addForeignKey(sourceField, references: lookupTable, field: lookupKeyField)
+        if lookupTable !== self {
+            lookupObservations.append(lookupTable.observe { [weak self] event in
+                if event == .tableChanged { self?.lookupTableDidChange() }
+            })
+        }
+    }
+
+    /// Declares that `field` of this table holds values of `table`'s `keyField`,
+    /// so that when ``accept(_:)`` on `table` replaces a temporary key by the
+    /// real one, rows here that use it are updated.
+    ///
+    /// ```swift
+    /// try orderDetails.addForeignKey("OrderId", references: orders, field: "OrderId")
+    /// ```
+    public func addForeignKey(_ field: String, references table: DataTable, field keyField: String) throws {
+        let source = try requireFieldIndex(field)
+        let key = try table.requireFieldIndex(keyField)
+        if !table.references.contains(where: { $0.table === self && $0.field == source && $0.keyField == key }) {
+            table.references.append(TableReference(table: self, field: source, keyField: key))
+        }
+    }
+
+    /// Throws away every cached calculated value.
+    public func clearCalculatedCaches() {
+        for index in calculatedFields.indices { calculatedFields[index].cache.removeAll() }
+    }
+
+    /// The names of the calculated and lookup fields.
+    public var virtualFieldNames: [String] { calculatedFields.map(\.name) + lookupFields.map(\.name) }
+
+    func isVirtualField(named name: String) -> Bool {
+        calculatedFields.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            || lookupFields.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    private func checkNewFieldName(_ name: String) throws {
+        if fieldIndex(named: name) != nil || isVirtualField(named: name) {
+            throw RelataError(.invalidDefinition, "the field name is already used", table: self.name, field: name)
+        }
+    }
+
+    func virtualValue(named name: String, slot: Int) throws -> Value {
+        if let index = calculatedFields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            readRecorder?.virtual = true
+            return try calculatedValue(index, slot: slot)
+        }
+        if let lookup = lookupFields.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            readRecorder?.virtual = true
+            return lookupValue(lookup, slot: slot)
+        }
+        throw unknownField(name)
+    }
+
+    func lookupValue(_ lookup: LookupField, slot: Int) -> Value {
+        let key = currentValue(slot: slot, field: lookup.sourceField)
+        guard let target = lookup.keyIndex.slots(for: key).first else { return .null }
+        return lookup.lookupTable.postedValue(slot: target, field: lookup.resultField)
+    }
+
+    private func calculatedValue(_ index: Int, slot: Int) throws -> Value {
+        let field = calculatedFields[index]
+        let cacheable = field.cached && changes[slot]?.edit == nil
+        if cacheable, let cached = field.cache[slot] { return cached }
+        let outer = readRecorder
+        let recorder = ReadRecorder()
+        readRecorder = recorder
+        defer {
+            readRecorder = outer
+            outer?.fields.formUnion(recorder.fields)
+        }
+        let value: Value
+        do {
+            value = try field.type.coerce(try field.compute(row(atSlot: slot)))
+        } catch {
+            throw RelataError(.calculationFailed, "calculated field failed: \(error)", table: name, field: field.name,
+                              row: rowLabel(slot: slot))
+        }
+        calculatedFields[index].dependencies.formUnion(recorder.fields)
+        if recorder.virtual { calculatedFields[index].readsVirtualFields = true }
+        if cacheable { calculatedFields[index].cache[slot] = value }
+        return value
+    }
+
+    /// Drops cached values of one row that depend on `field`.
+    func invalidateCalculatedValues(slot: Int, field: Int) {
+        for index in calculatedFields.indices where calculatedFields[index].cached {
+            if calculatedFields[index].dependencies.contains(field) || calculatedFields[index].readsVirtualFields {
+                calculatedFields[index].cache[slot] = nil
+            }
+        }
+    }
+
+    private func lookupTableDidChange() {
+        for index in calculatedFields.indices where calculatedFields[index].readsVirtualFields {
+            calculatedFields[index].cache.removeAll()
+        }
+    }
+}

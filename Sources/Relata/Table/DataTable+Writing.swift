@@ -1,0 +1,82 @@
+/// The single funnel for every write to a row, from Swift or from rules.
+extension DataTable {
+    /// Validates a value for a field of a slot and writes it: into the edit
+    /// buffer in edit mode, otherwise as the posted value. On error the row is
+    /// left exactly as it was.
+    func write(_ value: Value, field: Int, slot: Int) throws {
+        var record = changes[slot] ?? RowChanges()
+        try checkWritable(record, slot: slot)
+        let definition = fields[field]
+        if definition.autoIncrement {
+            throw error(.readOnlyField, "the field is auto-increment; the data source assigns its value", field: field, slot: slot)
+        }
+        if definition.readOnly {
+            throw error(.readOnlyField, "the field is read-only", field: field, slot: slot)
+        }
+        let checked = try validated(value, field: field, slot: slot)
+        if record.edit != nil {
+            record.edit![field] = checked
+            setChanges(record, at: slot)
+            return
+        }
+        commit(checked, field: field, slot: slot)
+    }
+
+    func checkWritable(_ record: RowChanges, slot: Int) throws {
+        if record.locked {
+            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish", slot: slot)
+        }
+        if record.state == .deleted {
+            throw error(.invalidRowState, "the row is deleted; cancel the deletion before changing it", slot: slot)
+        }
+    }
+
+    /// Coerces and checks a value against its field, with an error naming table, field and row.
+    func validated(_ value: Value, field: Int, slot: Int?) throws -> Value {
+        do {
+            return try fields[field].validated(value)
+        } catch {
+            throw self.error(error.code, error.message, field: field, slot: slot)
+        }
+    }
+
+    /// Makes an already-validated value the posted value of a field and keeps
+    /// state, change id, indexes and caches in step; notifies observers.
+    func commit(_ value: Value, field: Int, slot: Int) {
+        let old = postedValue(slot: slot, field: field)
+        var record = changes[slot] ?? RowChanges()
+        let isAdded = record.state == .added || record.state == .addedInEditMode
+        if isAdded {
+            record.pending[field] = value
+        } else if value == columns[field].value(at: slot) {
+            record.pending[field] = nil
+        } else {
+            record.pending[field] = value
+        }
+        guard old != value || record.pending[field] != changes[slot]?.pending[field] else { return }
+        let event: RowEvent = !isAdded && record.pending.isEmpty ? .lastChangeReverted : .fieldChanged
+        if case .state(let next) = record.state.after(event) { record.state = next }
+        assignChangeId(&record)
+        setChanges(record, at: slot)
+        if old != value { valueDidChange(slot: slot, field: field, from: old, to: value) }
+    }
+
+    /// Gives a changed row a change id, and takes it away from a row that is unchanged again.
+    func assignChangeId(_ record: inout RowChanges) {
+        if record.state == .unchanged {
+            record.changeId = 0
+            record.failureMessage = nil
+        } else if record.changeId == 0 {
+            record.changeId = nextChangeId
+            nextChangeId += 1
+        }
+    }
+
+    /// Keeps indexes and calculated caches current after a posted value changed, and notifies.
+    func valueDidChange(slot: Int, field: Int, from old: Value, to new: Value) {
+        guard isVisible(slot: slot) else { return }
+        indexes[field]?.move(slot: slot, from: old, to: new)
+        invalidateCalculatedValues(slot: slot, field: field)
+        notifyChanged()
+    }
+}

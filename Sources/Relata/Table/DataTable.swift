@@ -1,0 +1,287 @@
+import Foundation
+
+/// An in-memory table whose rows track their own changes.
+///
+/// A table has a ``name``, its stored ``fields`` and ``rows``. Each row keeps its
+/// original values, its pending changes and, in edit mode, an edit buffer; the
+/// table turns the pending changes into a ``Delta`` to apply to a data source,
+/// and ``accept(_:)`` folds the processed delta back in.
+///
+/// ```swift
+/// let clients = try DataTable(name: "Clients", fields: [
+///     FieldDefinition("ClientId", .autoInc, primaryKey: true),
+///     FieldDefinition("ClientName", .string, size: 50, required: true),
+/// ])
+/// try clients.loadRows([[1, "Acme"], [2, "Globex"]])
+/// let acme = clients.rows[0]
+/// try acme.setValue("Acme Ltd", forKey: "ClientName")
+/// acme.rowState                          // .modified
+/// acme.originalValue(forKey: "ClientName") // "Acme"
+/// ```
+///
+/// Storage is column-oriented: one typed buffer per field holds the original
+/// values, and only changed rows carry an overlay. Row objects are handles
+/// created on demand; the same row is always the same object, in every array
+/// the table returns.
+///
+/// A table is not thread-safe: use it from one isolation domain (one actor,
+/// one task, or the main thread).
+public final class DataTable {
+    /// The table's name, as the data source knows it.
+    public let name: String
+    /// The stored fields, in order.
+    public let fields: [FieldDefinition]
+
+    let columns: [any Column]
+    private let fieldIndexByName: [String: Int]
+    private let fieldIndexByFoldedName: [String: Int]
+    /// Indexes of the primary-key fields.
+    let keyFieldIndexes: [Int]
+
+    /// One byte per slot: 0 when the slot has no entry in `changes` (the fast path of every read).
+    var dirty: [UInt8] = []
+    var changes: [Int: RowChanges] = [:]
+    var handles: [WeakRow] = []
+    var hiddenCount = 0
+    private var visibleSlotsCache: [Int]?
+    var nextChangeId = 1
+    var nextTemporaryKey: Int64 = -1
+
+    var calculatedFields: [CalculatedField] = []
+    var lookupFields: [LookupField] = []
+    var readRecorder: ReadRecorder?
+    var indexes: [Int: DataTableIndex] = [:]
+    var observers: [Int: (DataTableEvent) -> Void] = [:]
+    var nextObserverId = 0
+    var batchDepth = 0
+    var batchHasChanges = false
+    /// Fields of other tables (or this one) that hold this table's key values.
+    var references: [TableReference] = []
+    /// Observations this table keeps on the tables its lookup fields read.
+    var lookupObservations: [DataTableObservation] = []
+
+    /// Creates an empty table.
+    ///
+    /// - Throws: ``RelataError/Code/invalidDefinition`` for an empty or duplicate field name.
+    public init(name: String, fields: [FieldDefinition]) throws {
+        self.name = name
+        self.fields = fields
+        var byName: [String: Int] = [:]
+        var byFoldedName: [String: Int] = [:]
+        for (index, field) in fields.enumerated() {
+            guard !field.name.isEmpty else {
+                throw RelataError(.invalidDefinition, "field \(index + 1) has an empty name", table: name)
+            }
+            let folded = field.name.lowercased()
+            guard byFoldedName[folded] == nil else {
+                throw RelataError(.invalidDefinition, "the field name is used twice", table: name, field: field.name)
+            }
+            if let defaultValue = field.defaultValue {
+                do { _ = try field.type.coerced(defaultValue) } catch {
+                    throw RelataError(error.code, "default value: \(error.message)", table: name, field: field.name)
+                }
+            }
+            byName[field.name] = index
+            byFoldedName[folded] = index
+        }
+        fieldIndexByName = byName
+        fieldIndexByFoldedName = byFoldedName
+        keyFieldIndexes = fields.indices.filter { fields[$0].primaryKey }
+        columns = fields.map { makeColumn(for: $0.type) }
+    }
+
+    /// The number of visible rows (deleted rows and rows added in edit mode are not counted).
+    public var rowCount: Int { slotCount - hiddenCount }
+
+    /// The visible rows in table order. Deleted rows and rows added in edit mode are not included.
+    public var rows: [DataTableRow] { visibleSlots.map(row(atSlot:)) }
+
+    /// The row at a position of ``rows``.
+    ///
+    /// ```swift
+    /// let first = clients.row(at: 0)
+    /// ```
+    public func row(at index: Int) -> DataTableRow {
+        precondition(index >= 0 && index < rowCount, "row index \(index) is out of range 0..<\(rowCount) of table \(name)")
+        return row(atSlot: hiddenCount == 0 ? index : visibleSlots[index])
+    }
+
+    /// Rows that are deleted locally but whose deletion is not yet applied.
+    public var deletedRows: [DataTableRow] {
+        changes.filter { $0.value.state == .deleted }.keys.sorted().map(row(atSlot:))
+    }
+
+    /// Rows with pending changes: modified, added and deleted, in the order they were first changed.
+    public var changedRows: [DataTableRow] {
+        changes.filter { $0.value.changeId != 0 && $0.value.state != .addedInEditMode }
+            .sorted { $0.value.changeId < $1.value.changeId }
+            .map { row(atSlot: $0.key) }
+    }
+
+    /// True when any row has a pending change.
+    public var hasChanges: Bool { changes.values.contains { $0.changeId != 0 && $0.state != .addedInEditMode } }
+
+    /// The fields of the primary key.
+    public var primaryKeyFields: [FieldDefinition] { keyFieldIndexes.map { fields[$0] } }
+
+    /// The definition of a stored field, or nil.
+    public func field(named name: String) -> FieldDefinition? {
+        fieldIndex(named: name).map { fields[$0] }
+    }
+
+    // MARK: Slots
+
+    var slotCount: Int { dirty.count }
+
+    var visibleSlots: [Int] {
+        if hiddenCount == 0 { return Array(0..<slotCount) }
+        if let cached = visibleSlotsCache { return cached }
+        let slots = (0..<slotCount).filter { dirty[$0] == 0 || changes[$0]?.isHidden != true }
+        visibleSlotsCache = slots
+        return slots
+    }
+
+    func invalidateVisibleSlots() { visibleSlotsCache = nil }
+
+    func isVisible(slot: Int) -> Bool {
+        dirty[slot] == 0 || changes[slot]?.isHidden != true
+    }
+
+    /// The handle of a slot, created on first use and shared while anyone holds it.
+    func row(atSlot slot: Int) -> DataTableRow {
+        if let existing = handles[slot].row { return existing }
+        let row = DataTableRow(table: self, slot: slot)
+        handles[slot].row = row
+        return row
+    }
+
+    /// Appends a slot whose originals are `values` (already coerced); returns it.
+    func appendSlot(originals values: [Value]) -> Int {
+        for (column, value) in zip(columns, values) { column.append(value) }
+        dirty.append(0)
+        handles.append(WeakRow())
+        return slotCount - 1
+    }
+
+    func reserveCapacity(_ capacity: Int) {
+        for column in columns { column.reserveCapacity(capacity) }
+        dirty.reserveCapacity(capacity)
+        handles.reserveCapacity(capacity)
+    }
+
+    /// Stores a slot's change record, keeping `dirty` and the hidden count in step.
+    func setChanges(_ record: RowChanges, at slot: Int) {
+        let wasHidden = dirty[slot] != 0 && changes[slot]?.isHidden == true
+        if record.isClean {
+            changes[slot] = nil
+            dirty[slot] = 0
+        } else {
+            changes[slot] = record
+            dirty[slot] = 1
+        }
+        if wasHidden != record.isHidden {
+            hiddenCount += record.isHidden ? 1 : -1
+            invalidateVisibleSlots()
+            updateIndexes(slot: slot, becameVisible: !record.isHidden)
+        }
+    }
+
+    /// Removes slots (sorted ascending) from the table, renumbering the rest.
+    func removeSlots(_ slots: [Int]) {
+        guard !slots.isEmpty else { return }
+        for column in columns { column.remove(slots: slots) }
+        let removed = Set(slots)
+        var newSlot = [Int](repeating: -1, count: slotCount)
+        var next = 0
+        for slot in 0..<slotCount where !removed.contains(slot) {
+            newSlot[slot] = next
+            next += 1
+        }
+        for slot in slots {
+            if let handle = handles[slot].row { handle.detach() }
+        }
+        var newHandles: [WeakRow] = []
+        var newDirty: [UInt8] = []
+        newHandles.reserveCapacity(next)
+        newDirty.reserveCapacity(next)
+        for slot in 0..<slotCount where newSlot[slot] >= 0 {
+            handles[slot].row?.slot = newSlot[slot]
+            newHandles.append(handles[slot])
+            newDirty.append(dirty[slot])
+        }
+        var newChanges: [Int: RowChanges] = [:]
+        hiddenCount = 0
+        for (slot, record) in changes where newSlot[slot] >= 0 {
+            newChanges[newSlot[slot]] = record
+            if record.isHidden { hiddenCount += 1 }
+        }
+        handles = newHandles
+        dirty = newDirty
+        changes = newChanges
+        invalidateVisibleSlots()
+        for index in indexes.values { index.invalidate() }
+        clearCalculatedCaches()
+    }
+
+    // MARK: Fields
+
+    func fieldIndex(named name: String) -> Int? {
+        fieldIndexByName[name] ?? fieldIndexByFoldedName[name.lowercased()]
+    }
+
+    /// The index of a stored field, or an error that names the table and lists its fields.
+    func requireFieldIndex(_ name: String) throws -> Int {
+        guard let index = fieldIndex(named: name) else { throw unknownField(name) }
+        return index
+    }
+
+    func unknownField(_ name: String) -> RelataError {
+        let known = fields.map(\.name) + calculatedFields.map(\.name) + lookupFields.map(\.name)
+        return RelataError(.unknownField, "table \(self.name) has no field '\(name)' (its fields: \(known.joined(separator: ", ")))",
+                           table: self.name, field: name)
+    }
+
+    // MARK: Reading values
+
+    /// The value the table sees for a slot: the posted current value (edit buffers excluded).
+    @inline(__always) func postedValue(slot: Int, field: Int) -> Value {
+        if dirty[slot] != 0, let record = changes[slot] {
+            if let pending = record.pending[field] { return pending }
+            if record.state == .added || record.state == .addedInEditMode { return .null }
+        }
+        return columns[field].value(at: slot)
+    }
+
+    /// The value a row shows for a field: its edit buffer first, then its posted value.
+    func currentValue(slot: Int, field: Int) -> Value {
+        readRecorder?.fields.insert(field)
+        if dirty[slot] != 0, let edited = changes[slot]?.edit?[field] { return edited }
+        return postedValue(slot: slot, field: field)
+    }
+
+    /// The original value of a slot, nil for rows added locally.
+    func originalValue(slot: Int, field: Int) -> Value? {
+        if dirty[slot] != 0, let state = changes[slot]?.state, state == .added || state == .addedInEditMode {
+            return nil
+        }
+        return columns[field].value(at: slot)
+    }
+
+    func state(ofSlot slot: Int) -> RowState {
+        dirty[slot] == 0 ? .unchanged : changes[slot]?.state ?? .unchanged
+    }
+
+    /// A short description of a row for error messages: its key values, or its position.
+    func rowLabel(slot: Int) -> String {
+        guard !keyFieldIndexes.isEmpty else { return "row #\(slot + 1)" }
+        let key = keyFieldIndexes.map { "\(fields[$0].name)=\(postedValue(slot: slot, field: $0).text)" }
+        return "row (\(key.joined(separator: ", ")))"
+    }
+
+    func error(_ code: RelataError.Code, _ message: String, field: Int? = nil, slot: Int? = nil) -> RelataError {
+        RelataError(code, message, table: name, field: field.map { fields[$0].name }, row: slot.map(rowLabel(slot:)))
+    }
+}
+
+@available(*, unavailable, message: "A DataTable belongs to one isolation domain; send a Delta or the table's JSON instead.")
+extension DataTable: Sendable {}

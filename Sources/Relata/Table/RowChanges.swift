@@ -1,0 +1,27 @@
+/// Everything a row has beyond its original values: its state, pending and edit
+/// values, and its place in the change log. Kept only for rows that have any of
+/// it, so an unchanged table costs nothing here.
+struct RowChanges {
+    var state: RowState = .unchanged
+    /// Current values that differ from the original (every value set on an added row).
+    var pending: [Int: Value] = [:]
+    /// Values written since `edit()`; nil when the row is not in edit mode.
+    var edit: [Int: Value]?
+    /// Ties the row to its ``DeltaChange``; 0 when the row has no change.
+    var changeId = 0
+    /// The message of the last failed apply of this row's change.
+    var failureMessage: String?
+    var locked = false
+
+    var isClean: Bool {
+        state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked
+    }
+
+    /// Deleted rows and rows added in edit mode are not part of the table's visible rows.
+    var isHidden: Bool { state == .deleted || state == .addedInEditMode }
+}
+
+/// A weak reference to a row handle, so the table does not keep handles alive.
+struct WeakRow {
+    weak var row: DataTableRow?
+}

@@ -1,0 +1,107 @@
+import Foundation
+
+/// Why a value does not fit a data type; the table turns it into a ``RelataError``.
+struct CoercionFailure: Error {
+    let code: RelataError.Code
+    let message: String
+}
+
+extension DataType {
+    /// Converts a value into this type's storage, or throws a ``RelataError``.
+    ///
+    /// Lossless conversions are accepted (an integer into a Float or Decimal
+    /// field, an integral double into an Integer field); everything else is a
+    /// type mismatch, and integers outside the type's range are out of range.
+    ///
+    /// ```swift
+    /// try DataType.float.coerce(.integer(2))      // .double(2.0)
+    /// try DataType.smallInt.coerce(.integer(70000)) // throws valueOutOfRange
+    /// ```
+    public func coerce(_ value: Value) throws -> Value {
+        do throws(CoercionFailure) {
+            return try coerced(value)
+        } catch {
+            throw RelataError(error.code, error.message)
+        }
+    }
+
+    func coerced(_ value: Value) throws(CoercionFailure) -> Value {
+        if value.isNull { return .null }
+        switch storage {
+        case .integer:
+            guard let integer = value.integerValue else { throw mismatch(value) }
+            if let range = integerRange, !range.contains(integer) {
+                throw CoercionFailure(code: .valueOutOfRange,
+                                      message: "\(integer) is out of range for \(rawValue) (\(range.lowerBound)...\(range.upperBound))")
+            }
+            return .integer(integer)
+        case .double:
+            guard let double = value.doubleValue else { throw mismatch(value) }
+            return .double(self == .singleFloat ? Double(Float(double)) : double)
+        case .decimal:
+            guard let decimal = value.decimalValue else { throw mismatch(value) }
+            return .decimal(decimal)
+        case .boolean:
+            guard case .boolean = value else { throw mismatch(value) }
+            return value
+        case .string:
+            guard case .string = value else { throw mismatch(value) }
+            return value
+        case .date:
+            guard case .date = value else { throw mismatch(value) }
+            return value
+        case .guid:
+            guard case .guid = value else { throw mismatch(value) }
+            return value
+        case .blob:
+            guard case .blob = value else { throw mismatch(value) }
+            return value
+        }
+    }
+
+    private func mismatch(_ value: Value) -> CoercionFailure {
+        CoercionFailure(code: .typeMismatch, message: "\(value) (\(value.kindName)) is not a valid \(rawValue) value")
+    }
+
+    /// Parses text (a CSV cell, a JSON string) into a value of this type.
+    ///
+    /// Numbers use `.` as the decimal separator; booleans accept
+    /// `true/false/yes/no/1/0`; dates are ISO 8601; blobs are Base64.
+    func parse(_ text: String) throws(CoercionFailure) -> Value {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        switch storage {
+        case .string:
+            return .string(text)
+        case .integer:
+            guard let integer = Int64(trimmed) else { throw unparsable(text) }
+            return try coerced(.integer(integer))
+        case .double:
+            guard let double = Double(trimmed) else { throw unparsable(text) }
+            return try coerced(.double(double))
+        case .decimal:
+            guard !trimmed.isEmpty, let decimal = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")),
+                  trimmed.allSatisfy({ "0123456789.-+eE".contains($0) }) else { throw unparsable(text) }
+            return .decimal(decimal)
+        case .boolean:
+            switch trimmed.lowercased() {
+            case "true", "yes", "1", "t", "y": return .boolean(true)
+            case "false", "no", "0", "f", "n": return .boolean(false)
+            default: throw unparsable(text)
+            }
+        case .date:
+            guard let date = ISO8601.date(from: trimmed) else { throw unparsable(text) }
+            return .date(date)
+        case .guid:
+            let bare = trimmed.hasPrefix("{") && trimmed.hasSuffix("}") ? String(trimmed.dropFirst().dropLast()) : trimmed
+            guard let uuid = UUID(uuidString: bare) else { throw unparsable(text) }
+            return .guid(uuid)
+        case .blob:
+            guard let data = Data(base64Encoded: trimmed) else { throw unparsable(text) }
+            return .blob(data)
+        }
+    }
+
+    private func unparsable(_ text: String) -> CoercionFailure {
+        CoercionFailure(code: .typeMismatch, message: "'\(text)' is not a valid \(rawValue) value")
+    }
+}

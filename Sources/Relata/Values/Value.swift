@@ -1,0 +1,177 @@
+import Foundation
+
+/// A single field value of a ``DataTableRow``.
+///
+/// `Value` is the Swift representation of every data type of the original
+/// system (see ``DataType``). SQL `NULL` is ``null`` and is distinct from every
+/// other value, including the empty string and zero.
+///
+/// ```swift
+/// let name: Value = "Acme"            // .string("Acme")
+/// let discount: Value = 0.05          // .double(0.05)
+/// row["ClientName"] = name
+/// if row["ContactPhone"].isNull { print("no phone") }
+/// ```
+public enum Value: Sendable, Hashable {
+    /// SQL NULL: no value at all.
+    case null
+    /// Every integer type (AutoInc, Integer, SmallInt, LargeInt, …).
+    case integer(Int64)
+    /// Float and SingleFloat.
+    case double(Double)
+    /// Decimal and Currency: exact base-10 numbers.
+    case decimal(Decimal)
+    /// Boolean.
+    case boolean(Bool)
+    /// String, FixedChar, Memo, WideString, FixedWideChar, WideMemo and Xml.
+    case string(String)
+    /// DateTime.
+    case date(Date)
+    /// Guid.
+    case guid(UUID)
+    /// Blob.
+    case blob(Data)
+}
+
+extension Value {
+    /// True for ``null``.
+    public var isNull: Bool {
+        if case .null = self { return true }
+        return false
+    }
+
+    /// The integer payload, also from an integral `double` or `decimal`; nil otherwise.
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value): return value
+        case .double(let value):
+            guard value.rounded() == value, let exact = Int64(exactly: value) else { return nil }
+            return exact
+        case .decimal(let value):
+            guard let double = Double(exactly: NSDecimalNumber(decimal: value).doubleValue),
+                  let exact = Int64(exactly: double), Decimal(exact) == value else { return nil }
+            return exact
+        default: return nil
+        }
+    }
+
+    /// The payload of any numeric case as a `Double`; nil otherwise.
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let value): return Double(value)
+        case .double(let value): return value
+        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        default: return nil
+        }
+    }
+
+    /// The payload of any numeric case as a `Decimal`; nil otherwise.
+    public var decimalValue: Decimal? {
+        switch self {
+        case .integer(let value): return Decimal(value)
+        case .double(let value): return value.isFinite ? Decimal(string: "\(value)") : nil
+        case .decimal(let value): return value
+        default: return nil
+        }
+    }
+
+    /// The `String` payload; nil for every other case.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The `Bool` payload; nil for every other case.
+    public var booleanValue: Bool? {
+        if case .boolean(let value) = self { return value }
+        return nil
+    }
+
+    /// The `Date` payload; nil for every other case.
+    public var dateValue: Date? {
+        if case .date(let value) = self { return value }
+        return nil
+    }
+
+    /// The `UUID` payload; nil for every other case.
+    public var guidValue: UUID? {
+        if case .guid(let value) = self { return value }
+        return nil
+    }
+
+    /// The `Data` payload; nil for every other case.
+    public var blobValue: Data? {
+        if case .blob(let value) = self { return value }
+        return nil
+    }
+
+    /// A short name of the case, used in error messages ("integer", "string", …).
+    public var kindName: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer: return "integer"
+        case .double: return "double"
+        case .decimal: return "decimal"
+        case .boolean: return "boolean"
+        case .string: return "string"
+        case .date: return "date"
+        case .guid: return "guid"
+        case .blob: return "blob"
+        }
+    }
+}
+
+extension Value: CustomStringConvertible {
+    /// A readable rendering: strings quoted, dates in ISO 8601, blobs by size.
+    public var description: String {
+        switch self {
+        case .null: return "NULL"
+        case .integer(let value): return String(value)
+        case .double(let value): return String(value)
+        case .decimal(let value): return value.description
+        case .boolean(let value): return value ? "true" : "false"
+        case .string(let value): return "'\(value)'"
+        case .date(let value): return ISO8601.string(from: value)
+        case .guid(let value): return value.uuidString
+        case .blob(let value): return "<\(value.count) bytes>"
+        }
+    }
+
+    /// The value as plain text, without quotes: what a CSV cell or a report shows.
+    public var text: String {
+        switch self {
+        case .null: return ""
+        case .string(let value): return value
+        case .blob(let value): return value.base64EncodedString()
+        default: return description
+        }
+    }
+}
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .boolean(value) }
+}
+
+/// ISO 8601 formatting shared by descriptions, JSON and CSV (fractional seconds when present).
+enum ISO8601 {
+    static func string(from date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: seconds.rounded() != seconds)
+        return date.formatted(style)
+    }
+
+    static func date(from text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(trimmed) { return date }
+        if let date = try? Date.ISO8601FormatStyle().parse(trimmed) { return date }
+        // A plain calendar date ("2024-03-01") means midnight UTC.
+        if trimmed.count == 10, let date = try? Date.ISO8601FormatStyle().year().month().day().parse(trimmed) {
+            return date
+        }
+        return nil
+    }
+}
