@@ -73,15 +73,26 @@ extension DataTable {
     ///   (counting from 1); rows before it stay loaded.
     public func loadRows<Rows: Sequence>(_ rows: Rows) throws where Rows.Element == [Value] {
         reserveCapacity(slotCount + rows.underestimatedCount)
+        var iterator = rows.makeIterator()
+        var position = 0
+        try appendOriginalRows {
+            position += 1
+            guard let values = iterator.next() else { return nil }
+            guard values.count == fields.count else {
+                throw RelataError(.invalidImport, "row \(position) has \(values.count) values, the table has \(fields.count) fields",
+                                  table: name)
+            }
+            return values
+        }
+    }
+
+    /// Appends rows of original values until `next` returns nil, checking each value's type.
+    func appendOriginalRows(_ next: () throws -> [Value]?) throws {
         var position = 0
         var coerced = [Value](repeating: .null, count: fields.count)
         try performBatchUpdates {
-            for values in rows {
+            while let values = try next() {
                 position += 1
-                guard values.count == fields.count else {
-                    throw RelataError(.invalidImport, "row \(position) has \(values.count) values, the table has \(fields.count) fields",
-                                      table: name)
-                }
                 for index in fields.indices {
                     do throws(CoercionFailure) {
                         coerced[index] = try fields[index].type.coerced(values[index])

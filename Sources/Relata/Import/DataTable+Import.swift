@@ -1,0 +1,200 @@
+import Foundation
+
+/// Loading tables from CSV and JSON, and writing them back out.
+extension DataTable {
+    /// Creates a table from CSV text whose first line names the columns.
+    ///
+    /// Columns are matched to fields by name (case-insensitively); a field with
+    /// no column gets NULL. Cells are parsed by the field's type: numbers with
+    /// `.`, booleans as `true/false/yes/no/1/0`, dates in ISO 8601, GUIDs, and
+    /// blobs in Base64. An empty unquoted cell is NULL, `""` is the empty string.
+    /// The rows are original data (``RowState/unchanged``).
+    ///
+    /// ```swift
+    /// let csv = """
+    /// ClientId,ClientName,ClientDiscount
+    /// 1,Acme,0.05
+    /// 2,"Globex, Inc.",
+    /// """
+    /// let clients = try DataTable(name: "Clients", fields: fields, csv: csv)
+    /// ```
+    /// - Throws: ``RelataError/Code/invalidImport`` naming the line, column and field,
+    ///   for an unknown column, a cell that does not parse, or a row with too many cells.
+    public convenience init(name: String, fields: [FieldDefinition], csv: String) throws {
+        try self.init(name: name, fields: fields)
+        let records: [CSVReader.Record]
+        do { records = try CSVReader.records(in: csv) } catch {
+            throw RelataError(.invalidImport, error.message, table: name, location: "line \(error.line)")
+        }
+        guard let header = records.first else { return }
+        let columnFields = try header.cells.enumerated().map { position, cell in
+            guard let name = cell, let field = fieldIndex(named: name.trimmingCharacters(in: .whitespaces)) else {
+                throw RelataError(.invalidImport, "column \(position + 1) is named '\(cell ?? "")', which is not a field (fields: \(fields.map(\.name).joined(separator: ", ")))",
+                                  table: self.name, location: "line \(header.line)")
+            }
+            return field
+        }
+        var remaining = records.dropFirst().makeIterator()
+        try appendOriginalRows {
+            guard let record = remaining.next() else { return nil }
+            guard record.cells.count <= columnFields.count else {
+                throw RelataError(.invalidImport, "the line has \(record.cells.count) cells, the header names \(columnFields.count) columns",
+                                  table: self.name, location: "line \(record.line)")
+            }
+            var values = [Value](repeating: .null, count: self.fields.count)
+            for (position, cell) in record.cells.enumerated() {
+                guard let cell else { continue }
+                let field = columnFields[position]
+                do throws(CoercionFailure) {
+                    values[field] = try self.fields[field].type.parse(cell)
+                } catch {
+                    throw RelataError(.invalidImport, error.message, table: self.name, field: self.fields[field].name,
+                                      location: "line \(record.line), column \(position + 1)")
+                }
+            }
+            return values
+        }
+    }
+
+    /// Creates a table from JSON: an array of objects whose keys are field names.
+    ///
+    /// JSON numbers, strings and booleans are converted to the field's type;
+    /// dates, GUIDs, decimals and Base64 blobs are given as strings; `null`
+    /// or a missing key is NULL. The rows are original data.
+    ///
+    /// ```swift
+    /// let json = #"[{"ClientId": 1, "ClientName": "Acme", "ClientDiscount": 0.05}]"#
+    /// let clients = try DataTable(name: "Clients", fields: fields, json: Data(json.utf8))
+    /// ```
+    /// - Throws: ``RelataError/Code/invalidImport`` naming the object's position and the field.
+    public convenience init(name: String, fields: [FieldDefinition], json: Data) throws {
+        try self.init(name: name, fields: fields)
+        let parsed: JSONValue
+        do { parsed = try JSONDecoder().decode(JSONValue.self, from: json) } catch {
+            throw RelataError(.invalidImport, "the JSON does not parse: \(error)", table: name)
+        }
+        guard case .array(let objects) = parsed else {
+            throw RelataError(.invalidImport, "the JSON must be an array of objects, one per row", table: name)
+        }
+        var position = -1
+        try appendOriginalRows {
+            position += 1
+            guard position < objects.count else { return nil }
+            guard case .object(let object) = objects[position] else {
+                throw RelataError(.invalidImport, "element \(position + 1) of the array is not an object", table: self.name)
+            }
+            var values = [Value](repeating: .null, count: self.fields.count)
+            for (key, raw) in object.sorted(by: { $0.key < $1.key }) {
+                guard let field = self.fieldIndex(named: key) else {
+                    throw RelataError(.invalidImport, "object \(position + 1) has key '\(key)', which is not a field (fields: \(self.fields.map(\.name).joined(separator: ", ")))",
+                                      table: self.name, field: key)
+                }
+                do throws(CoercionFailure) {
+                    values[field] = try self.fields[field].jsonValue(raw)
+                } catch {
+                    throw RelataError(.invalidImport, error.message, table: self.name, field: self.fields[field].name,
+                                      location: "object \(position + 1)")
+                }
+            }
+            return values
+        }
+    }
+
+    /// The visible rows as a JSON array of objects, one key per stored field
+    /// (current values; dates in ISO 8601, decimals and GUIDs as strings, blobs in Base64).
+    ///
+    /// ```swift
+    /// let data = try clients.jsonData()
+    /// let copy = try DataTable(name: "Clients", fields: clients.fields, json: data)
+    /// ```
+    public func jsonData(prettyPrinted: Bool = false) throws -> Data {
+        let objects: [[String: Any]] = visibleSlots.map { slot in
+            var object: [String: Any] = [:]
+            for (index, field) in fields.enumerated() {
+                object[field.name] = postedValue(slot: slot, field: index).jsonObject
+            }
+            return object
+        }
+        var options: JSONSerialization.WritingOptions = [.sortedKeys]
+        if prettyPrinted { options.insert(.prettyPrinted) }
+        return try JSONSerialization.data(withJSONObject: objects, options: options)
+    }
+
+    /// The visible rows as CSV with a header line (current values).
+    public func csvText() -> String {
+        var lines = [fields.map { CSVReader.escape($0.name) }.joined(separator: ",")]
+        for slot in visibleSlots {
+            lines.append(fields.indices.map { field in
+                let value = postedValue(slot: slot, field: field)
+                return value.isNull ? "" : CSVReader.escape(value.text)
+            }.joined(separator: ","))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+extension FieldDefinition {
+    /// Converts a JSON value into this field's type.
+    func jsonValue(_ raw: JSONValue) throws(CoercionFailure) -> Value {
+        switch raw {
+        case .null: return .null
+        case .string(let string): return try type.parse(string)
+        case .bool(let bool): return try type.coerced(.boolean(bool))
+        case .integer(let integer): return try type.coerced(.integer(integer))
+        case .number(let double):
+            if type.storage == .decimal { return try type.parse(String(double)) }
+            return try type.coerced(.double(double))
+        case .array, .object:
+            throw CoercionFailure(code: .typeMismatch, message: "a JSON array or object is not a valid \(type.rawValue) value")
+        }
+    }
+}
+
+/// A parsed JSON document, decoded strictly (a number is never a boolean).
+enum JSONValue: Decodable {
+    case null, bool(Bool), integer(Int64), number(Double), string(String)
+    case array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        if var array = try? decoder.unkeyedContainer() {
+            var elements: [JSONValue] = []
+            while !array.isAtEnd { elements.append(try array.decode(JSONValue.self)) }
+            self = .array(elements)
+            return
+        }
+        if let object = try? decoder.container(keyedBy: AnyKey.self) {
+            var members: [String: JSONValue] = [:]
+            for key in object.allKeys { members[key.stringValue] = try object.decode(JSONValue.self, forKey: key) }
+            self = .object(members)
+            return
+        }
+        let single = try decoder.singleValueContainer()
+        if single.decodeNil() { self = .null }
+        else if let bool = try? single.decode(Bool.self) { self = .bool(bool) }
+        else if let integer = try? single.decode(Int64.self) { self = .integer(integer) }
+        else if let double = try? single.decode(Double.self) { self = .number(double) }
+        else { self = .string(try single.decode(String.self)) }
+    }
+
+    struct AnyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
+
+extension Value {
+    /// The value as a JSONSerialization object.
+    var jsonObject: Any {
+        switch self {
+        case .null: return NSNull()
+        case .integer(let value): return value
+        case .double(let value): return value
+        case .boolean(let value): return value
+        case .string(let value): return value
+        case .decimal, .date, .guid, .blob: return text
+        }
+    }
+}
+

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+@testable import Relata
+
+@Suite struct IndexTests {
+    @Test func indexFollowsEveryChange() throws {
+        let clients = try makeClients()
+        let index = try clients.index(forField: "ClientName")
+        #expect(index.row(for: "Acme")?["ClientId"] == 1)
+        try clients.rows[0].setValue("Acme Ltd", forKey: "ClientName")
+        #expect(index.row(for: "Acme") == nil)
+        #expect(index.row(for: "Acme Ltd")?["ClientId"] == 1)
+        try clients.rows[0].cancel()
+        #expect(index.row(for: "Acme")?["ClientId"] == 1)
+        try clients.removeRow(clients.rows[1])
+        #expect(index.row(for: "Globex") == nil)
+        try clients.cancelAllChanges()
+        #expect(index.row(for: "Globex") != nil)
+        let added = try clients.addNewRow(values: ["ClientName": "Acme"])
+        #expect(index.rows(for: "Acme").count == 2)
+        try clients.cancelChange(for: added)
+        #expect(index.rows(for: "Acme").count == 1)
+    }
+
+    @Test func indexCoercesTheKey() throws {
+        let clients = try makeClients()
+        #expect(try clients.index(forField: "ClientDiscount").rows(for: 0).count == 1, "integer 0 finds Float 0.0")
+        #expect(try clients.index(forField: "ClientId").row(for: "x") == nil)
+        #expect(relataError { _ = try clients.index(forField: "Nope") }?.code == .unknownField)
+    }
+}
+
+@Suite struct ObservationTests {
+    /// Used from one test at a time; the notification block runs synchronously on the posting thread.
+    final class Recorder: @unchecked Sendable { var events: [DataTableEvent] = [] }
+
+    @Test func operationsFireTableChangedThenIndexMustUpdate() throws {
+        let clients = try makeClients()
+        let recorder = Recorder()
+        let observation = clients.observe { recorder.events.append($0) }
+        let row = clients.rows[0]
+
+        try row.setValue("X", forKey: "ClientName")
+        #expect(recorder.events == [.tableChanged, .indexMustUpdate])
+
+        recorder.events = []
+        try row.cancelChange(forKey: "ClientName")
+        #expect(recorder.events == [.tableChanged, .indexMustUpdate], "seed 003: cancelChangeForKey fires both")
+
+        recorder.events = []
+        try row.setValue("Y", forKey: "ClientName")
+        try row.cancel()
+        #expect(recorder.events.count == 4, "seed 003: cancel fires both")
+
+        recorder.events = []
+        try row.edit()
+        try row.setValue("Z", forKey: "ClientName")
+        row.lock()
+        row.unlock()
+        _ = try clients.makeDelta()
+        #expect(recorder.events.isEmpty, "edit-mode writes, locks and delta builds are silent")
+        try row.post()
+        #expect(recorder.events == [.tableChanged, .indexMustUpdate])
+
+        recorder.events = []
+        try clients.addNewRow(values: ["ClientName": "N"])
+        try clients.removeRow(clients.rows[1])
+        #expect(recorder.events.count == 4)
+
+        observation.cancel()
+        recorder.events = []
+        try row.setValue("W", forKey: "ClientName")
+        #expect(recorder.events.isEmpty)
+    }
+
+    @Test func batchUpdatesNotifyOnce() throws {
+        let clients = try makeClients()
+        let recorder = Recorder()
+        let observation = clients.observe { recorder.events.append($0) }
+        try clients.performBatchUpdates {
+            for row in clients.rows { try row.setValue(0.5, forKey: "ClientDiscount") }
+        }
+        #expect(recorder.events == [.tableChanged, .indexMustUpdate])
+        _ = observation
+    }
+
+    @Test func notificationsArePosted() throws {
+        let clients = try makeClients()
+        let recorder = Recorder()
+        let token = NotificationCenter.default.addObserver(forName: DataTable.tableChangedNotification, object: clients,
+                                                           queue: nil) { _ in recorder.events.append(.tableChanged) }
+        defer { NotificationCenter.default.removeObserver(token) }
+        try clients.rows[0].setValue("X", forKey: "ClientName")
+        #expect(recorder.events == [.tableChanged])
+    }
+
+    @Test func releasingTheObservationEndsIt() throws {
+        let clients = try makeClients()
+        let recorder = Recorder()
+        var observation: DataTableObservation? = clients.observe { recorder.events.append($0) }
+        _ = observation
+        observation = nil
+        try clients.rows[0].setValue("X", forKey: "ClientName")
+        #expect(recorder.events.isEmpty)
+    }
+}

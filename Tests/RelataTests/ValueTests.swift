@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+@testable import Relata
+
+@Suite struct ValueTests {
+    static let everyKind: [Value] = [
+        .null, .integer(-42), .double(2.5), .decimal(Decimal(string: "12.345")!), .boolean(true),
+        .string("héllo, \"world\""), .date(Date(timeIntervalSince1970: 1_700_000_000.123)),
+        .date(Date(timeIntervalSince1970: 1_700_000_000.000_123_4)),
+        .guid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!), .blob(Data([0, 1, 2, 255])),
+    ]
+
+    @Test func nullIsDistinctFromEveryValue() {
+        for value in Self.everyKind where !value.isNull {
+            #expect(value != .null)
+        }
+        #expect(Value.string("") != .null)
+        #expect(Value.integer(0) != .null)
+    }
+
+    @Test func codableRoundTripOfEveryKind() throws {
+        let data = try JSONEncoder().encode(Self.everyKind)
+        let decoded = try JSONDecoder().decode([Value].self, from: data)
+        #expect(decoded == Self.everyKind)
+        #expect(String(decoding: try JSONEncoder().encode(Value.integer(5)), as: UTF8.self) == #"{"integer":5}"#)
+    }
+
+    @Test func everyDataTypeHasAStorage() throws {
+        let samples: [DataType.Storage: Value] = [
+            .integer: 1, .double: 1.5, .decimal: .decimal(1), .boolean: true, .string: "s",
+            .date: .date(Date()), .guid: .guid(UUID()), .blob: .blob(Data([1])),
+        ]
+        for type in DataType.allCases {
+            let sample = samples[type.storage]!
+            #expect(try type.coerce(sample).kindName == sample.kindName, "\(type)")
+            #expect(try type.coerce(.null) == .null)
+        }
+    }
+
+    @Test func losslessCoercions() throws {
+        #expect(try DataType.float.coerce(3) == .double(3))
+        #expect(try DataType.integer.coerce(.double(4)) == 4)
+        #expect(try DataType.currency.coerce(3) == .decimal(3))
+        #expect(try DataType.decimal.coerce(0.25) == .decimal(Decimal(string: "0.25")!))
+        #expect(try DataType.singleFloat.coerce(0.1) == .double(Double(Float(0.1))))
+    }
+
+    @Test func rejectedCoercions() {
+        #expect(relataError { _ = try DataType.integer.coerce(.double(4.5)) }?.code == .typeMismatch)
+        #expect(relataError { _ = try DataType.integer.coerce("4") }?.code == .typeMismatch)
+        #expect(relataError { _ = try DataType.boolean.coerce(1) }?.code == .typeMismatch)
+        #expect(relataError { _ = try DataType.dateTime.coerce("2024-01-01") }?.code == .typeMismatch)
+        #expect(relataError { _ = try DataType.string.coerce(5) }?.code == .typeMismatch)
+        #expect(relataError { _ = try DataType.guid.coerce("x") }?.code == .typeMismatch)
+    }
+
+    @Test func integerRanges() throws {
+        #expect(try DataType.byte.coerce(255) == 255)
+        #expect(relataError { _ = try DataType.byte.coerce(256) }?.code == .valueOutOfRange)
+        #expect(relataError { _ = try DataType.shortInt.coerce(-129) }?.code == .valueOutOfRange)
+        #expect(relataError { _ = try DataType.word.coerce(-1) }?.code == .valueOutOfRange)
+        #expect(relataError { _ = try DataType.integer.coerce(.integer(Int64(Int32.max) + 1)) }?.code == .valueOutOfRange)
+        #expect(try DataType.largeInt.coerce(.integer(.min)) == .integer(.min))
+        #expect(try DataType.cardinal.coerce(.integer(Int64(UInt32.max))) == .integer(Int64(UInt32.max)))
+    }
+
+    @Test func decimalPrecisionAndScale() throws {
+        let price = FieldDefinition("Price", .decimal, precision: 5, scale: 2)
+        #expect(try price.validated(.decimal(Decimal(string: "999.99")!)) == .decimal(Decimal(string: "999.99")!))
+        #expect(throws: CoercionFailure.self) { try price.validated(.decimal(Decimal(string: "1.234")!)) }
+        #expect(throws: CoercionFailure.self) { try price.validated(.decimal(Decimal(string: "1000")!)) }
+    }
+
+    @Test func parsingText() throws {
+        #expect(try DataType.boolean.parse("yes") == true)
+        #expect(try DataType.dateTime.parse("2024-03-01") == .date(Date(timeIntervalSince1970: 1_709_251_200)))
+        #expect(try DataType.guid.parse("{E621E1F8-C36C-495A-93FC-0C247A3E6E5F}").guidValue != nil)
+        #expect(try DataType.blob.parse("AAEC") == .blob(Data([0, 1, 2])))
+        #expect(throws: CoercionFailure.self) { try DataType.integer.parse("12a") }
+    }
+
+    @Test func swiftConversions() {
+        #expect(Int(relataValue: 5) == 5)
+        #expect(UInt8(relataValue: 300) == nil)
+        #expect(Optional<String>(relataValue: .null) == .some(nil))
+        #expect(5.relataValue == .integer(5))
+        #expect(UUID(relataValue: "x") == nil)
+    }
+}
