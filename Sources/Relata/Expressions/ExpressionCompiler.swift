@@ -82,19 +82,19 @@ struct ExpressionCompiler {
     private func fastComparison(_ op: BinaryOperator, field: Int, constant: Value, fallback: @escaping Condition) -> Condition? {
         if constant.isNull { return { _ in .unknown } }
         switch table.columns[field] {
-        case let column as TypedColumn<Int64>:
+        case .integer(let column):
             guard case .integer(let key) = constant else { return nil }
             return typedComparison(op, column, key, fallback)
-        case let column as TypedColumn<Double>:
+        case .double(let column):
             guard let key = constant.doubleValue else { return nil }
             return typedComparison(op, column, key, fallback)
-        case let column as TypedColumn<String>:
+        case .string(let column):
             guard let key = constant.stringValue else { return nil }
             return typedComparison(op, column, key, fallback)
-        case let column as TypedColumn<Date>:
+        case .date(let column):
             guard let key = constant.dateValue ?? constant.stringValue.flatMap(ISO8601.date(from:)) else { return nil }
             return typedComparison(op, column, key, fallback)
-        case let column as TypedColumn<Bool>:
+        case .boolean(let column):
             guard let key = constant.booleanValue, op == .equal || op == .notEqual else { return nil }
             let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
             let wanted = op == .equal ? key : !key

@@ -45,7 +45,7 @@ extension Value {
         switch (left, right) {
         case (.null, _), (_, .null): return nil
         case let (.integer(a), .integer(b)): return order(a, b)
-        case let (.string(a), .string(b)): return order(a, b)
+        case let (.string(a), .string(b)): return codePointOrder(a, b)
         case let (.boolean(a), .boolean(b)): return order(a ? 1 : 0, b ? 1 : 0)
         case let (.date(a), .date(b)): return order(a, b)
         case let (.guid(a), .guid(b)): return order(a.uuidString, b.uuidString)
@@ -70,6 +70,12 @@ extension Value {
         default: break
         }
         throw CompareFailure("cannot compare \(left.kindName) \(left) with \(right.kindName) \(right)")
+    }
+
+    /// Orders strings by Unicode code points (their UTF-8 bytes), like SQLite's BINARY collation.
+    static func codePointOrder(_ a: String, _ b: String) -> ComparisonResult {
+        if a == b { return .orderedSame }
+        return a.utf8.lexicographicallyPrecedes(b.utf8) ? .orderedAscending : .orderedDescending
     }
 
     struct CompareFailure: Error {

@@ -26,7 +26,15 @@ public final class DataTableRow {
         self.slot = slot
     }
 
-    func detach() { slot = -1 }
+    /// The row leaves its table: it no longer has a slot, and the table forgets it.
+    func detach() {
+        if slot >= 0 { table.handles[slot] = nil }
+        slot = -1
+    }
+
+    deinit {
+        if slot >= 0 { table.handles[slot] = nil }
+    }
 
     /// Traps with a clear message when the row has left its table (a programmer error).
     private var liveSlot: Int {

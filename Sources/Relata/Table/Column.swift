@@ -1,21 +1,5 @@
 import Foundation
 
-/// One field's original values for every slot of a table, stored as a typed array
-/// plus a NULL bitmap. Columns hold originals only; pending and edit values live
-/// in per-row overlays (see ``RowChanges``).
-protocol Column: AnyObject {
-    var count: Int { get }
-    func value(at slot: Int) -> Value
-    /// Stores a value already coerced to the column's type.
-    func set(_ value: Value, at slot: Int)
-    func append(_ value: Value)
-    func reserveCapacity(_ capacity: Int)
-    /// Removes the given slots (sorted ascending).
-    func remove(slots: [Int])
-    /// Bytes held by the column's buffers.
-    var byteSize: Int { get }
-}
-
 /// A Swift type a column can store unboxed.
 protocol ColumnElement {
     static var zero: Self { get }
@@ -72,7 +56,7 @@ extension Data: ColumnElement {
 }
 
 /// A column of `Element`s with a NULL bitmap (one bit per slot).
-final class TypedColumn<Element: ColumnElement>: Column {
+final class TypedColumn<Element: ColumnElement> {
     private(set) var elements: [Element] = []
     private var nullBits: [UInt64] = []
 
@@ -106,8 +90,12 @@ final class TypedColumn<Element: ColumnElement>: Column {
 
     func append(_ value: Value) {
         if elements.count & 63 == 0 { nullBits.append(0) }
-        elements.append(.zero)
-        set(value, at: elements.count - 1)
+        if let element = Element(columnValue: value) {
+            elements.append(element)
+        } else {
+            elements.append(.zero)
+            setNull(true, at: elements.count - 1)
+        }
     }
 
     func reserveCapacity(_ capacity: Int) {
@@ -133,33 +121,106 @@ final class TypedColumn<Element: ColumnElement>: Column {
         for (slot, null) in keptNulls.enumerated() where null { setNull(true, at: slot) }
     }
 
-    var byteSize: Int {
-        let base = elements.capacity * MemoryLayout<Element>.stride + nullBits.capacity * 8
-        guard Element.self == String.self else { return base }
-        // Strings longer than 15 UTF-8 bytes keep their characters in a heap buffer.
-        var heap = 0
-        for case let string as String in elements where string.utf8.count > 15 {
-            heap += 32 + (string.utf8.count + 15) / 16 * 16
-        }
-        return base + heap
-    }
-
     private func setNull(_ null: Bool, at slot: Int) {
         let bit: UInt64 = 1 &<< UInt64(slot & 63)
         if null { nullBits[slot &>> 6] |= bit } else { nullBits[slot &>> 6] &= ~bit }
     }
 }
 
-/// Makes the column that stores a field of the given type.
-func makeColumn(for type: DataType) -> any Column {
-    switch type.storage {
-    case .integer: return TypedColumn<Int64>()
-    case .double: return TypedColumn<Double>()
-    case .decimal: return TypedColumn<Decimal>()
-    case .boolean: return TypedColumn<Bool>()
-    case .string: return TypedColumn<String>()
-    case .date: return TypedColumn<Date>()
-    case .guid: return TypedColumn<UUID>()
-    case .blob: return TypedColumn<Data>()
+/// One field's original values for every slot of a table: a typed buffer plus
+/// a NULL bitmap. Columns hold originals only; pending and edit values live in
+/// per-row overlays (see ``RowChanges``).
+///
+/// An enum rather than a protocol existential, so each operation runs the
+/// column's specialized code after one switch.
+enum Column {
+    case integer(TypedColumn<Int64>)
+    case double(TypedColumn<Double>)
+    case decimal(TypedColumn<Decimal>)
+    case boolean(TypedColumn<Bool>)
+    case string(TypedColumn<String>)
+    case date(TypedColumn<Date>)
+    case guid(TypedColumn<UUID>)
+    case blob(TypedColumn<Data>)
+
+    /// The column that stores a field of the given type.
+    init(for type: DataType) {
+        switch type.storage {
+        case .integer: self = .integer(TypedColumn())
+        case .double: self = .double(TypedColumn())
+        case .decimal: self = .decimal(TypedColumn())
+        case .boolean: self = .boolean(TypedColumn())
+        case .string: self = .string(TypedColumn())
+        case .date: self = .date(TypedColumn())
+        case .guid: self = .guid(TypedColumn())
+        case .blob: self = .blob(TypedColumn())
+        }
+    }
+
+    func value(at slot: Int) -> Value {
+        switch self {
+        case .integer(let column): return column.value(at: slot)
+        case .double(let column): return column.value(at: slot)
+        case .decimal(let column): return column.value(at: slot)
+        case .boolean(let column): return column.value(at: slot)
+        case .string(let column): return column.value(at: slot)
+        case .date(let column): return column.value(at: slot)
+        case .guid(let column): return column.value(at: slot)
+        case .blob(let column): return column.value(at: slot)
+        }
+    }
+
+    /// Stores a value already coerced to the column's type.
+    func set(_ value: Value, at slot: Int) {
+        switch self {
+        case .integer(let column): column.set(value, at: slot)
+        case .double(let column): column.set(value, at: slot)
+        case .decimal(let column): column.set(value, at: slot)
+        case .boolean(let column): column.set(value, at: slot)
+        case .string(let column): column.set(value, at: slot)
+        case .date(let column): column.set(value, at: slot)
+        case .guid(let column): column.set(value, at: slot)
+        case .blob(let column): column.set(value, at: slot)
+        }
+    }
+
+    func append(_ value: Value) {
+        switch self {
+        case .integer(let column): column.append(value)
+        case .double(let column): column.append(value)
+        case .decimal(let column): column.append(value)
+        case .boolean(let column): column.append(value)
+        case .string(let column): column.append(value)
+        case .date(let column): column.append(value)
+        case .guid(let column): column.append(value)
+        case .blob(let column): column.append(value)
+        }
+    }
+
+    func reserveCapacity(_ capacity: Int) {
+        switch self {
+        case .integer(let column): column.reserveCapacity(capacity)
+        case .double(let column): column.reserveCapacity(capacity)
+        case .decimal(let column): column.reserveCapacity(capacity)
+        case .boolean(let column): column.reserveCapacity(capacity)
+        case .string(let column): column.reserveCapacity(capacity)
+        case .date(let column): column.reserveCapacity(capacity)
+        case .guid(let column): column.reserveCapacity(capacity)
+        case .blob(let column): column.reserveCapacity(capacity)
+        }
+    }
+
+    /// Removes the given slots (sorted ascending).
+    func remove(slots: [Int]) {
+        switch self {
+        case .integer(let column): column.remove(slots: slots)
+        case .double(let column): column.remove(slots: slots)
+        case .decimal(let column): column.remove(slots: slots)
+        case .boolean(let column): column.remove(slots: slots)
+        case .string(let column): column.remove(slots: slots)
+        case .date(let column): column.remove(slots: slots)
+        case .guid(let column): column.remove(slots: slots)
+        case .blob(let column): column.remove(slots: slots)
+        }
     }
 }

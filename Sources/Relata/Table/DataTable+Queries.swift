@@ -2,7 +2,8 @@ import Foundation
 
 /// How string values are compared when sorting.
 public enum SortComparison: Sendable, Hashable {
-    /// Unicode order, case-sensitive (the fastest).
+    /// Unicode code-point order, case-sensitive ("Zebra" before "apple"), like SQLite's
+    /// BINARY collation; the fastest.
     case standard
     /// Localized and case-insensitive ("apple" beside "Apple").
     case localizedCaseInsensitive
@@ -113,10 +114,10 @@ extension DataTable {
     /// Sorts by a stored Int, Double, String or Date column through its typed buffer.
     private func fastSorted(_ slots: [Int], field: Int, ascending: Bool) -> [Int]? {
         switch columns[field] {
-        case let column as TypedColumn<Int64>: return typedSorted(slots, column, field, ascending)
-        case let column as TypedColumn<Double>: return typedSorted(slots, column, field, ascending)
-        case let column as TypedColumn<String>: return typedSorted(slots, column, field, ascending)
-        case let column as TypedColumn<Date>: return typedSorted(slots, column, field, ascending)
+        case .integer(let column): return typedSorted(slots, column, field, ascending)
+        case .double(let column): return typedSorted(slots, column, field, ascending)
+        case .string(let column): return stringSorted(slots, column, field, ascending)
+        case .date(let column): return typedSorted(slots, column, field, ascending)
         default: return nil
         }
     }
@@ -141,6 +142,64 @@ extension DataTable {
         }
         keyed.sort { $0.key > $1.key || ($0.key == $1.key && $0.slot < $1.slot) }
         return keyed.map(\.slot) + nullSlots
+    }
+
+    /// Sorts by a stored string column in code-point order. Each string's first
+    /// 16 UTF-8 bytes become two integers, so most comparisons are integer
+    /// comparisons; only equal prefixes compare the whole strings.
+    private func stringSorted(_ slots: [Int], _ column: TypedColumn<String>, _ field: Int, _ ascending: Bool) -> [Int] {
+        struct Entry {
+            var high: UInt64
+            var low: UInt64
+            var index: Int
+        }
+        var nullSlots: [Int] = []
+        var strings: [String] = []
+        var stringSlots: [Int] = []
+        var entries: [Entry] = []
+        strings.reserveCapacity(slots.count)
+        stringSlots.reserveCapacity(slots.count)
+        entries.reserveCapacity(slots.count)
+        for slot in slots {
+            let element = dirty[slot] == 0 ? column.element(at: slot) : postedValue(slot: slot, field: field).stringValue
+            guard let string = element else {
+                nullSlots.append(slot)
+                continue
+            }
+            var high: UInt64 = 0, low: UInt64 = 0, count = 0
+            for byte in string.utf8 {
+                if count < 8 { high |= UInt64(byte) << (56 - 8 * count) } else { low |= UInt64(byte) << (56 - 8 * (count - 8)) }
+                count += 1
+                if count == 16 { break }
+            }
+            entries.append(Entry(high: high, low: low, index: strings.count))
+            strings.append(string)
+            stringSlots.append(slot)
+        }
+        func precedes(_ a: Entry, _ b: Entry) -> Bool {
+            if a.high != b.high { return a.high < b.high }
+            if a.low != b.low { return a.low < b.low }
+            switch Value.codePointOrder(strings[a.index], strings[b.index]) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return a.index < b.index
+            }
+        }
+        if ascending {
+            entries.sort(by: precedes)
+        } else {
+            entries.sort { a, b in
+                if a.high != b.high { return a.high > b.high }
+                if a.low != b.low { return a.low > b.low }
+                switch Value.codePointOrder(strings[a.index], strings[b.index]) {
+                case .orderedAscending: return false
+                case .orderedDescending: return true
+                case .orderedSame: return a.index < b.index
+                }
+            }
+        }
+        let ordered = entries.map { stringSlots[$0.index] }
+        return ascending ? nullSlots + ordered : ordered + nullSlots
     }
 
     /// The total order used by sorting: NULL first, then by value.

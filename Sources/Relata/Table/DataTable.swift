@@ -32,7 +32,7 @@ public final class DataTable {
     /// The stored fields, in order.
     public let fields: [FieldDefinition]
 
-    let columns: [any Column]
+    let columns: [Column]
     private let fieldIndexByName: [String: Int]
     private let fieldIndexByFoldedName: [String: Int]
     /// Indexes of the primary-key fields.
@@ -41,7 +41,9 @@ public final class DataTable {
     /// One byte per slot: 0 when the slot has no entry in `changes` (the fast path of every read).
     var dirty: [UInt8] = []
     var changes: [Int: RowChanges] = [:]
-    var handles: [WeakRow] = []
+    /// The live row handle of each slot, if any. Not retained: a handle retains
+    /// its table and clears its entry here when it goes away (see `DataTableRow.deinit`).
+    var handles: [Unmanaged<DataTableRow>?] = []
     var hiddenCount = 0
     private var visibleSlotsCache: [Int]?
     var nextChangeId = 1
@@ -87,7 +89,7 @@ public final class DataTable {
         fieldIndexByName = byName
         fieldIndexByFoldedName = byFoldedName
         keyFieldIndexes = fields.indices.filter { fields[$0].primaryKey }
-        columns = fields.map { makeColumn(for: $0.type) }
+        columns = fields.map { Column(for: $0.type) }
     }
 
     /// The number of visible rows (deleted rows and rows added in edit mode are not counted).
@@ -149,9 +151,9 @@ public final class DataTable {
 
     /// The handle of a slot, created on first use and shared while anyone holds it.
     func row(atSlot slot: Int) -> DataTableRow {
-        if let existing = handles[slot].row { return existing }
+        if let existing = handles[slot] { return existing.takeUnretainedValue() }
         let row = DataTableRow(table: self, slot: slot)
-        handles[slot].row = row
+        handles[slot] = Unmanaged.passUnretained(row)
         return row
     }
 
@@ -159,7 +161,7 @@ public final class DataTable {
     func appendSlot(originals values: [Value]) -> Int {
         for (column, value) in zip(columns, values) { column.append(value) }
         dirty.append(0)
-        handles.append(WeakRow())
+        handles.append(nil)
         return slotCount - 1
     }
 
@@ -198,14 +200,14 @@ public final class DataTable {
             next += 1
         }
         for slot in slots {
-            if let handle = handles[slot].row { handle.detach() }
+            handles[slot]?.takeUnretainedValue().detach()
         }
-        var newHandles: [WeakRow] = []
+        var newHandles: [Unmanaged<DataTableRow>?] = []
         var newDirty: [UInt8] = []
         newHandles.reserveCapacity(next)
         newDirty.reserveCapacity(next)
         for slot in 0..<slotCount where newSlot[slot] >= 0 {
-            handles[slot].row?.slot = newSlot[slot]
+            handles[slot]?.takeUnretainedValue().slot = newSlot[slot]
             newHandles.append(handles[slot])
             newDirty.append(dirty[slot])
         }

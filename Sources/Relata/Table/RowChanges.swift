@@ -20,8 +20,3 @@ struct RowChanges {
     /// Deleted rows and rows added in edit mode are not part of the table's visible rows.
     var isHidden: Bool { state == .deleted || state == .addedInEditMode }
 }
-
-/// A weak reference to a row handle, so the table does not keep handles alive.
-struct WeakRow {
-    weak var row: DataTableRow?
-}

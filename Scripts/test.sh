@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need, then runs every test.
+#   Scripts/test.sh            # everything
+#   Scripts/test.sh --filter DeltaTests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source Scripts/lib/packages.sh
+
+# The core tests need nothing beyond the Swift toolchain; the benchmarks
+# package (built here so it cannot rot, not run) links SQLite.
+require_packages libsqlite3-dev
+
+swift build --build-tests
+swift test --skip-build "$@"
+
+echo "Building the benchmarks package (not running it)…"
+swift build --package-path Benchmarks --scratch-path .build-benchmarks
