@@ -30,7 +30,7 @@ extension DataTable {
 
     /// The visible rows for which a parsed expression is true, in table order.
     public func rows(where expression: Expression, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
-        try matchingSlots(expression, parameters: parameters).map(row(atSlot:))
+        rows(atSlots: try matchingSlots(expression, parameters: parameters))
     }
 
     /// The visible rows for which a Swift predicate is true, in table order.
@@ -51,7 +51,7 @@ extension DataTable {
     /// ```
     public func rows(sortedBy field: String, ascending: Bool = true,
                      using comparison: SortComparison = .standard) throws -> [DataTableRow] {
-        try sorted(visibleSlots, by: field, ascending: ascending, using: comparison).map(row(atSlot:))
+        rows(atSlots: try sorted(visibleSlots, by: field, ascending: ascending, using: comparison))
     }
 
     /// The visible rows for which an expression is true, sorted by a field.
@@ -63,7 +63,7 @@ extension DataTable {
     public func rows(where expression: String, parameters: [String: Value] = [:], sortedBy field: String,
                      ascending: Bool = true, using comparison: SortComparison = .standard) throws -> [DataTableRow] {
         let slots = try matchingSlots(Expression(expression), parameters: parameters)
-        return try sorted(slots, by: field, ascending: ascending, using: comparison).map(row(atSlot:))
+        return rows(atSlots: try sorted(slots, by: field, ascending: ascending, using: comparison))
     }
 
     // MARK: Implementation

@@ -43,7 +43,7 @@ public final class DataTable {
     var changes: [Int: RowChanges] = [:]
     /// The live row handle of each slot, if any. Not retained: a handle retains
     /// its table and clears its entry here when it goes away (see `DataTableRow.deinit`).
-    var handles: [Unmanaged<DataTableRow>?] = []
+    @exclusivity(unchecked) var handles: [Unmanaged<DataTableRow>?] = []
     var hiddenCount = 0
     private var visibleSlotsCache: [Int]?
     var nextChangeId = 1
@@ -96,7 +96,7 @@ public final class DataTable {
     public var rowCount: Int { slotCount - hiddenCount }
 
     /// The visible rows in table order. Deleted rows and rows added in edit mode are not included.
-    public var rows: [DataTableRow] { visibleSlots.map(row(atSlot:)) }
+    public var rows: [DataTableRow] { rows(atSlots: visibleSlots) }
 
     /// The row at a position of ``rows``.
     ///
@@ -155,6 +155,24 @@ public final class DataTable {
         let row = DataTableRow(table: self, slot: slot)
         handles[slot] = Unmanaged.passUnretained(row)
         return row
+    }
+
+    /// The handles of many slots at once (the result arrays of filters and sorts).
+    func rows(atSlots slots: [Int]) -> [DataTableRow] {
+        var result: [DataTableRow] = []
+        result.reserveCapacity(slots.count)
+        handles.withUnsafeMutableBufferPointer { handles in
+            for slot in slots {
+                if let existing = handles[slot] {
+                    result.append(existing.takeUnretainedValue())
+                } else {
+                    let row = DataTableRow(table: self, slot: slot)
+                    handles[slot] = Unmanaged.passUnretained(row)
+                    result.append(row)
+                }
+            }
+        }
+        return result
     }
 
     /// Appends a slot whose originals are `values` (already coerced); returns it.
