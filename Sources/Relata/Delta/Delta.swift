@@ -23,6 +23,12 @@ public struct Delta: Sendable, Hashable, Codable {
     /// The changes, in the order the rows were first changed.
     public var changes: [DeltaChange]
 
+    /// Creates a delta; usually you get one from ``DataTable/makeDelta()`` instead.
+    ///
+    /// ```swift
+    /// let delta = Delta(tableName: "Clients", keyFields: ["ClientId"], loggedFields: ["ClientId", "ClientName"],
+    ///                   changes: [DeltaChange(changeId: 1, type: .delete, oldValues: ["ClientId": 7])])
+    /// ```
     public init(tableName: String, keyFields: [String], loggedFields: [String], changes: [DeltaChange]) {
         self.tableName = tableName
         self.keyFields = keyFields
@@ -80,6 +86,11 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
     public var refreshedValues: [String: Value]
 
+    /// Creates a change; usually a table builds them (``DataTable/makeDelta()``).
+    ///
+    /// ```swift
+    /// let change = DeltaChange(changeId: 1, type: .update, oldValues: ["Name": "A"], newValues: ["Name": "B"])
+    /// ```
     public init(changeId: Int, type: ChangeType, oldValues: [String: Value] = [:], newValues: [String: Value] = [:],
                 status: Status = .pending, message: String? = nil, refreshedValues: [String: Value] = [:]) {
         self.changeId = changeId

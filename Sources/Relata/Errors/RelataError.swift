@@ -67,6 +67,11 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Where in the input the problem is (`column 12` of an expression, `line 4` of a CSV file).
     public var location: String?
 
+    /// Creates an error; Relata's own errors always fill in the context they know.
+    ///
+    /// ```swift
+    /// throw RelataError(.requiredValueMissing, "a client needs a name", table: "Clients", field: "ClientName")
+    /// ```
     public init(_ code: Code, _ message: String, table: String? = nil, field: String? = nil,
                 row: String? = nil, location: String? = nil) {
         self.code = code

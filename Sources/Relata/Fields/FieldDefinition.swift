@@ -42,6 +42,11 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
     /// The data source assigns the value (``DataType/autoInc`` and ``DataType/largeAutoInc``).
     public var autoIncrement: Bool { type.isAutoIncrement }
 
+    /// Defines a field; every attribute but the name and type has a default.
+    ///
+    /// ```swift
+    /// FieldDefinition("Price", .currency, precision: 10, scale: 2, required: true)
+    /// ```
     public init(_ name: String, _ type: DataType, size: Int = 0, precision: Int = 0, scale: Int = 0,
                 required: Bool = false, readOnly: Bool = false, primaryKey: Bool = false,
                 defaultValue: Value? = nil, logChanges: Bool = true, serverAutoRefresh: Bool = false,

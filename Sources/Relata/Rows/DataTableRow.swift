@@ -103,7 +103,7 @@ public final class DataTableRow {
     /// The value of a field, as `row["ClientName"]`.
     ///
     /// Reading an unknown field or writing an invalid value traps with the
-    /// error's message; use ``value(forKey:)`` and ``setValue(_:forKey:)-5z6pk``
+    /// error's message; use ``value(forKey:)`` and `setValue(_:forKey:)`
     /// where the field name or value comes from outside the program.
     public subscript(key: String) -> Value {
         get {
