@@ -6,13 +6,30 @@ let package = Package(
     platforms: [.macOS(.v14), .iOS(.v17)],
     products: [
         .library(name: "Relata", targets: ["Relata"]),
+        .library(name: "RelataScript", targets: ["RelataScript"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
         .target(name: "Relata"),
+        // JavaScriptCore's C API (WebKitGTK on Linux, the system framework on Apple platforms).
+        .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
+                       providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
+        // Business rules in JavaScript: the engine wrapper, the rule host, the LocalDataAdapter.
+        .target(name: "RelataScript", dependencies: [
+            "Relata",
+            "CJavaScriptCore",
+            .product(name: "Logging", package: "swift-log"),
+        ], linkerSettings: [
+            .linkedLibrary("javascriptcoregtk-4.1", .when(platforms: [.linux])),
+            .linkedFramework("JavaScriptCore", .when(platforms: [.macOS, .iOS])),
+        ]),
         // The README's five-minute tour, compiled so it cannot rot; `Scripts/demo.sh` runs it.
         .executableTarget(name: "relata-tour", dependencies: ["Relata"], path: "Examples/Tour"),
         .testTarget(name: "RelataTests", dependencies: ["Relata"]),
+        .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript"]),
     ],
     swiftLanguageModes: [.v6]
 )

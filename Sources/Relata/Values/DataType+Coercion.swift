@@ -63,6 +63,21 @@ extension DataType {
         CoercionFailure(code: .typeMismatch, message: "\(value) (\(value.kindName)) is not a valid \(rawValue) value")
     }
 
+    /// Parses text into a value of this type, as CSV and JSON import do.
+    ///
+    /// ```swift
+    /// try DataType.dateTime.value(parsing: "2024-03-01")     // .date(…)
+    /// try DataType.guid.value(parsing: "{E621E1F8-C36C-495A-93FC-0C247A3E6E5F}")
+    /// ```
+    /// - Throws: ``RelataError/Code/typeMismatch`` or ``RelataError/Code/valueOutOfRange``.
+    public func value(parsing text: String) throws -> Value {
+        do throws(CoercionFailure) {
+            return try parse(text)
+        } catch {
+            throw RelataError(error.code, error.message)
+        }
+    }
+
     /// Parses text (a CSV cell, a JSON string) into a value of this type.
     ///
     /// Numbers use `.` as the decimal separator; booleans accept

@@ -1,0 +1,32 @@
+internal import CJavaScriptCore
+
+/// Converts between Swift strings and JavaScriptCore strings. A `JSStringRef`
+/// made here is owned by the caller and released with `JSStringRelease`.
+enum JSString {
+    /// A new JSStringRef holding `string` (UTF-16, embedded NULs kept).
+    static func make(_ string: String) -> JSStringRef {
+        let units = Array(string.utf16)
+        return units.withUnsafeBufferPointer { JSStringCreateWithCharacters($0.baseAddress, units.count) }
+    }
+
+    /// Runs `body` with a temporary JSStringRef.
+    static func with<T>(_ string: String, _ body: (JSStringRef) throws -> T) rethrows -> T {
+        let js = make(string)
+        defer { JSStringRelease(js) }
+        return try body(js)
+    }
+
+    /// The Swift string of a JSStringRef (which stays owned by the caller).
+    static func string(_ js: JSStringRef) -> String {
+        let length = JSStringGetLength(js)
+        guard length > 0, let characters = JSStringGetCharactersPtr(js) else { return "" }
+        return String(decoding: UnsafeBufferPointer(start: characters, count: length), as: UTF16.self)
+    }
+
+    /// A JavaScript value converted to a string with `String(value)` semantics; nil if that throws.
+    static func string(of value: JSValueRef, in context: JSContextRef) -> String? {
+        guard let js = JSValueToStringCopy(context, value, nil) else { return nil }
+        defer { JSStringRelease(js) }
+        return string(js)
+    }
+}

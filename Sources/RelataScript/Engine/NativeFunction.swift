@@ -1,0 +1,48 @@
+internal import CJavaScriptCore
+import Foundation
+
+/// JavaScript functions implemented in Swift. Each function object holds its
+/// Swift closure as private data (retained, released by the finalizer); a
+/// Swift error thrown by the closure becomes a JavaScript exception and never
+/// crosses a C frame.
+enum NativeFunction {
+    typealias Body = (_ context: ScriptContext, _ this: JSObjectRef?, _ arguments: [JSValueRef]) throws -> JSValueRef
+
+    final class Box {
+        let body: Body
+        unowned(unsafe) let context: ScriptContext
+        init(_ body: @escaping Body, context: ScriptContext) {
+            self.body = body
+            self.context = context
+        }
+    }
+
+    static func make(in context: ScriptContext, _ body: @escaping Body) -> JSObjectRef {
+        let box = Unmanaged.passRetained(Box(body, context: context)).toOpaque()
+        return JSObjectMake(context.ref, functionClass, box)
+    }
+
+    // Created once and never changed; JavaScriptCore classes may be used from any thread.
+    nonisolated(unsafe) private static let functionClass: JSClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafePointer(strdup("RelataFunction"))
+        definition.callAsFunction = { _, function, this, count, arguments, exception in
+            guard let function, let pointer = JSObjectGetPrivate(function) else { return nil }
+            let box = Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
+            let values = (0..<count).map { arguments![$0]! }
+            do {
+                return try box.body(box.context, this, values)
+            } catch let error as ScriptError {
+                exception?.pointee = box.context.makeError(error.message)
+            } catch {
+                exception?.pointee = box.context.makeError("\(error)")
+            }
+            return JSValueMakeUndefined(box.context.ref)
+        }
+        definition.finalize = { object in
+            guard let object, let pointer = JSObjectGetPrivate(object) else { return }
+            Unmanaged<Box>.fromOpaque(pointer).release()
+        }
+        return JSClassCreate(&definition)
+    }()
+}

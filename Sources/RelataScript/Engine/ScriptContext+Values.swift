@@ -1,0 +1,81 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// Conversion between Relata values and JavaScript values.
+///
+/// | Relata | JavaScript |
+/// |---|---|
+/// | NULL | `null` (and `undefined` reads back as NULL) |
+/// | integer, double | number (integers beyond ±2^53 lose precision) |
+/// | decimal (Decimal, Currency) | number; a number written to a Decimal field is read by its shortest decimal spelling, so `19.99` stays 19.99 |
+/// | boolean | boolean |
+/// | string | string |
+/// | date | `Date` |
+/// | GUID | string (`"E621E1F8-C36C-495A-93FC-0C247A3E6E5F"`); a string written to a Guid field is parsed |
+/// | blob | `Uint8Array` (a copy); an `ArrayBuffer` or any typed array reads back as a blob |
+extension ScriptContext {
+    func jsValue(_ value: Value) -> JSValueRef {
+        switch value {
+        case .null: return JSValueMakeNull(ref)
+        case .integer(let integer): return JSValueMakeNumber(ref, Double(integer))
+        case .double(let double): return JSValueMakeNumber(ref, double)
+        case .decimal(let decimal): return JSValueMakeNumber(ref, NSDecimalNumber(decimal: decimal).doubleValue)
+        case .boolean(let bool): return JSValueMakeBoolean(ref, bool)
+        case .string(let string): return self.string(string)
+        case .date(let date):
+            var milliseconds: JSValueRef? = JSValueMakeNumber(ref, date.timeIntervalSince1970 * 1000)
+            return JSObjectMakeDate(ref, 1, &milliseconds, nil)
+        case .guid(let uuid): return self.string(uuid.uuidString)
+        case .blob(let data):
+            guard let array = JSObjectMakeTypedArray(ref, kJSTypedArrayTypeUint8Array, data.count, nil) else { return JSValueMakeNull(ref) }
+            if let bytes = JSObjectGetTypedArrayBytesPtr(ref, array, nil) {
+                data.withUnsafeBytes { bytes.copyMemory(from: $0.baseAddress!, byteCount: data.count) }
+            }
+            return array
+        }
+    }
+
+    /// Converts a JavaScript value to a field value. With a field type, strings
+    /// are parsed for Guid, DateTime, Decimal and Blob fields, and numbers become
+    /// decimals by their shortest spelling; checking the value against the field
+    /// is the table's job.
+    func value(from js: JSValueRef, for type: DataType? = nil) throws -> Value {
+        switch JSValueGetType(ref, js) {
+        case kJSTypeUndefined, kJSTypeNull:
+            return .null
+        case kJSTypeBoolean:
+            return .boolean(JSValueToBoolean(ref, js))
+        case kJSTypeNumber:
+            let number = JSValueToNumber(ref, js, nil)
+            if type?.storage == .decimal, number.isFinite { return .decimal(Decimal(string: "\(number)") ?? Decimal(number)) }
+            if number.rounded() == number, abs(number) <= 9_007_199_254_740_992 { return .integer(Int64(number)) }
+            return .double(number)
+        case kJSTypeString:
+            let text = JSString.string(of: js, in: ref) ?? ""
+            if let type, [.guid, .date, .decimal, .blob].contains(type.storage), let parsed = try? type.value(parsing: text) {
+                return parsed
+            }
+            return .string(text)
+        default:
+            if JSValueIsDate(ref, js) {
+                return .date(Date(timeIntervalSince1970: JSValueToNumber(ref, js, nil) / 1000))
+            }
+            if let object = JSValueToObject(ref, js, nil) {
+                if JSValueGetTypedArrayType(ref, js, nil) == kJSTypedArrayTypeArrayBuffer {
+                    let count = JSObjectGetArrayBufferByteLength(ref, object, nil)
+                    guard let bytes = JSObjectGetArrayBufferBytesPtr(ref, object, nil) else { return .blob(Data()) }
+                    return .blob(Data(bytes: bytes, count: count))
+                }
+                if JSValueGetTypedArrayType(ref, js, nil) != kJSTypedArrayTypeNone {
+                    let count = JSObjectGetTypedArrayByteLength(ref, object, nil)
+                    let offset = JSObjectGetTypedArrayByteOffset(ref, object, nil)
+                    guard let bytes = JSObjectGetTypedArrayBytesPtr(ref, object, nil) else { return .blob(Data()) }
+                    return .blob(Data(bytes: bytes + offset, count: count))
+                }
+            }
+            let shown = JSString.string(of: js, in: ref) ?? "an object"
+            throw ScriptError(.runtime, "\(shown.prefix(60)) is not a field value (use a number, string, boolean, Date, Uint8Array or null)")
+        }
+    }
+}

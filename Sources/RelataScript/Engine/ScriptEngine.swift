@@ -1,0 +1,122 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// A JavaScript engine: one JavaScriptCore virtual machine (a context group)
+/// with a CPU time limit, `eval` turned off, and no file, network or process
+/// access (JavaScriptCore's global object has none, and Relata adds none).
+///
+/// ```swift
+/// let engine = try ScriptEngine()
+/// try engine.evaluate("function double(x) { return x * 2 }", fileName: "math.js")
+/// let result = try engine.call("double", [21])   // .integer(42)
+/// ```
+///
+/// Errors are ``ScriptError``s with the script's file, line, column and stack.
+///
+/// **Threads.** An engine is not `Sendable`: create and use it on one thread
+/// (or inside one actor that does not hop threads). JavaScriptCore serializes
+/// calls into one VM anyway, so parallel work needs one engine per thread.
+/// Debug builds check every call against the thread that created the engine.
+public final class ScriptEngine {
+    /// The longest a single call into JavaScript may run, in CPU time, before it
+    /// is stopped with ``ScriptError/Kind/timeLimitExceeded``. The engine stays usable.
+    public var timeLimit: Duration {
+        didSet { armTimeLimit() }
+    }
+
+    let group: JSContextGroupRef
+    /// The engine's main context; ``ScriptContext`` makes more in the same VM.
+    let context: ScriptContext
+    let watchdog = Watchdog()
+    #if DEBUG
+    private let owner = pthread_self()
+    #endif
+
+    /// Creates an engine.
+    ///
+    /// ```swift
+    /// let engine = try ScriptEngine(timeLimit: .milliseconds(200))
+    /// ```
+    public init(timeLimit: Duration = .seconds(1)) throws {
+        self.timeLimit = timeLimit
+        group = JSContextGroupCreate()
+        context = ScriptContext(group: group)
+        context.engine = self
+        armTimeLimit()
+        try context.installBootstrap()
+    }
+
+    deinit {
+        JSContextGroupClearExecutionTimeLimit(group)
+        context.release()
+        JSContextGroupRelease(group)
+    }
+
+    /// Runs a script and returns its completion value (NULL for anything that is not a field value).
+    ///
+    /// ```swift
+    /// try engine.evaluate("const rate = 0.2", fileName: "setup.js")
+    /// ```
+    /// - Parameters:
+    ///   - fileName: the name errors and stacks show for this script.
+    ///   - line: the line number of the script's first line (for scripts embedded in a larger file).
+    @discardableResult
+    public func evaluate(_ source: String, fileName: String = "<script>", line: Int = 1) throws -> Value {
+        checkThread()
+        let result = try context.evaluate(source, fileName: fileName, line: line)
+        return try context.value(from: result)
+    }
+
+    /// Checks a script's syntax without running it.
+    ///
+    /// ```swift
+    /// try engine.checkSyntax("function f( {", fileName: "f.js")   // throws ScriptError (.syntax, line 1)
+    /// ```
+    public func checkSyntax(_ source: String, fileName: String = "<script>", line: Int = 1) throws {
+        checkThread()
+        try context.checkSyntax(source, fileName: fileName, line: line)
+    }
+
+    /// Calls a global function by name with field values as arguments.
+    ///
+    /// - Throws: ``ScriptError`` when there is no such function or the call throws.
+    @discardableResult
+    public func call(_ function: String, _ arguments: [Value] = []) throws -> Value {
+        checkThread()
+        let callee = try context.globalFunction(named: function)
+        let result = try context.call(callee, arguments.map { context.jsValue($0) })
+        return try context.value(from: result)
+    }
+
+    /// True when the script defines a global function with this name.
+    public func hasFunction(_ name: String) -> Bool {
+        checkThread()
+        return (try? context.globalFunction(named: name)) != nil
+    }
+
+    func checkThread() {
+        #if DEBUG
+        precondition(pthread_equal(owner, pthread_self()) != 0,
+                     "a ScriptEngine was used on a thread other than the one that created it; use one engine per thread")
+        #endif
+    }
+
+    private func armTimeLimit() {
+        let seconds = Double(timeLimit.components.seconds) + Double(timeLimit.components.attoseconds) / 1e18
+        // The callback must return true (terminate) every time: returning false would disarm the limit.
+        JSContextGroupSetExecutionTimeLimit(group, seconds, { _, box in
+            guard let box else { return true }
+            Unmanaged<Watchdog>.fromOpaque(box).takeUnretainedValue().fired = true
+            return true
+        }, Unmanaged.passUnretained(watchdog).toOpaque())
+    }
+}
+
+/// Remembers that the time limit stopped a script, so the exception it leaves can be reported as such.
+final class Watchdog {
+    var fired = false
+}
+
+@available(*, unavailable, message: "A ScriptEngine belongs to the thread that created it; make one engine per thread.")
+extension ScriptEngine: Sendable {}
