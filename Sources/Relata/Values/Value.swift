@@ -48,8 +48,7 @@ extension Value {
             guard value.rounded() == value, let exact = Int64(exactly: value) else { return nil }
             return exact
         case .decimal(let value):
-            guard let double = Double(exactly: NSDecimalNumber(decimal: value).doubleValue),
-                  let exact = Int64(exactly: double), Decimal(exact) == value else { return nil }
+            guard let exact = Int64(value.description) else { return nil }
             return exact
         default: return nil
         }
@@ -60,7 +59,7 @@ extension Value {
         switch self {
         case .integer(let value): return Double(value)
         case .double(let value): return value
-        case .decimal(let value): return NSDecimalNumber(decimal: value).doubleValue
+        case .decimal(let value): return Double(value.description) ?? NSDecimalNumber(decimal: value).doubleValue
         default: return nil
         }
     }

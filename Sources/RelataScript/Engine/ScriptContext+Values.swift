@@ -20,7 +20,7 @@ extension ScriptContext {
         case .null: return JSValueMakeNull(ref)
         case .integer(let integer): return JSValueMakeNumber(ref, Double(integer))
         case .double(let double): return JSValueMakeNumber(ref, double)
-        case .decimal(let decimal): return JSValueMakeNumber(ref, NSDecimalNumber(decimal: decimal).doubleValue)
+        case .decimal: return JSValueMakeNumber(ref, value.doubleValue ?? .nan)
         case .boolean(let bool): return JSValueMakeBoolean(ref, bool)
         case .string(let string): return self.string(string)
         case .date(let date):
