@@ -6,15 +6,26 @@ extension DataTable {
         }
     }
 
-    func post(slot: Int) throws {
-        guard var record = changes[slot], let edit = record.edit else {
+    /// Posts a row's edit: runs the rules, then makes the edit pending.
+    /// `checkingRequired` is false for the implicit post of a row added directly,
+    /// whose required values are checked when the delta is built instead.
+    func post(slot: Int, checkingRequired: Bool = true) throws {
+        guard let before = changes[slot], before.edit != nil else {
             throw error(.invalidRowState, "the row is not in edit mode; call edit() first", slot: slot)
         }
-        try checkLock(record, slot: slot)
+        try checkLock(before, slot: slot)
+        var slot = slot
+        if let rules {
+            let row = row(atSlot: slot)
+            try rules.rowWillPost(row, inserting: before.state == .added || before.state == .addedInEditMode)
+            // The rules may have set values, or changed other rows: find the row again.
+            slot = try self.slot(of: row)
+        }
+        guard var record = changes[slot], let edit = record.edit else { return }
         if record.state == .addedInEditMode {
             var merged = record.pending
             merged.merge(edit) { $1 }
-            if let missing = fields.indices.first(where: { fields[$0].required && !fields[$0].autoIncrement && (merged[$0] ?? .null).isNull }) {
+            if checkingRequired, let missing = fields.indices.first(where: { fields[$0].required && !fields[$0].autoIncrement && (merged[$0] ?? .null).isNull }) {
                 throw error(.requiredValueMissing, "the field is required; set it before posting the new row", field: missing, slot: slot)
             }
             record.pending = merged

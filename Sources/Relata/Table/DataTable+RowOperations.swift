@@ -50,15 +50,27 @@ extension DataTable {
         if !temporaryKeys.isEmpty { nextTemporaryKey -= 1 }
 
         let slot = appendSlot(originals: Array(repeating: .null, count: fields.count))
-        var record = RowChanges(state: inEditMode ? .addedInEditMode : .added, pending: pending)
-        if inEditMode { record.edit = [:] }
+        // With rules, the new row starts hidden and in edit mode, so `onNewRow`
+        // can set values; a direct addition is then posted like any change.
+        let hidden = inEditMode || rules != nil
+        var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: pending)
+        if hidden { record.edit = [:] }
         assignChangeId(&record)
         setChanges(record, at: slot)
-        if !inEditMode {
+        let row = row(atSlot: slot)
+        if let rules {
+            do {
+                try rules.rowDidAdd(row)
+                if !inEditMode { try post(slot: row.slot, checkingRequired: false) }
+            } catch {
+                if row.slot >= 0 { removeSlots([row.slot]) }
+                throw error
+            }
+        } else if !inEditMode {
             updateIndexes(slot: slot, becameVisible: true)
             notifyChanged()
         }
-        return row(atSlot: slot)
+        return row
     }
 
     /// Loads rows as original data (state ``RowState/unchanged``), as a data source delivers them.
@@ -122,6 +134,15 @@ extension DataTable {
         if record.edit != nil {
             throw error(.invalidRowState, "the row is in edit mode; post or discard the edit first", slot: slot)
         }
+        if case .rejected(let reason) = record.state.after(.removed) {
+            throw error(.invalidRowState, reason, slot: slot)
+        }
+        try rules?.rowWillRemove(row)
+        try remove(slot: self.slot(of: row))
+    }
+
+    private func remove(slot: Int) throws {
+        let record = changes[slot] ?? RowChanges()
         switch record.state.after(.removed) {
         case .rejected(let reason):
             throw error(.invalidRowState, reason, slot: slot)

@@ -19,7 +19,21 @@ extension DataTable {
             setChanges(record, at: slot)
             return
         }
-        commit(checked, field: field, slot: slot)
+        guard rules != nil else {
+            commit(checked, field: field, slot: slot)
+            return
+        }
+        // With rules, a direct change is an edit of its own, posted at once.
+        guard postedValue(slot: slot, field: field) != checked else { return }
+        record.edit = [field: checked]
+        setChanges(record, at: slot)
+        let row = row(atSlot: slot)
+        do {
+            try post(slot: slot)
+        } catch {
+            if row.slot >= 0 { try? discard(slot: row.slot) }
+            throw error
+        }
     }
 
     func checkWritable(_ record: RowChanges, slot: Int) throws {

@@ -1,0 +1,32 @@
+/// Row-level business rules that a table consults before it changes.
+///
+/// RelataScript's rule sets implement this to run JavaScript handlers
+/// (`onNewRow`, `beforePost`, `beforeInsert`, `beforeUpdate`, `beforeDelete`);
+/// you can implement it in Swift too:
+///
+/// ```swift
+/// final class PositiveQuantity: DataTableRules {
+///     func rowDidAdd(_ row: DataTableRow) throws {}
+///     func rowWillPost(_ row: DataTableRow, inserting: Bool) throws {
+///         if (try row.value(forKey: "Quantity").integerValue ?? 0) <= 0 {
+///             throw RelataError(.requiredValueMissing, "Quantity must be positive")
+///         }
+///     }
+///     func rowWillRemove(_ row: DataTableRow) throws {}
+/// }
+/// orderDetails.rules = PositiveQuantity()
+/// ```
+///
+/// When a table has rules, every direct change (a `setValue` outside edit
+/// mode) is posted on its own: the rules see the row with the new value, and
+/// if they throw, the change is undone and the error rethrown.
+public protocol DataTableRules: AnyObject {
+    /// A row was just added; the rules may set its values. Throwing cancels the addition.
+    func rowDidAdd(_ row: DataTableRow) throws
+    /// A row's changes are about to become pending. The row shows the new values
+    /// (and is in edit mode, so values the rules set are part of the same post);
+    /// `inserting` is true for a new row. Throwing leaves the row as it was.
+    func rowWillPost(_ row: DataTableRow, inserting: Bool) throws
+    /// A row is about to be removed. Throwing keeps it.
+    func rowWillRemove(_ row: DataTableRow) throws
+}
