@@ -130,6 +130,11 @@ public final class DataTableRow {
         return table.originalValue(slot: liveSlot, field: field)
     }
 
+    /// How errors name this row: its primary-key values (`row (ClientId=3)`), or its position.
+    public var label: String {
+        slot >= 0 ? table.rowLabel(slot: slot) : "a removed row"
+    }
+
     /// The number of stored fields.
     public var fieldCount: Int { table.fields.count }
 

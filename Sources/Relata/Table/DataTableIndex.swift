@@ -128,6 +128,15 @@ extension DataTable {
     /// - Throws: ``RelataError/Code/invalidDefinition`` when the table has no primary key
     ///   or the number of values does not match it.
     public func row(forPrimaryKey values: Value...) throws -> DataTableRow? {
+        try row(forPrimaryKey: values)
+    }
+
+    /// The visible row with the given primary-key values, or nil.
+    ///
+    /// ```swift
+    /// let line = try orderDetails.row(forPrimaryKey: [orderId, lineNumber])
+    /// ```
+    public func row(forPrimaryKey values: [Value]) throws -> DataTableRow? {
         guard !keyFieldIndexes.isEmpty else {
             throw RelataError(.invalidDefinition, "the table has no primary-key field", table: name)
         }

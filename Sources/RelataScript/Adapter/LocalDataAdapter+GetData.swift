@@ -1,0 +1,57 @@
+internal import CJavaScriptCore
+import Relata
+
+/// Reading data through the adapter, with the data events.
+extension LocalDataAdapter {
+    /// Returns a table, running `beforeGetData(names, requests)` first and
+    /// `afterGetData(names, requests)` after; a `fail()` in `beforeGetData`
+    /// refuses the read (the error is thrown).
+    ///
+    /// Each request is `{ tableName, where, parameters }` in the scripts.
+    ///
+    /// ```swift
+    /// let clients = try adapter.getDataTable("Clients")
+    /// ```
+    public func getDataTable(_ name: String) throws -> DataTable {
+        try getData([name]).first!
+    }
+
+    /// The rows of a table for which an expression is true, with the data events.
+    ///
+    /// ```swift
+    /// let big = try adapter.getRows(from: "Orders", where: "Total > :min", parameters: ["min": 1000])
+    /// ```
+    public func getRows(from name: String, where expression: String, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
+        guard let table = table(named: name) else { throw unknownTable(name) }
+        try fireDataEvent("beforeGetData", names: [table.name], expression: expression, parameters: parameters)
+        let rows = try table.rows(where: expression, parameters: parameters)
+        try fireDataEvent("afterGetData", names: [table.name], expression: expression, parameters: parameters)
+        return rows
+    }
+
+    /// Several tables at once, with one pair of data events.
+    public func getData(_ names: [String]) throws -> [DataTable] {
+        let tables = try names.map { name in
+            guard let table = table(named: name) else { throw unknownTable(name) }
+            return table
+        }
+        try fireDataEvent("beforeGetData", names: tables.map(\.name), expression: nil, parameters: [:])
+        try fireDataEvent("afterGetData", names: tables.map(\.name), expression: nil, parameters: [:])
+        return tables
+    }
+
+    private func fireDataEvent(_ event: String, names: [String], expression: String?, parameters: [String: Value]) throws {
+        for script in host.allScripts where script.handler(event) != nil {
+            try host.fire(event, in: script, table: script.table) { context in
+                let requests = names.map { name -> JSValueRef in
+                    let request = context.makeObject()
+                    context.setProperty("tableName", of: request, to: context.string(name))
+                    context.setProperty("where", of: request, to: expression.map { context.string($0) } ?? JSValueMakeNull(context.ref))
+                    context.setProperty("parameters", of: request, to: context.object(from: parameters))
+                    return request
+                }
+                return [context.makeArray(names.map { context.string($0) }), context.makeArray(requests)]
+            }
+        }
+    }
+}

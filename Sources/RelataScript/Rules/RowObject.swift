@@ -1,0 +1,98 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// The JavaScript face of a ``DataTableRow``: `row.Quantity`, `row['Quantity']`,
+/// `Object.keys(row)`, `JSON.stringify(row)`. Reads include calculated and lookup
+/// fields; writes go through the same validation as Swift writes, and an invalid
+/// write or an unknown field name throws in JavaScript.
+enum RowObject {
+    final class Box {
+        let row: DataTableRow
+        unowned(unsafe) let context: ScriptContext
+        init(row: DataTableRow, context: ScriptContext) {
+            self.row = row
+            self.context = context
+        }
+    }
+
+    static func make(_ row: DataTableRow, in context: ScriptContext) -> JSObjectRef {
+        JSObjectMake(context.ref, rowClass, Unmanaged.passRetained(Box(row: row, context: context)).toOpaque())
+    }
+
+    /// The row behind a JavaScript value made by ``make(_:in:)``, or nil.
+    static func row(of value: JSValueRef, in context: ScriptContext) -> DataTableRow? {
+        guard JSValueIsObjectOfClass(context.ref, value, rowClass), let object = JSValueToObject(context.ref, value, nil),
+              let pointer = JSObjectGetPrivate(object) else { return nil }
+        return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue().row
+    }
+
+    /// Names JavaScript itself asks objects for; they are not field lookups.
+    private static let languageNames: Set<String> = [
+        "toJSON", "toString", "valueOf", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
+        "toLocaleString", "then", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
+        "length", "inspect",
+    ]
+
+    private static func box(_ object: JSObjectRef?) -> Box? {
+        guard let object, let pointer = JSObjectGetPrivate(object) else { return nil }
+        return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    private static func fieldNames(of table: DataTable) -> [String] {
+        table.fields.map(\.name) + table.virtualFieldNames
+    }
+
+    // Created once and never changed; JavaScriptCore classes may be used from any thread.
+    nonisolated(unsafe) private static let rowClass: JSClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafePointer(strdup("DataTableRow"))
+        definition.getProperty = { _, object, name, exception in
+            guard let box = box(object), let name else { return nil }
+            let key = JSString.string(name)
+            do {
+                return box.context.jsValue(try box.row.value(forKey: key))
+            } catch let error as RelataError where error.code == .unknownField {
+                if languageNames.contains(key) { return nil }
+                exception?.pointee = box.context.makeError(error.description)
+            } catch {
+                exception?.pointee = box.context.makeError("\(error)")
+            }
+            return nil
+        }
+        definition.setProperty = { _, object, name, value, exception in
+            guard let box = box(object), let name, let value else { return false }
+            let key = JSString.string(name)
+            do {
+                let type = box.row.table.field(named: key)?.type
+                try box.row.setValue(try box.context.value(from: value, for: type), forKey: key)
+            } catch let error as ScriptError {
+                exception?.pointee = box.context.makeError("\(box.row.table.name).\(key): \(error.message)")
+            } catch {
+                exception?.pointee = box.context.makeError("\(error)")
+            }
+            return true
+        }
+        definition.hasProperty = { _, object, name in
+            guard let box = box(object), let name else { return false }
+            let key = JSString.string(name)
+            return box.row.table.field(named: key) != nil || box.row.table.virtualFieldNames.contains(key)
+        }
+        definition.deleteProperty = { _, object, name, exception in
+            guard let box = box(object) else { return false }
+            exception?.pointee = box.context.makeError("fields cannot be deleted from a row; set them to null instead")
+            return true
+        }
+        definition.getPropertyNames = { _, object, names in
+            guard let box = box(object), let names else { return }
+            for field in fieldNames(of: box.row.table) {
+                JSString.with(field) { JSPropertyNameAccumulatorAddName(names, $0) }
+            }
+        }
+        definition.finalize = { object in
+            guard let object, let pointer = JSObjectGetPrivate(object) else { return }
+            Unmanaged<Box>.fromOpaque(pointer).release()
+        }
+        return JSClassCreate(&definition)
+    }()
+}

@@ -1,0 +1,130 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// `lda`: rules read and write the adapter's other tables.
+///
+/// ```js
+/// const client = lda.select('Clients', order.ClientId);          // a row or null
+/// const open = lda.selectWhere('Orders', 'ClientId = :id AND Paid = FALSE', { id: order.ClientId });
+/// lda.insert('AuditLog', { Message: 'order changed' });
+/// lda.update('Clients', client, { LastOrder: new Date() });       // a row, a key, or an array of key values
+/// lda.remove('Reservations', 17);
+/// ```
+/// Writes go through the target table's rules. Made during an apply, they
+/// join that apply; otherwise they stay pending until the next one.
+extension RuleHost {
+    func installDataAccess(in context: ScriptContext) {
+        let lda = context.makeObject()
+        let adapter = self.adapter
+        func define(_ name: String, _ body: @escaping NativeFunction.Body) {
+            context.setProperty(name, of: lda, to: NativeFunction.make(in: context, body), readOnly: true)
+        }
+        define("select") { context, _, arguments in
+            let table = try adapter.table(fromScript: arguments, in: context, function: "select")
+            let key = try arguments.dropFirst().enumerated().map { index, value in
+                try context.value(from: value, for: table.primaryKeyFields.indices.contains(index) ? table.primaryKeyFields[index].type : nil)
+            }
+            guard let row = try table.row(forPrimaryKey: key) else { return JSValueMakeNull(context.ref) }
+            return RowObject.make(row, in: context)
+        }
+        define("selectWhere") { context, _, arguments in
+            let table = try adapter.table(fromScript: arguments, in: context, function: "selectWhere")
+            guard arguments.count > 1, let expression = JSString.string(of: arguments[1], in: context.ref) else {
+                throw ScriptError(.runtime, "lda.selectWhere(table, where, parameters) needs a where expression")
+            }
+            let parameters = arguments.count > 2 ? try context.dictionary(from: arguments[2], table: nil) : [:]
+            let rows = try table.rows(where: expression, parameters: parameters)
+            return context.makeArray(rows.map { RowObject.make($0, in: context) })
+        }
+        define("insert") { context, _, arguments in
+            let table = try adapter.table(fromScript: arguments, in: context, function: "insert")
+            let values = arguments.count > 1 ? try context.dictionary(from: arguments[1], table: table) : [:]
+            let row = try table.addNewRow(values: values)
+            adapter.didChangeThroughScript(row)
+            return RowObject.make(row, in: context)
+        }
+        define("update") { context, _, arguments in
+            let table = try adapter.table(fromScript: arguments, in: context, function: "update")
+            guard arguments.count > 2 else { throw ScriptError(.runtime, "lda.update(table, key, values) needs a key and the values") }
+            let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)
+            let values = try context.dictionary(from: arguments[2], table: table)
+            if values.count == 1 {
+                try row.setValue(values.first!.value, forKey: values.first!.key)
+            } else {
+                try row.edit()
+                do {
+                    for (key, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: key) }
+                    try row.post()
+                } catch {
+                    try? row.discard()
+                    throw error
+                }
+            }
+            adapter.didChangeThroughScript(row)
+            return RowObject.make(row, in: context)
+        }
+        define("remove") { context, _, arguments in
+            let table = try adapter.table(fromScript: arguments, in: context, function: "remove")
+            guard arguments.count > 1 else { throw ScriptError(.runtime, "lda.remove(table, key) needs a key") }
+            let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)
+            try table.removeRow(row)
+            adapter.didChangeThroughScript(row)
+            return JSValueMakeUndefined(context.ref)
+        }
+        context.setProperty("lda", of: context.global, to: lda, readOnly: true)
+    }
+}
+
+extension LocalDataAdapter {
+    /// The table named by a script's first argument, or an error listing the tables.
+    func table(fromScript arguments: [JSValueRef], in context: ScriptContext, function: String) throws -> DataTable {
+        guard let first = arguments.first, JSValueIsString(context.ref, first), let name = JSString.string(of: first, in: context.ref) else {
+            throw ScriptError(.runtime, "lda.\(function) needs a table name as its first argument")
+        }
+        guard let table = table(named: name) else {
+            throw ScriptError(.runtime, "lda.\(function): there is no table '\(name)' (tables: \(tables.map(\.name).joined(separator: ", ")))")
+        }
+        return table
+    }
+
+    /// A row given as a row object, a key value, or an array of key values.
+    func row(of table: DataTable, identifiedBy value: JSValueRef, in context: ScriptContext) throws -> DataTableRow {
+        if let row = RowObject.row(of: value, in: context) {
+            guard row.table === table else { throw ScriptError(.runtime, "the row belongs to table \(row.table.name), not \(table.name)") }
+            return row
+        }
+        let keys: [JSValueRef]
+        if JSValueIsArray(context.ref, value), let array = JSValueToObject(context.ref, value, nil) {
+            let count = Int(JSValueToNumber(context.ref, context.property("length", of: array), nil))
+            keys = (0..<count).map { JSObjectGetPropertyAtIndex(context.ref, array, UInt32($0), nil)! }
+        } else {
+            keys = [value]
+        }
+        let keyFields = table.primaryKeyFields
+        let key = try keys.enumerated().map { index, js in
+            try context.value(from: js, for: keyFields.indices.contains(index) ? keyFields[index].type : nil)
+        }
+        guard let row = try table.row(forPrimaryKey: key) else {
+            throw ScriptError(.runtime, "table \(table.name) has no row with key \(key.map(\.description).joined(separator: ", "))")
+        }
+        return row
+    }
+}
+
+extension ScriptContext {
+    /// A plain JavaScript object as field values by name (converted for `table`'s field types).
+    func dictionary(from value: JSValueRef, table: DataTable?) throws -> [String: Value] {
+        guard JSValueIsObject(ref, value), let object = JSValueToObject(ref, value, nil) else {
+            throw ScriptError(.runtime, "expected an object of field values, such as { Name: 'Acme' }")
+        }
+        let names = JSObjectCopyPropertyNames(ref, object)
+        defer { JSPropertyNameArrayRelease(names) }
+        var result: [String: Value] = [:]
+        for index in 0..<JSPropertyNameArrayGetCount(names) {
+            let name = JSString.string(JSPropertyNameArrayGetNameAtIndex(names, index))
+            result[name] = try self.value(from: property(name, of: object), for: table?.field(named: name)?.type)
+        }
+        return result
+    }
+}

@@ -1,0 +1,107 @@
+internal import CJavaScriptCore
+import Foundation
+import Logging
+import Relata
+
+/// The globals every rule script sees: `fail`, `log`, `newGuid`, `isServer`,
+/// `session`, `lda` and `schema`.
+extension RuleHost {
+    static let bootstrap = """
+        function __relataError(message) { return new Error(message) }
+        function fail(message) {
+            const error = new Error(message === undefined ? 'the rule failed' : String(message));
+            error.name = 'RuleFailure';
+            error.__relataFail = true;
+            throw error;
+        }
+        function log(...parts) {
+            __relataLog(parts.map(p => typeof p === 'string' ? p : JSON.stringify(p)).join(' '), new Error().stack);
+        }
+        function __relataChange(type, changeId, oldValues, newValues, status, message) {
+            const change = {
+                type, changeId, changeID: changeId, oldValues, newValues, status, message,
+                get isInsert() { return this.type === 'insert' },
+                get isUpdate() { return this.type === 'update' },
+                get isDelete() { return this.type === 'delete' },
+                get failed() { return this.status === 'failed' },
+                get error() { return this.message },
+            };
+            for (const key of new Set(Object.keys(oldValues).concat(Object.keys(newValues)))) {
+                if (key in change) continue;
+                Object.defineProperty(change, key, {
+                    enumerable: true,
+                    get() { return key in this.newValues ? this.newValues[key] : this.oldValues[key] },
+                });
+            }
+            return change;
+        }
+        """
+
+    func installGlobals(in context: ScriptContext, table: String?) throws {
+        _ = try context.evaluate(Self.bootstrap, fileName: ScriptContext.bootstrapFile, line: 1)
+        let logger = self.logger
+        context.defineFunction("__relataLog") { context, _, arguments in
+            let text = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
+            let stack = arguments.count > 1 ? JSString.string(of: arguments[1], in: context.ref) ?? "" : ""
+            let frame = stack.split(separator: "\n").map(String.init)
+                .filter { !$0.contains(ScriptContext.bootstrapFile) }.lazy.compactMap(StackFrame.init).first
+            var metadata: Logger.Metadata = [:]
+            if let frame { metadata["script"] = "\(frame.file):\(frame.line):\(frame.column)" }
+            if let table { metadata["table"] = "\(table)" }
+            logger.info("\(text)", metadata: metadata)
+            return JSValueMakeUndefined(context.ref)
+        }
+        context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
+        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter.isServer), readOnly: true)
+        installSession(in: context)
+        installSchema(in: context)
+        installDataAccess(in: context)
+    }
+
+    /// `session`: the adapter's session values by key, `roles`, and `hasRole(name)`.
+    func installSession(in context: ScriptContext) {
+        let session = context.makeObject()
+        for (key, value) in adapter.session.values.sorted(by: { $0.key < $1.key }) {
+            context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
+        }
+        let roles = adapter.session.roles
+        context.setProperty("roles", of: session, to: context.makeArray(roles.map { context.string($0) }), readOnly: true)
+        context.setProperty("hasRole", of: session, to: NativeFunction.make(in: context) { context, _, arguments in
+            let role = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
+            return JSValueMakeBoolean(context.ref, roles.contains(role))
+        }, readOnly: true)
+        context.setProperty("session", of: context.global, to: session)
+    }
+
+    /// `schema`: `schema.tables` (names) and, per table, `schema.Clients.fields`.
+    func installSchema(in context: ScriptContext) {
+        let schema = context.makeObject()
+        let tables = adapter.tables
+        context.setProperty("tables", of: schema, to: context.makeArray(tables.map { context.string($0.name) }), readOnly: true)
+        for table in tables {
+            let description = context.makeObject()
+            context.setProperty("name", of: description, to: context.string(table.name), readOnly: true)
+            let fields = table.fields.map { field -> JSValueRef in
+                let object = context.makeObject()
+                context.setProperty("name", of: object, to: context.string(field.name), readOnly: true)
+                context.setProperty("type", of: object, to: context.string(field.type.rawValue), readOnly: true)
+                context.setProperty("size", of: object, to: JSValueMakeNumber(context.ref, Double(field.size)), readOnly: true)
+                context.setProperty("required", of: object, to: JSValueMakeBoolean(context.ref, field.required), readOnly: true)
+                context.setProperty("readOnly", of: object, to: JSValueMakeBoolean(context.ref, field.readOnly), readOnly: true)
+                context.setProperty("primaryKey", of: object, to: JSValueMakeBoolean(context.ref, field.primaryKey), readOnly: true)
+                return object
+            }
+            context.setProperty("fields", of: description, to: context.makeArray(fields), readOnly: true)
+            context.setProperty(table.name, of: schema, to: description, readOnly: true)
+        }
+        context.setProperty("schema", of: context.global, to: schema)
+    }
+
+    /// Rebuilds `session` and `schema` in every script after the adapter's session or tables changed.
+    func refreshGlobals() {
+        for script in allScripts {
+            installSession(in: script.context)
+            installSchema(in: script.context)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+internal import CJavaScriptCore
+import Foundation
+import Logging
+import Relata
+
+/// Runs rule scripts: one per table plus an optional schema-wide script, each
+/// in its own global scope of one ``ScriptEngine``. Handlers are top-level
+/// functions found by name; a missing handler is skipped.
+///
+/// The ``LocalDataAdapter`` owns one; it installs itself as each table's
+/// ``DataTableRules`` and calls the delta and transaction events while applying.
+final class RuleHost {
+    let engine: ScriptEngine
+    let logger: Logger
+    /// Table scripts by table name (folded to lower case).
+    private(set) var tableScripts: [String: CompiledScript] = [:]
+    private(set) var schemaScript: CompiledScript?
+    /// Supplies `lda`, `schema` and `session` to scripts.
+    unowned(unsafe) let adapter: LocalDataAdapter
+
+    init(engine: ScriptEngine, logger: Logger, adapter: LocalDataAdapter) {
+        self.engine = engine
+        self.logger = logger
+        self.adapter = adapter
+    }
+
+    deinit {
+        for script in tableScripts.values { script.context.release() }
+        schemaScript?.context.release()
+    }
+
+    /// A script compiled into its own global scope.
+    final class CompiledScript {
+        let script: RuleScript
+        let context: ScriptContext
+        let table: String?
+        /// Handlers looked up once per name (nil: the script has none).
+        private var handlers: [String: JSObjectRef?] = [:]
+
+        init(script: RuleScript, context: ScriptContext, table: String?) {
+            self.script = script
+            self.context = context
+            self.table = table
+        }
+
+        func handler(_ name: String) -> JSObjectRef? {
+            if let known = handlers[name] { return known }
+            let found = context.optionalGlobalFunction(named: name)
+            if let found { context.protect(found) }
+            handlers[name] = found
+            return found
+        }
+    }
+
+    /// Compiles and runs a script's top level in a new scope; syntax and top-level errors are thrown here.
+    func load(_ script: RuleScript, table: String?) throws {
+        let context = ScriptContext(group: engine.group)
+        context.engine = engine
+        do {
+            try context.installBootstrap()
+            try installGlobals(in: context, table: table)
+            _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
+        } catch {
+            context.release()
+            throw error
+        }
+        let compiled = CompiledScript(script: script, context: context, table: table)
+        if let table {
+            tableScripts[table.lowercased()]?.context.release()
+            tableScripts[table.lowercased()] = compiled
+        } else {
+            schemaScript?.context.release()
+            schemaScript = compiled
+        }
+    }
+
+    func script(forTable table: String) -> CompiledScript? { tableScripts[table.lowercased()] }
+
+    /// The scripts that handle events of a table: its own script, then the schema-wide one.
+    func scripts(forTable table: String?) -> [CompiledScript] {
+        [table.flatMap(script(forTable:)), schemaScript].compactMap { $0 }
+    }
+
+    /// Every script, schema-wide first (for transaction events).
+    var allScripts: [CompiledScript] {
+        [schemaScript].compactMap { $0 } + tableScripts.keys.sorted().compactMap { tableScripts[$0] }
+    }
+
+    /// Calls `event` in each script of a table that defines it, with arguments built
+    /// in that script's scope. Errors carry the event, table and row.
+    func fire(_ event: String, table: String?, row: String? = nil,
+              arguments: (ScriptContext) throws -> [JSValueRef]) throws {
+        for script in scripts(forTable: table) {
+            try fire(event, in: script, table: table, row: row, arguments: arguments)
+        }
+    }
+
+    func fire(_ event: String, in script: CompiledScript, table: String?, row: String? = nil,
+              arguments: (ScriptContext) throws -> [JSValueRef]) throws {
+        guard let handler = script.handler(event) else { return }
+        do {
+            _ = try script.context.call(handler, try arguments(script.context))
+        } catch var error as ScriptError {
+            error.event = event
+            error.table = error.table ?? table
+            error.row = error.row ?? row
+            if error.file == nil { error.file = script.script.fileName }
+            throw error
+        }
+    }
+
+    /// True when any script defines the handler (so callers can skip building arguments).
+    func handles(_ event: String, table: String?) -> Bool {
+        scripts(forTable: table).contains { $0.handler(event) != nil }
+    }
+}
+
+/// Connects one table to the rule host: the row events of ``DataTableRules``.
+final class TableRules: DataTableRules {
+    unowned(unsafe) let host: RuleHost
+    let tableName: String
+
+    init(host: RuleHost, tableName: String) {
+        self.host = host
+        self.tableName = tableName
+    }
+
+    func rowDidAdd(_ row: DataTableRow) throws {
+        try fire("onNewRow", row)
+    }
+
+    func rowWillPost(_ row: DataTableRow, inserting: Bool) throws {
+        try fire("beforePost", row)
+        if inserting {
+            try fire("beforeInsert", row)
+        } else {
+            try host.fire("beforeUpdate", table: tableName, row: row.label) { context in
+                [RowObject.make(row, in: context), originals(of: row, in: context)]
+            }
+        }
+    }
+
+    func rowWillRemove(_ row: DataTableRow) throws {
+        try fire("beforeDelete", row)
+    }
+
+    private func fire(_ event: String, _ row: DataTableRow) throws {
+        try host.fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
+    }
+
+
+    /// `old`: a frozen object of the row's original values.
+    private func originals(of row: DataTableRow, in context: ScriptContext) -> JSValueRef {
+        let object = context.makeObject()
+        for field in row.table.fields {
+            context.setProperty(field.name, of: object, to: context.jsValue(row.originalValue(forKey: field.name) ?? .null),
+                                readOnly: true)
+        }
+        return object
+    }
+}

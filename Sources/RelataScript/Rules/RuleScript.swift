@@ -1,0 +1,28 @@
+import Foundation
+
+/// The source of a rule script and the file name its errors show.
+///
+/// ```swift
+/// let script = RuleScript("""
+///     function beforePost(row) {
+///         if (row.Quantity <= 0) fail('Quantity must be positive');
+///     }
+///     """, fileName: "OrderDetails.js")
+/// let fromDisk = try RuleScript(contentsOf: URL(fileURLWithPath: "rules/OrderDetails.js"))
+/// ```
+public struct RuleScript: Sendable, Hashable {
+    /// The JavaScript source.
+    public var source: String
+    /// The name errors, stacks and logs show for the script.
+    public var fileName: String
+
+    public init(_ source: String, fileName: String) {
+        self.source = source
+        self.fileName = fileName
+    }
+
+    /// Reads a script file; its file name is the path's last component.
+    public init(contentsOf url: URL) throws {
+        self.init(try String(contentsOf: url, encoding: .utf8), fileName: url.lastPathComponent)
+    }
+}
