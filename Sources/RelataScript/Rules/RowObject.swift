@@ -5,7 +5,8 @@ import Relata
 /// The JavaScript face of a ``DataTableRow``: `row.Quantity`, `row['Quantity']`,
 /// `Object.keys(row)`, `JSON.stringify(row)`. Reads include calculated and lookup
 /// fields; writes go through the same validation as Swift writes, and an invalid
-/// write or an unknown field name throws in JavaScript.
+/// write or an unknown field name throws in JavaScript (reading one too, and so
+/// does `'Misspelt' in row`: check `schema.Orders.fields` to ask what exists).
 enum RowObject {
     final class Box {
         let row: DataTableRow
@@ -73,11 +74,8 @@ enum RowObject {
             }
             return true
         }
-        definition.hasProperty = { _, object, name in
-            guard let box = box(object), let name else { return false }
-            let key = JSString.string(name)
-            return box.row.table.field(named: key) != nil || box.row.table.virtualFieldNames.contains(key)
-        }
+        // No hasProperty callback: JavaScriptCore then asks getProperty, which
+        // is what makes reading a misspelt field an error instead of undefined.
         definition.deleteProperty = { _, object, name, exception in
             guard let box = box(object) else { return false }
             exception?.pointee = box.context.makeError("fields cannot be deleted from a row; set them to null instead")
