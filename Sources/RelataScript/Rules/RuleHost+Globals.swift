@@ -52,14 +52,14 @@ extension RuleHost {
             return JSValueMakeUndefined(context.ref)
         }
         context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
-        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter.isServer), readOnly: true)
         installSession(in: context)
         installSchema(in: context)
         installDataAccess(in: context)
     }
 
-    /// `session`: the adapter's session values by key, `roles`, and `hasRole(name)`.
+    /// `isServer`, and `session`: the adapter's session values by key, `roles`, and `hasRole(name)`.
     func installSession(in context: ScriptContext) {
+        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter.isServer))
         let session = context.makeObject()
         for (key, value) in adapter.session.values.sorted(by: { $0.key < $1.key }) {
             context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
