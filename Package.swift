@@ -28,6 +28,10 @@ let package = Package(
         ]),
         // The README's five-minute tour, compiled so it cannot rot; `Scripts/demo.sh` runs it.
         .executableTarget(name: "relata-tour", dependencies: ["Relata"], path: "Examples/Tour"),
+        // Business rules on the same table; `Scripts/demo.sh` runs it after the tour.
+        .executableTarget(name: "relata-rules-demo", dependencies: [
+            "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
+        ], path: "Examples/RulesDemo"),
         .testTarget(name: "RelataTests", dependencies: ["Relata"]),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript"]),
     ],

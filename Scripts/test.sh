@@ -6,9 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 
-# The core tests need nothing beyond the Swift toolchain; the benchmarks
-# package (built here so it cannot rot, not run) links SQLite.
-require_packages libsqlite3-dev
+# Rules run on JavaScriptCore (WebKitGTK's javascriptcoregtk-4.1); the
+# benchmarks package (built here so it cannot rot, not run) links SQLite.
+require_packages libjavascriptcoregtk-4.1-dev libsqlite3-dev
 
 swift build --build-tests
 swift test --skip-build "$@"
