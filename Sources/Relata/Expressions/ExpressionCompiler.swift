@@ -188,6 +188,9 @@ struct ExpressionCompiler {
                                   location: ExpressionParser.location(of: offset, in: text))
             }
             let table = self.table
+            if let prefetched = try prefetch(name) {
+                return { slot in prefetched[slot] }
+            }
             return { slot in try table.virtualValue(named: name, slot: slot) }
         case .negate(let operand, let offset):
             let operand = try value(operand)
@@ -221,6 +224,18 @@ struct ExpressionCompiler {
             let condition = try condition(node)
             return { slot in try condition(slot).value }
         }
+    }
+
+    /// A calculated field that can compute many rows at once is computed for every
+    /// visible row before the filter runs, instead of once per row as it goes.
+    private func prefetch(_ name: String) throws -> [Value]? {
+        guard table.calculatedFields.contains(where: { $0.computeMany != nil && $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            return nil
+        }
+        let slots = table.visibleSlots
+        var bySlot = [Value](repeating: .null, count: table.slotCount)
+        for (slot, value) in zip(slots, try table.values(ofField: name, slots: slots)) { bySlot[slot] = value }
+        return bySlot
     }
 
     /// The value of a node that does not depend on the row (literals, parameters, negated constants).

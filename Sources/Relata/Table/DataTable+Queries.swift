@@ -101,7 +101,7 @@ extension DataTable {
         if let field = fieldIndex(named: fieldName) {
             keys = slots.map { postedValue(slot: $0, field: field) }
         } else {
-            keys = try slots.map { try virtualValue(named: fieldName, slot: $0) }
+            keys = try values(ofField: fieldName, slots: slots)
         }
         let order = Array(keys.indices).sorted { a, b in
             let result = Self.order(keys[a], keys[b], comparison)

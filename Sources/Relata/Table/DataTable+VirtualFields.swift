@@ -4,6 +4,8 @@ struct CalculatedField {
     let type: DataType
     let cached: Bool
     let compute: (DataTableRow) throws -> Value
+    /// Computes many rows in one go (a script engine loops inside JavaScript); optional.
+    let computeMany: (([DataTableRow]) throws -> [Value])?
     /// Cached values by slot (only when `cached`).
     var cache: [Int: Value] = [:]
     /// Stored fields the function read, over every computation so far.
@@ -48,10 +50,53 @@ extension DataTable {
     /// }
     /// ```
     /// - Throws: ``RelataError/Code/invalidDefinition`` when the name is already used.
+    ///
+    /// `computeMany`, when given, computes the values of many rows at once; the
+    /// table uses it to sort, filter and read whole columns
+    /// (``values(ofField:rows:)``) without one call per row. It must return one
+    /// value per row, in order, equal to what `compute` gives.
     public func addCalculatedField(name: String, type: DataType, cached: Bool = false,
-                                   compute: @escaping (DataTableRow) throws -> Value) throws {
+                                   compute: @escaping (DataTableRow) throws -> Value,
+                                   computeMany: (([DataTableRow]) throws -> [Value])? = nil) throws {
         try checkNewFieldName(name)
-        calculatedFields.append(CalculatedField(name: name, type: type, cached: cached, compute: compute))
+        calculatedFields.append(CalculatedField(name: name, type: type, cached: cached, compute: compute, computeMany: computeMany))
+    }
+
+    /// The values of one field for many rows (all visible rows by default), in order.
+    /// Calculated fields with a `computeMany` function are computed in one batch.
+    ///
+    /// ```swift
+    /// let totals = try orderDetails.values(ofField: "Total")
+    /// ```
+    public func values(ofField name: String, rows: [DataTableRow]? = nil) throws -> [Value] {
+        let slots = try rows.map { try $0.map { try slot(of: $0) } } ?? visibleSlots
+        return try values(ofField: name, slots: slots)
+    }
+
+    func values(ofField name: String, slots: [Int]) throws -> [Value] {
+        if let field = fieldIndex(named: name) { return slots.map { currentValue(slot: $0, field: field) } }
+        if let index = calculatedFields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }),
+           let computeMany = calculatedFields[index].computeMany {
+            let field = calculatedFields[index]
+            let values: [Value]
+            do {
+                values = try computeMany(rows(atSlots: slots))
+            } catch let error as RelataError {
+                throw error
+            } catch {
+                throw RelataError(.calculationFailed, "calculated field failed: \(error)", table: self.name, field: field.name)
+            }
+            guard values.count == slots.count else {
+                throw RelataError(.calculationFailed, "computed \(values.count) values for \(slots.count) rows", table: self.name, field: field.name)
+            }
+            return try zip(values, slots).map { value, slot in
+                do { return try field.type.coerce(value) } catch {
+                    throw RelataError(.calculationFailed, "calculated field failed: \(error)", table: self.name, field: field.name,
+                                      row: rowLabel(slot: slot))
+                }
+            }
+        }
+        return try slots.map { try virtualValue(named: name, slot: $0) }
     }
 
     /// Adds a lookup field: for each row, the value of `lookupResultField` in the

@@ -17,6 +17,9 @@
 /// orderDetails.rules = PositiveQuantity()
 /// ```
 ///
+/// A rule engine that runs rules over many rows at once applies the values the
+/// rules set inside ``DataTable/withoutRules(_:)``, so they are not checked twice.
+///
 /// When a table has rules, every direct change (a `setValue` outside edit
 /// mode) is posted on its own: the rules see the row with the new value, and
 /// if they throw, the change is undone and the error rethrown.
@@ -29,4 +32,19 @@ public protocol DataTableRules: AnyObject {
     func rowWillPost(_ row: DataTableRow, inserting: Bool) throws
     /// A row is about to be removed. Throwing keeps it.
     func rowWillRemove(_ row: DataTableRow) throws
+}
+
+extension DataTable {
+    /// Runs `body` with the table's rules switched off: for rule engines that
+    /// apply what rules computed, and for loading data that was checked elsewhere.
+    ///
+    /// ```swift
+    /// try table.withoutRules { try row.setValue(normalized, forKey: "Code") }
+    /// ```
+    public func withoutRules<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = rules
+        rules = nil
+        defer { rules = saved }
+        return try body()
+    }
 }
