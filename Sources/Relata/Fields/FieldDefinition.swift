@@ -105,6 +105,21 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
 }
 
 extension FieldDefinition {
+    /// Checks a value against this field — type (with lossless coercion), size,
+    /// precision and scale, required — and returns it coerced. Read-only is the
+    /// table's business: a table refuses writes to read-only fields.
+    ///
+    /// ```swift
+    /// try FieldDefinition("Code", .string, size: 3).validate("ABCD")   // throws valueTooLong
+    /// ```
+    public func validate(_ value: Value) throws -> Value {
+        do throws(CoercionFailure) {
+            return try validated(value)
+        } catch {
+            throw RelataError(error.code, error.message, field: name)
+        }
+    }
+
     /// Checks a value for this field: type (with coercion), size, precision and scale, required.
     /// Returns the coerced value. Read-only is the table's business, not the value's.
     func validated(_ value: Value) throws(CoercionFailure) -> Value {

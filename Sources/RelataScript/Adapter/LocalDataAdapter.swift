@@ -130,9 +130,11 @@ public final class LocalDataAdapter {
         guard let table = table(named: tableName) else { throw unknownTable(tableName) }
         let host = self.host!
         let compiled = try host.calculationFunction(function, table: table.name, field: name)
-        try table.addCalculatedField(name: name, type: type, cached: cached) { row in
+        try table.addCalculatedField(name: name, type: type, cached: cached, compute: { row in
             try host.calculate(compiled, row: row, field: name)
-        }
+        }, computeMany: { [unowned table] rows in
+            try host.mapBatch(compiled, table: table, rows: rows, type: type, field: name)
+        })
     }
 
     /// Rows changed through `lda` join the apply in progress.

@@ -17,6 +17,27 @@ extension RuleHost {
         function log(...parts) {
             __relataLog(parts.map(p => typeof p === 'string' ? p : JSON.stringify(p)).join(' '), new Error().stack);
         }
+        function __relataEach(handlers, row, old, start, end, failures) {
+            for (let i = start; i < end; i++) {
+                row.i = i;
+                if (old !== null) old.i = i;
+                try {
+                    for (let h = 0; h < handlers.length; h++) handlers[h](row, old);
+                } catch (error) {
+                    failures.push(i, error);
+                }
+            }
+        }
+        function __relataMap(fn, row, start, end, out, odd, numeric) {
+            for (let i = start; i < end; i++) {
+                row.i = i;
+                const v = fn(row);
+                if (!numeric) out[i] = v;
+                else if (typeof v === 'number') out[i] = v;
+                else if (v === null || v === undefined) out[i] = NaN;
+                else { out[i] = NaN; odd.push(i, v); }
+            }
+        }
         function __relataChange(type, changeId, oldValues, newValues, status, message) {
             const change = {
                 type, changeId, changeID: changeId, oldValues, newValues, status, message,

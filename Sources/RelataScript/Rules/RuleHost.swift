@@ -15,6 +15,8 @@ final class RuleHost {
     /// Table scripts by table name (folded to lower case).
     private(set) var tableScripts: [String: CompiledScript] = [:]
     private(set) var schemaScript: CompiledScript?
+    /// Generated row-cursor classes for batch runs, by scope, table and shared fields.
+    var cursorClassCache: [String: (row: JSObjectRef, old: JSObjectRef)] = [:]
     /// Supplies `lda`, `schema` and `session` to scripts.
     unowned(unsafe) let adapter: LocalDataAdapter
 
@@ -65,6 +67,7 @@ final class RuleHost {
             throw error
         }
         let compiled = CompiledScript(script: script, context: context, table: table)
+        cursorClassCache.removeAll()
         if let table {
             tableScripts[table.lowercased()]?.context.release()
             tableScripts[table.lowercased()] = compiled

@@ -1,0 +1,66 @@
+import Relata
+
+/// A row whose pending change a rule rejects.
+public struct RuleViolation {
+    /// The row.
+    public let row: DataTableRow
+    /// What the rule said, with the script location, event, table and row.
+    public let error: ScriptError
+}
+
+extension LocalDataAdapter {
+    /// Runs the row rules over every pending change of a table at once, as a
+    /// client does just before an apply and a server does when a delta arrives:
+    /// `beforePost` then `beforeInsert` for added rows, `beforePost` then
+    /// `beforeUpdate(row, old)` for modified rows, `beforeDelete` for deleted rows.
+    ///
+    /// Each row gets its own verdict; the rows are handed to JavaScript in
+    /// batches (numeric fields as shared typed arrays), so a rule set over a
+    /// million changed rows runs in milliseconds rather than seconds. In a batch,
+    /// `row` is a cursor with the same field access as a row object.
+    ///
+    /// Values the rules set are applied to the rows that pass (validated like
+    /// any write); a value that does not validate makes its row a violation.
+    ///
+    /// ```swift
+    /// for violation in try adapter.validateChanges(for: orderDetails) {
+    ///     print(violation.row.label, violation.error.message)
+    /// }
+    /// ```
+    /// - Returns: the violations, in the order the rows were first changed.
+    public func validateChanges(for table: DataTable) throws -> [RuleViolation] {
+        guard tables.contains(where: { $0 === table }) else { throw unknownTable(table.name) }
+        var violations: [ObjectIdentifier: RuleViolation] = [:]
+        let passes: [(rows: [DataTableRow], events: [String], originals: Bool)] = [
+            (table.rows(in: .added), ["beforePost", "beforeInsert"], false),
+            (table.rows(in: .modified), ["beforePost", "beforeUpdate"], true),
+            (table.rows(in: .deleted), ["beforeDelete"], false),
+        ]
+        for pass in passes where !pass.rows.isEmpty {
+            var rows = pass.rows
+            for script in host.scripts(forTable: table.name) {
+                let outcome = try host.runBatch(pass.events, in: script, table: table, rows: rows, withOriginals: pass.originals)
+                var rejected = Set(outcome.failures.keys)
+                table.withoutRules {
+                    for (index, values) in outcome.writes {
+                        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                            do {
+                                try rows[index].setValue(value, forKey: name)
+                            } catch {
+                                violations[ObjectIdentifier(rows[index])] = RuleViolation(row: rows[index], error: ScriptError(
+                                    .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: rows[index].label))
+                                rejected.insert(index)
+                                break
+                            }
+                        }
+                    }
+                }
+                for (index, error) in outcome.failures {
+                    violations[ObjectIdentifier(rows[index])] = RuleViolation(row: rows[index], error: error)
+                }
+                rows = rows.enumerated().filter { !rejected.contains($0.offset) }.map(\.element)
+            }
+        }
+        return violations.values.sorted { $0.row.changeId < $1.row.changeId }
+    }
+}

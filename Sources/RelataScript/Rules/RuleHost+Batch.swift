@@ -1,0 +1,140 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// Rules over many rows with one call into JavaScript per chunk (see ``BatchCursor``).
+extension RuleHost {
+    /// Rows per call into JavaScript: the CPU time limit applies to each call.
+    static let chunkSize = 65_536
+
+    /// What a batch run found: failures by row index, and the values rules set.
+    struct BatchOutcome {
+        var failures: [Int: ScriptError] = [:]
+        var writes: [Int: [String: Value]] = [:]
+    }
+
+    /// Runs `events` (in order) of one script for every row, each row with its own verdict.
+    func runBatch(_ events: [String], in script: CompiledScript, table: DataTable, rows: [DataTableRow],
+                  withOriginals: Bool) throws -> BatchOutcome {
+        let handlers = events.compactMap { script.handler($0) }
+        guard !handlers.isEmpty, !rows.isEmpty else { return BatchOutcome() }
+        let context = script.context
+        let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
+                                     withOriginals: withOriginals, classes: cursorClasses)
+        let failures = context.makeArray([])
+        JSValueProtect(context.ref, failures)
+        defer { JSValueUnprotect(context.ref, failures) }
+        let each = try context.globalFunction(named: "__relataEach")
+        let handlerArray = context.makeArray(handlers)
+        var outcome = BatchOutcome()
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.chunkSize, rows.count)
+            do {
+                _ = try context.call(each, [handlerArray, cursor.cursor, cursor.oldCursor ?? JSValueMakeNull(context.ref),
+                                            JSValueMakeNumber(context.ref, Double(start)), JSValueMakeNumber(context.ref, Double(end)),
+                                            failures])
+                start = end
+            } catch var error as ScriptError where error.kind == .timeLimitExceeded {
+                // The cursor says which row was running when the limit struck; go on after it.
+                let index = Int(JSValueToNumber(context.ref, context.property("i", of: cursor.cursor), nil))
+                error.event = events.joined(separator: "/")
+                outcome.failures[index] = decorate(error, table: table, row: rows[index])
+                start = index + 1
+            }
+        }
+        let count = Int(JSValueToNumber(context.ref, context.property("length", of: failures), nil))
+        for pair in stride(from: 0, to: count, by: 2) {
+            let index = Int(JSValueToNumber(context.ref, JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair), nil), nil))
+            let exception = JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair + 1), nil)!
+            var error = context.error(from: exception, file: script.script.fileName)
+            error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
+            outcome.failures[index] = decorate(error, table: table, row: rows[index])
+        }
+        outcome.writes = cursor.writes(excluding: Set(outcome.failures.keys))
+        return outcome
+    }
+
+    /// Computes a calculated field for every row in one go.
+    func mapBatch(_ calculation: Calculation, table: DataTable, rows: [DataTableRow], type: DataType, field: String) throws -> [Value] {
+        guard !rows.isEmpty else { return [] }
+        let context = calculation.context
+        let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + (JSString.string(of: calculation.function, in: context.ref) ?? "")
+        let cursor = try BatchCursor(context: context, table: table, rows: rows, source: source, withOriginals: false,
+                                     classes: cursorClasses)
+        let numeric = BatchCursor.kind(of: type) != .slow
+        let output = numeric ? SharedColumn(count: rows.count, in: context) : nil
+        let plain = context.makeArray([])
+        let odd = context.makeArray([])
+        JSValueProtect(context.ref, plain)
+        JSValueProtect(context.ref, odd)
+        defer {
+            JSValueUnprotect(context.ref, plain)
+            JSValueUnprotect(context.ref, odd)
+        }
+        let map = try context.globalFunction(named: "__relataMap")
+        var start = 0
+        while start < rows.count {
+            let end = min(start + Self.chunkSize, rows.count)
+            do {
+                _ = try context.call(map, [calculation.function, cursor.cursor, JSValueMakeNumber(context.ref, Double(start)),
+                                           JSValueMakeNumber(context.ref, Double(end)), output?.array ?? plain, odd,
+                                           JSValueMakeBoolean(context.ref, numeric)])
+            } catch var error as ScriptError {
+                let index = Int(JSValueToNumber(context.ref, context.property("i", of: cursor.cursor), nil))
+                error.event = "calculated field \(field)"
+                throw decorate(error, table: table, row: rows[min(index, rows.count - 1)])
+            }
+            start = end
+        }
+        var values: [Value]
+        if let output {
+            let kind = BatchCursor.kind(of: type)
+            values = output.buffer.map { BatchCursor.value($0, kind: kind == .integer ? .number : kind) }
+        } else {
+            values = try (0..<rows.count).map { index in
+                try context.value(from: JSObjectGetPropertyAtIndex(context.ref, plain, UInt32(index), nil)!, for: type)
+            }
+        }
+        let oddCount = Int(JSValueToNumber(context.ref, context.property("length", of: odd), nil))
+        for pair in stride(from: 0, to: oddCount, by: 2) {
+            let index = Int(JSValueToNumber(context.ref, JSObjectGetPropertyAtIndex(context.ref, odd, UInt32(pair), nil), nil))
+            values[index] = try context.value(from: JSObjectGetPropertyAtIndex(context.ref, odd, UInt32(pair + 1), nil)!, for: type)
+        }
+        return values
+    }
+
+    /// The cursor classes for a table in a script scope, generated once.
+    private func cursorClasses(table: DataTable, fastFields: [(name: String, kind: BatchCursor.Kind)],
+                               context: ScriptContext) throws -> (row: JSObjectRef, old: JSObjectRef) {
+        let key = "\(ObjectIdentifier(context))|\(table.name)|\(fastFields.map(\.name).joined(separator: ","))"
+        if let cached = cursorClassCache[key] { return cached }
+        let source = BatchCursor.classSource(table: table, fastFields: fastFields)
+        let pair = try context.evaluate(source, fileName: ScriptContext.bootstrapFile, line: 1)
+        guard let array = JSValueToObject(context.ref, pair, nil),
+              let row = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, 0, nil), nil),
+              let old = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, 1, nil), nil) else {
+            throw ScriptError(.runtime, "could not build the row cursor of table \(table.name)")
+        }
+        context.protect(row)
+        context.protect(old)
+        cursorClassCache[key] = (row, old)
+        return (row, old)
+    }
+
+    private func decorate(_ error: ScriptError, table: DataTable, row: DataTableRow) -> ScriptError {
+        var error = error
+        error.table = table.name
+        error.row = row.label
+        return error
+    }
+
+    /// The handler a stack runs in: the innermost frame whose function is one of `events`.
+    static func event(in stack: String?, among events: [String]) -> String? {
+        for frame in (stack ?? "").split(separator: "\n") {
+            let name = frame.split(separator: "@", maxSplits: 1).first.map(String.init) ?? ""
+            if events.contains(name) { return name }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Relata
+import Testing
+@testable import RelataScript
+
+/// Rules over many rows at once must give the same verdicts as rules row by row.
+@Suite struct BatchValidationTests {
+    static let rules = """
+        function beforePost(row) {
+            if (row.Quantity <= 0) fail('line ' + row.DetailId + ': Quantity must be positive');
+            if (row.Product === 'lower') row.Product = 'LOWER';
+        }
+        function beforeInsert(row) {
+            if (row.Product === null) fail('a new line needs a product');
+        }
+        function beforeUpdate(row, old) {
+            if (row.UnitPrice < old.UnitPrice / 2)
+                fail('price of ' + row.Product + ' fell from ' + old.UnitPrice + ' to ' + row.UnitPrice);
+        }
+        function beforeDelete(row) {
+            if (row.Product === 'Keep') fail('keep this line');
+        }
+        """
+
+    /// The same edits: made without rules (to validate them in a batch afterwards), or with rules as they happen.
+    static func edit(_ details: DataTable) -> [String] {
+        var refusals: [String] = []
+        func attempt(_ body: () throws -> Void) {
+            do { try body() } catch let error as ScriptError { refusals.append("\(error.line ?? 0) \(error.message)") } catch {
+                refusals.append("\(error)")
+            }
+        }
+        attempt { try details.rows[0].setValue(-1, forKey: "Quantity") }
+        attempt { try details.rows[1].setValue(5, forKey: "UnitPrice") }
+        attempt { try details.rows[2].setValue(30, forKey: "UnitPrice") }
+        attempt { try details.addNewRow(values: ["OrderId": 10, "Quantity": 3]) }
+        attempt { try details.addNewRow(values: ["OrderId": 10, "Product": "lower", "Quantity": 1]) }
+        attempt { try details.addNewRow(values: ["OrderId": 11, "Product": "Zero", "Quantity": 0]) }
+        attempt {
+            let keep = details.rows[2]
+            try details.withoutRules { try keep.setValue("Keep", forKey: "Product") }
+            try details.removeRow(keep)
+        }
+        return refusals
+    }
+
+    @Test func batchVerdictsMatchRowByRowVerdicts() throws {
+        let live = try makeAdapter(details: Self.rules)
+        let rowByRow = Self.edit(live.table(named: "OrderDetails")!)
+
+        let batch = try makeAdapter(details: Self.rules)
+        let details = batch.table(named: "OrderDetails")!
+        _ = details.withoutRules { Self.edit(details) }
+        let violations = try batch.validateChanges(for: details)
+        let batchVerdicts = violations.map { "\($0.error.line ?? 0) \($0.error.message)" }
+        #expect(batchVerdicts.sorted() == rowByRow.sorted())
+        #expect(rowByRow.count == 5)
+        #expect(violations.allSatisfy { $0.error.kind == .ruleFailed && $0.error.file == "OrderDetails.js" && $0.error.table == "OrderDetails" })
+        #expect(violations.first { $0.error.message.contains("fell from") }?.error.event == "beforeUpdate")
+        #expect(violations.first { $0.error.message.contains("needs a product") }?.error.event == "beforeInsert")
+        #expect(violations.first { $0.error.message.contains("keep") }?.error.event == "beforeDelete")
+    }
+
+    @Test func valuesSetByRulesAreApplied() throws {
+        let adapter = try makeAdapter(details: Self.rules)
+        let details = adapter.table(named: "OrderDetails")!
+        let row = try details.withoutRules { try details.addNewRow(values: ["OrderId": 10, "Product": "lower", "Quantity": 2]) }
+        #expect(try adapter.validateChanges(for: details).isEmpty)
+        #expect(row["Product"] == "LOWER")
+    }
+
+    @Test func wrongTypeWritesInABatchAreViolationsWithTheirLocation() throws {
+        let adapter = try makeAdapter(details: """
+            function beforePost(row) {
+                if (row.Quantity === 7)
+                    row.Quantity = 'seven';
+                if (row.Quantity === 8) row.Product = 12345678901234567890123456789012345;
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules {
+            try? details.rows[0].setValue(7, forKey: "Quantity")
+            try? details.rows[1].setValue(8, forKey: "Quantity")
+            try? details.rows[2].setValue(9, forKey: "Quantity")
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.count == 2)
+        #expect(violations[0].error.message.contains("OrderDetails.Quantity: seven is not a valid integer value"))
+        #expect(violations[0].error.line == 3)
+        #expect(violations[1].error.message.contains("not a valid string value"))
+        #expect(details.rows[0]["Quantity"] == 7, "a rejected row keeps what the user typed")
+    }
+
+    @Test func aRunawayRowIsStoppedAndTheOthersGetTheirVerdicts() throws {
+        let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity === 13) while (true) {} if (row.Quantity < 0) fail('negative'); }")
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules {
+            try? details.rows[0].setValue(-4, forKey: "Quantity")
+            try? details.rows[1].setValue(13, forKey: "Quantity")
+            try? details.rows[2].setValue(4, forKey: "Quantity")
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.map(\.error.kind) == [.ruleFailed, .timeLimitExceeded])
+        #expect(violations.map(\.row.label) == ["row (DetailId=100)", "row (DetailId=101)"])
+    }
+
+    @Test func stringAndLookupFieldsWorkInABatch() throws {
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                if (row.OrderStatus === 'closed') fail(row.Product + ' belongs to a closed order');
+                if (old.Product !== row.Product) row.Product = row.Product.trim();
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        try details.addLookupField(name: "OrderStatus", sourceField: "OrderId", lookupTable: adapter.table(named: "Orders")!,
+                                   lookupKeyField: "OrderId", lookupResultField: "Status")
+        try adapter.table(named: "Orders")!.rows[1].setValue("closed", forKey: "Status")
+        details.withoutRules {
+            try? details.rows[0].setValue("  Sprocket ", forKey: "Product")
+            try? details.rows[2].setValue(1, forKey: "Quantity")
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.map(\.error.message) == ["Widget belongs to a closed order"])
+        #expect(details.rows[0]["Product"] == "Sprocket")
+    }
+
+    @Test func oldValuesAreReadOnly() throws {
+        let adapter = try makeAdapter(details: "function beforeUpdate(row, old) { old.Quantity = 1; }")
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules { try? details.rows[0].setValue(5, forKey: "Quantity") }
+        #expect(try adapter.validateChanges(for: details).first?.error.message.contains("read-only") == true)
+    }
+
+    @Test func calculatedFieldsComputeInOneBatch() throws {
+        let adapter = try makeAdapter(details: "function lineTotal(row) { return row.Quantity * row.UnitPrice; }")
+        try adapter.addCalculatedField(name: "Total", type: .currency, table: "OrderDetails", function: "lineTotal")
+        try adapter.addCalculatedField(name: "Code", type: .string, table: "OrderDetails",
+                                       function: "function (row) { return row.Product.slice(0, 3).toUpperCase() + row.DetailId }")
+        let details = adapter.table(named: "OrderDetails")!
+        try details.rows[1].setValue(4, forKey: "Quantity")
+        let batch = try details.values(ofField: "Total")
+        let single = try details.rows.map { try $0.value(forKey: "Total") }
+        #expect(batch == single)
+        #expect(try details.values(ofField: "Code") == ["WID100", "GAD101", "WID102"])
+        #expect(try details.rows(sortedBy: "Total", ascending: false).map { $0["DetailId"] } == [101, 102, 100])
+        #expect(try details.rows(where: "Total > 40").map { $0["DetailId"] } == [101, 102])
+    }
+
+    @Test func batchCalculationErrorsNameTheRow() throws {
+        let adapter = try makeAdapter(details: "function bad(row) { if (row.Quantity === 5) throw new Error('five'); return 1; }")
+        try adapter.addCalculatedField(name: "Bad", type: .integer, table: "OrderDetails", function: "bad")
+        let error = #expect(throws: RelataError.self) { _ = try adapter.table(named: "OrderDetails")!.values(ofField: "Bad") }
+        #expect(error?.description.contains("row (DetailId=102)") == true)
+        #expect(error?.description.contains("five") == true)
+    }
+
+    @Test func manyRowsInSeveralChunks() throws {
+        let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity % 1000 === 999) fail('unlucky ' + row.Quantity); }")
+        let details = adapter.table(named: "OrderDetails")!
+        try details.withoutRules {
+            for index in 0..<150_000 { try details.addNewRow(values: ["OrderId": 10, "Quantity": .integer(Int64(index))]) }
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.count == 150)
+        #expect(violations.first?.error.message == "unlucky 999")
+        #expect(violations.last?.error.message == "unlucky 149999")
+    }
+}
