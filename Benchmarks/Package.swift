@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // Benchmarks live in their own package so the main build stays lean.
-// Run: swift run -c release --package-path Benchmarks relata-benchmarks
+// Run: swift run -c release --package-path Benchmarks relata-benchmarks [core|rules] [rows]
 import PackageDescription
 
 let package = Package(
@@ -13,6 +13,7 @@ let package = Package(
         .systemLibrary(name: "CBenchmarkSupport", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .executableTarget(name: "relata-benchmarks", dependencies: [
             .product(name: "Relata", package: "Relata"),
+            .product(name: "RelataScript", package: "Relata"),
             "CBenchmarkSupport",
         ]),
     ],

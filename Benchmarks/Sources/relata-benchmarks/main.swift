@@ -8,8 +8,7 @@ import Relata
 /// Everything runs inside a function: top-level variables of main.swift are
 /// main-actor globals, and touching them from the measured closures would add
 /// isolation checks to every iteration.
-func runBenchmarks() throws {
-    let count = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
+func runCoreBenchmarks(count: Int) throws {
     print("Relata core benchmarks — \(count) rows × 6 fields (integer key, two strings, double, date, bool)")
 
     let dataset = Dataset(count: count)
@@ -84,4 +83,13 @@ func runBenchmarks() throws {
     _ = firstName
 }
 
-try runBenchmarks()
+let arguments = Array(CommandLine.arguments.dropFirst())
+let suite = arguments.first { Int($0) == nil } ?? "core"
+let rowCount = arguments.compactMap(Int.init).first ?? 1_000_000
+switch suite {
+case "core": try runCoreBenchmarks(count: rowCount)
+case "rules": try runRuleBenchmarks(count: rowCount)
+default:
+    print("usage: relata-benchmarks [core|rules] [rows]")
+    exit(2)
+}

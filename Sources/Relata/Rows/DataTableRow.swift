@@ -42,7 +42,7 @@ public final class DataTableRow {
         return slot
     }
 
-    private var record: RowChanges? { table.dirty[liveSlot] == 0 ? nil : table.changes[liveSlot] }
+    private var record: RowChanges? { table.changes[liveSlot] }
 
     // MARK: Values
 

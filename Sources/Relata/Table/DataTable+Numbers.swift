@@ -19,6 +19,7 @@ extension DataTable {
         let field = try requireFieldIndex(name)
         precondition(buffer.count >= rows.count, "the buffer holds \(buffer.count) values, \(rows.count) rows were given")
         let slots = try rows.map { try slot(of: $0) }
+        let dirty = self.dirty
         func fill<E>(_ column: TypedColumn<E>, _ convert: (E) -> Double) {
             let elements = column.elements, nulls = column.nullWords
             for (index, slot) in slots.enumerated() {
@@ -59,7 +60,7 @@ extension DataTable {
     /// ```
     public func rows(in state: RowState) -> [DataTableRow] {
         if state == .unchanged {
-            return rows(atSlots: (0..<slotCount).filter { dirty[$0] == 0 || changes[$0]?.state == .unchanged })
+            return rows(atSlots: (0..<slotCount).filter { changes[$0]?.state ?? .unchanged == .unchanged })
         }
         return rows(atSlots: changes.compactMap { $0.value.state == state ? $0.key : nil }.sorted())
     }

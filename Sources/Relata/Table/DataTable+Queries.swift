@@ -124,6 +124,7 @@ extension DataTable {
 
     private func typedSorted<E: Comparable & ColumnElement>(_ slots: [Int], _ column: TypedColumn<E>, _ field: Int,
                                                             _ ascending: Bool) -> [Int] {
+        let dirty = self.dirty
         var nullSlots: [Int] = []
         var keyed: [(key: E, slot: Int)] = []
         keyed.reserveCapacity(slots.count)
@@ -153,6 +154,7 @@ extension DataTable {
             var low: UInt64
             var index: Int
         }
+        let dirty = self.dirty
         var nullSlots: [Int] = []
         var strings: [String] = []
         var stringSlots: [Int] = []

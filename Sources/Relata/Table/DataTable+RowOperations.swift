@@ -184,7 +184,7 @@ extension DataTable {
         if let locked = changes.first(where: { $0.value.locked }) {
             try checkWritable(locked.value, slot: locked.key)
         }
-        let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.keys.sorted()
+        let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.map(\.key).sorted()
         performBatchUpdates {
             for slot in changes.keys.sorted() where !added.contains(slot) {
                 revertAll(slot: slot, dropEdit: true)

@@ -38,9 +38,10 @@ public final class DataTable {
     /// Indexes of the primary-key fields.
     let keyFieldIndexes: [Int]
 
-    /// One byte per slot: 0 when the slot has no entry in `changes` (the fast path of every read).
-    var dirty: [UInt8] = []
-    var changes: [Int: RowChanges] = [:]
+    /// The change records of rows that have any (state, pending and edit values, change id, lock).
+    var changes = ChangeStore()
+    /// Per slot, 0 when the row has no change record: the fast path of every read.
+    var dirty: [Int32] { changes.recordIndex }
     /// The live row handle of each slot, if any. Not retained: a handle retains
     /// its table and clears its entry here when it goes away (see `DataTableRow.deinit`).
     @exclusivity(unchecked) var handles: [Unmanaged<DataTableRow>?] = []
@@ -112,7 +113,7 @@ public final class DataTable {
 
     /// Rows that are deleted locally but whose deletion is not yet applied.
     public var deletedRows: [DataTableRow] {
-        changes.filter { $0.value.state == .deleted }.keys.sorted().map(row(atSlot:))
+        changes.filter { $0.value.state == .deleted }.map(\.key).sorted().map(row(atSlot:))
     }
 
     /// Rows with pending changes: modified, added and deleted, in the order they were first changed.
@@ -135,12 +136,12 @@ public final class DataTable {
 
     // MARK: Slots
 
-    var slotCount: Int { dirty.count }
+    var slotCount: Int { changes.slotCount }
 
     var visibleSlots: [Int] {
         if hiddenCount == 0 { return Array(0..<slotCount) }
         if let cached = visibleSlotsCache { return cached }
-        let slots = (0..<slotCount).filter { dirty[$0] == 0 || changes[$0]?.isHidden != true }
+        let slots = (0..<slotCount).filter { changes[$0]?.isHidden != true }
         visibleSlotsCache = slots
         return slots
     }
@@ -148,7 +149,7 @@ public final class DataTable {
     func invalidateVisibleSlots() { visibleSlotsCache = nil }
 
     func isVisible(slot: Int) -> Bool {
-        dirty[slot] == 0 || changes[slot]?.isHidden != true
+        changes[slot]?.isHidden != true
     }
 
     /// The handle of a slot, created on first use and shared while anyone holds it.
@@ -180,27 +181,21 @@ public final class DataTable {
     /// Appends a slot whose originals are `values` (already coerced); returns it.
     func appendSlot(originals values: [Value]) -> Int {
         for (column, value) in zip(columns, values) { column.append(value) }
-        dirty.append(0)
+        changes.appendSlot()
         handles.append(nil)
         return slotCount - 1
     }
 
     func reserveCapacity(_ capacity: Int) {
         for column in columns { column.reserveCapacity(capacity) }
-        dirty.reserveCapacity(capacity)
+        changes.reserveCapacity(capacity)
         handles.reserveCapacity(capacity)
     }
 
     /// Stores a slot's change record, keeping `dirty` and the hidden count in step.
     func setChanges(_ record: RowChanges, at slot: Int) {
-        let wasHidden = dirty[slot] != 0 && changes[slot]?.isHidden == true
-        if record.isClean {
-            changes[slot] = nil
-            dirty[slot] = 0
-        } else {
-            changes[slot] = record
-            dirty[slot] = 1
-        }
+        let wasHidden = changes[slot]?.isHidden == true
+        changes[slot] = record.isClean ? nil : record
         if wasHidden != record.isHidden {
             hiddenCount += record.isHidden ? 1 : -1
             invalidateVisibleSlots()
@@ -223,23 +218,14 @@ public final class DataTable {
             handles[slot]?.takeUnretainedValue().detach()
         }
         var newHandles: [Unmanaged<DataTableRow>?] = []
-        var newDirty: [UInt8] = []
         newHandles.reserveCapacity(next)
-        newDirty.reserveCapacity(next)
         for slot in 0..<slotCount where newSlot[slot] >= 0 {
             handles[slot]?.takeUnretainedValue().slot = newSlot[slot]
             newHandles.append(handles[slot])
-            newDirty.append(dirty[slot])
-        }
-        var newChanges: [Int: RowChanges] = [:]
-        hiddenCount = 0
-        for (slot, record) in changes where newSlot[slot] >= 0 {
-            newChanges[newSlot[slot]] = record
-            if record.isHidden { hiddenCount += 1 }
         }
         handles = newHandles
-        dirty = newDirty
-        changes = newChanges
+        changes.remap(newSlot, newCount: next)
+        hiddenCount = changes.values.filter(\.isHidden).count
         invalidateVisibleSlots()
         for index in indexes.values { index.invalidate() }
         clearCalculatedCaches()
@@ -267,7 +253,7 @@ public final class DataTable {
 
     /// The value the table sees for a slot: the posted current value (edit buffers excluded).
     @inline(__always) func postedValue(slot: Int, field: Int) -> Value {
-        if dirty[slot] != 0, let record = changes[slot] {
+        if let record = changes[slot] {
             if let pending = record.pending[field] { return pending }
             if record.state == .added || record.state == .addedInEditMode { return .null }
         }
@@ -277,20 +263,20 @@ public final class DataTable {
     /// The value a row shows for a field: its edit buffer first, then its posted value.
     func currentValue(slot: Int, field: Int) -> Value {
         readRecorder?.fields.insert(field)
-        if dirty[slot] != 0, let edited = changes[slot]?.edit?[field] { return edited }
+        if changes.isDirty(slot), let edited = changes[slot]?.edit?[field] { return edited }
         return postedValue(slot: slot, field: field)
     }
 
     /// The original value of a slot, nil for rows added locally.
     func originalValue(slot: Int, field: Int) -> Value? {
-        if dirty[slot] != 0, let state = changes[slot]?.state, state == .added || state == .addedInEditMode {
+        if let state = changes[slot]?.state, state == .added || state == .addedInEditMode {
             return nil
         }
         return columns[field].value(at: slot)
     }
 
     func state(ofSlot slot: Int) -> RowState {
-        dirty[slot] == 0 ? .unchanged : changes[slot]?.state ?? .unchanged
+        changes[slot]?.state ?? .unchanged
     }
 
     /// A short description of a row for error messages: its key values, or its position.

@@ -1,0 +1,109 @@
+import Foundation
+import Relata
+import RelataScript
+
+/// The rule under test: a beforeUpdate validation and a calculated line total.
+let ruleScript = """
+    function beforeUpdate(row, old) {
+        if (row.Quantity <= 0) fail('Quantity must be positive');
+        if (row.UnitPrice < old.UnitPrice / 2) fail('the price fell by more than half');
+    }
+    function lineTotal(row) { return row.Quantity * row.UnitPrice; }
+
+    // The floor: the same rule as a pure JavaScript loop over plain arrays.
+    var q, p, op;
+    function prepareFloor(n) {
+        q = new Array(n); p = new Array(n); op = new Array(n);
+        for (let i = 0; i < n; i++) { q[i] = (i % 50) + (i % 1000 === 0 ? -50 : 1); op[i] = 10 + (i % 90); p[i] = op[i] * (i % 700 === 0 ? 0.4 : 0.9); }
+    }
+    function floor(n) {
+        let failures = 0;
+        const totals = new Array(n);
+        for (let i = 0; i < n; i++) {
+            if (q[i] <= 0) failures++;
+            else if (p[i] < op[i] / 2) failures++;
+            totals[i] = q[i] * p[i];
+        }
+        return failures;
+    }
+
+    // The naive way: one call from Swift per row.
+    function ruleRow(quantity, price, oldPrice) {
+        const failed = quantity <= 0 || price < oldPrice / 2;
+        return failed ? null : quantity * price;
+    }
+    """
+
+/// beforeUpdate plus a calculated field over `count` changed rows: Relata's batch path,
+/// the pure-JS floor and one Swift→JS call per row, in one run and one engine.
+func runRuleBenchmarks(count: Int) throws {
+    print("Relata rule benchmarks — beforeUpdate validation + calculated field over \(count) changed rows")
+
+    let engineStart = try measure(repetitions: 5) { _ = try ScriptEngine() }
+    let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .seconds(30)))
+    let table = try DataTable(name: "OrderDetails", fields: [
+        FieldDefinition("DetailId", .integer, primaryKey: true),
+        FieldDefinition("Product", .string),
+        FieldDefinition("Quantity", .integer),
+        FieldDefinition("UnitPrice", .float),
+    ])
+    func original(_ i: Int) -> [Value] {
+        let id = Value.integer(Int64(i))
+        let product = Value.string("P\(i % 100)")
+        let quantity = Value.integer(Int64(i % 50))
+        let price = Value.double(Double(10 + i % 90))
+        return [id, product, quantity, price]
+    }
+    try table.loadRows((0..<count).lazy.map(original))
+    try adapter.addTable(table)
+    let compile = try measure(repetitions: 5) {
+        try adapter.setScript(RuleScript(ruleScript, fileName: "OrderDetails.js"), forTable: "OrderDetails")
+    }
+    try adapter.addCalculatedField(name: "Total", type: .float, table: "OrderDetails", function: "lineTotal")
+
+    // Change every row, the rules switched off (the edits arrive as a delta would).
+    try table.withoutRules {
+        try table.performBatchUpdates {
+            for (i, row) in table.rows.enumerated() {
+                let quantity: Int64 = Int64(i % 50) + (i % 1000 == 0 ? -50 : 1)
+                let factor: Double = i % 700 == 0 ? 0.4 : 0.9
+                let price: Double = Double(10 + i % 90) * factor
+                try row.setValue(.integer(quantity), forKey: "Quantity")
+                try row.setValue(.double(price), forKey: "UnitPrice")
+            }
+        }
+    }
+
+    var violations = 0
+    let validate = try measure { violations = try adapter.validateChanges(for: table).count }
+    var totals: [Value] = []
+    let calculate = try measure { totals = try table.values(ofField: "Total") }
+    precondition(totals.count == count)
+
+    try adapter.engine.evaluate(ruleScript, fileName: "floor.js")
+    try adapter.engine.call("prepareFloor", [.integer(Int64(count))])
+    var floorFailures = 0
+    let floor = try measure { floorFailures = Int(try adapter.engine.call("floor", [.integer(Int64(count))]).integerValue ?? -1) }
+    precondition(floorFailures == violations, "the floor found \(floorFailures) failures, Relata \(violations)")
+
+    let rows = table.rows
+    let naiveCount = min(count, 200_000)
+    let naive = try measure(repetitions: 3) {
+        for row in rows.prefix(naiveCount) {
+            _ = try adapter.engine.call("ruleRow", [row["Quantity"], row["UnitPrice"], row.originalValue(forKey: "UnitPrice") ?? .null])
+        }
+    } * Double(count) / Double(naiveCount)
+
+    let relata = validate + calculate
+    func perRow(_ seconds: Double) -> String { String(format: "%.1f ns", seconds * 1e9 / Double(count)) }
+    print("")
+    print("| run | time | per row | ÷ floor |")
+    print("|---|---|---|---|")
+    print("| floor: pure JS loop over plain JS arrays | \(milliseconds(floor)) | \(perRow(floor)) | 1.00× |")
+    print("| Relata batch: `validateChanges` (\(violations) violations) | \(milliseconds(validate)) | \(perRow(validate)) | \(ratio(validate, floor)) |")
+    print("| Relata batch: calculated field `values(ofField:)` | \(milliseconds(calculate)) | \(perRow(calculate)) | \(ratio(calculate, floor)) |")
+    print("| Relata batch: both | \(milliseconds(relata)) | \(perRow(relata)) | \(ratio(relata, floor)) |")
+    print("| naive: one Swift→JS call per row\(naiveCount < count ? " (\(naiveCount) rows, scaled)" : "") | \(milliseconds(naive)) | \(perRow(naive)) | \(ratio(naive, floor)) |")
+    print("")
+    print("engine start: \(milliseconds(engineStart)); script compile (a table script with its globals): \(milliseconds(compile))")
+}

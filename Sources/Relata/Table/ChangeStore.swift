@@ -1,0 +1,70 @@
+/// The change records of a table's rows, found by slot without hashing:
+/// `recordIndex[slot]` is 0 for a row without a record (the fast path of every
+/// read), or the record's position plus one. Records are kept dense, so a
+/// table with a million changed rows walks a plain array.
+struct ChangeStore: Sequence {
+    /// One entry per slot: 0, or the position of the slot's record plus one.
+    private(set) var recordIndex: [Int32] = []
+    private var records: [RowChanges] = []
+    private var owners: [Int] = []
+
+    var count: Int { records.count }
+    var slotCount: Int { recordIndex.count }
+
+    @inline(__always) func isDirty(_ slot: Int) -> Bool { recordIndex[slot] != 0 }
+
+    subscript(slot: Int) -> RowChanges? {
+        get {
+            let position = recordIndex[slot]
+            return position == 0 ? nil : records[Int(position) - 1]
+        }
+        set {
+            let position = Int(recordIndex[slot])
+            switch (position, newValue) {
+            case (0, nil):
+                break
+            case (0, let record?):
+                records.append(record)
+                owners.append(slot)
+                recordIndex[slot] = Int32(records.count)
+            case (_, let record?):
+                records[position - 1] = record
+            case (_, nil):
+                // Move the last record into the freed place.
+                let last = records.count - 1
+                if position - 1 != last {
+                    records[position - 1] = records[last]
+                    owners[position - 1] = owners[last]
+                    recordIndex[owners[last]] = Int32(position)
+                }
+                records.removeLast()
+                owners.removeLast()
+                recordIndex[slot] = 0
+            }
+        }
+    }
+
+    mutating func appendSlot() { recordIndex.append(0) }
+
+    mutating func reserveCapacity(_ capacity: Int) { recordIndex.reserveCapacity(capacity) }
+
+    /// Renumbers after slots were removed: `newSlot[old]` is the new slot, or -1 for a removed one.
+    mutating func remap(_ newSlot: [Int], newCount: Int) {
+        var remapped = ChangeStore()
+        remapped.recordIndex = Array(repeating: 0, count: newCount)
+        for (record, owner) in zip(records, owners) where newSlot[owner] >= 0 {
+            remapped[newSlot[owner]] = record
+        }
+        self = remapped
+    }
+
+    /// The slots that have records.
+    var keys: [Int] { owners }
+
+    /// The records.
+    var values: [RowChanges] { records }
+
+    func makeIterator() -> some IteratorProtocol<(key: Int, value: RowChanges)> {
+        zip(owners, records).lazy.map { (key: $0, value: $1) }.makeIterator()
+    }
+}
