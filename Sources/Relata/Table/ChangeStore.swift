@@ -44,6 +44,31 @@ struct ChangeStore: Sequence {
         }
     }
 
+    /// A slot's state, read in place (no copy of the record).
+    @inline(__always) func state(_ slot: Int) -> RowState {
+        let position = recordIndex[slot]
+        return position == 0 ? .unchanged : records[Int(position) - 1].state
+    }
+
+    /// The posted value of a field when the record decides it: the pending value,
+    /// or NULL for an added row without one; nil when the original stands.
+    @inline(__always) func postedOverride(_ slot: Int, _ field: Int) -> Value? {
+        let position = recordIndex[slot]
+        if position == 0 { return nil }
+        if let pending = records[Int(position) - 1].pending[field] { return pending }
+        let state = records[Int(position) - 1].state
+        return state == .added || state == .addedInEditMode ? .null : nil
+    }
+
+    /// The slots whose rows are in a state, in slot order.
+    func slots(in state: RowState) -> [Int] {
+        var result: [Int] = []
+        for slot in recordIndex.indices where recordIndex[slot] != 0 && records[Int(recordIndex[slot]) - 1].state == state {
+            result.append(slot)
+        }
+        return result
+    }
+
     mutating func appendSlot() { recordIndex.append(0) }
 
     mutating func reserveCapacity(_ capacity: Int) { recordIndex.reserveCapacity(capacity) }

@@ -19,18 +19,21 @@ extension DataTable {
         let field = try requireFieldIndex(name)
         precondition(buffer.count >= rows.count, "the buffer holds \(buffer.count) values, \(rows.count) rows were given")
         let slots = try rows.map { try slot(of: $0) }
-        let dirty = self.dirty
+        let store = changes
+        let dirty = store.recordIndex
         func fill<E>(_ column: TypedColumn<E>, _ convert: (E) -> Double) {
             let elements = column.elements, nulls = column.nullWords
             for (index, slot) in slots.enumerated() {
                 if dirty[slot] == 0 || originals {
-                    if originals, let state = changes[slot]?.state, state == .added || state == .addedInEditMode {
+                    if originals, dirty[slot] != 0, case let state = store.state(slot), state == .added || state == .addedInEditMode {
                         buffer[index] = .nan
                     } else {
                         buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
                     }
+                } else if let posted = store.postedOverride(slot, field) {
+                    buffer[index] = Self.number(posted)
                 } else {
-                    buffer[index] = Self.number(postedValue(slot: slot, field: field))
+                    buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
                 }
             }
         }
@@ -62,6 +65,6 @@ extension DataTable {
         if state == .unchanged {
             return rows(atSlots: (0..<slotCount).filter { changes[$0]?.state ?? .unchanged == .unchanged })
         }
-        return rows(atSlots: changes.compactMap { $0.value.state == state ? $0.key : nil }.sorted())
+        return rows(atSlots: changes.slots(in: state))
     }
 }

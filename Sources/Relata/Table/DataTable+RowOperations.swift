@@ -53,7 +53,7 @@ extension DataTable {
         // With rules, the new row starts hidden and in edit mode, so `onNewRow`
         // can set values; a direct addition is then posted like any change.
         let hidden = inEditMode || rules != nil
-        var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: pending)
+        var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: FieldValues(pending))
         if hidden { record.edit = [:] }
         assignChangeId(&record)
         setChanges(record, at: slot)

@@ -253,11 +253,7 @@ public final class DataTable {
 
     /// The value the table sees for a slot: the posted current value (edit buffers excluded).
     @inline(__always) func postedValue(slot: Int, field: Int) -> Value {
-        if let record = changes[slot] {
-            if let pending = record.pending[field] { return pending }
-            if record.state == .added || record.state == .addedInEditMode { return .null }
-        }
-        return columns[field].value(at: slot)
+        changes.postedOverride(slot, field) ?? columns[field].value(at: slot)
     }
 
     /// The value a row shows for a field: its edit buffer first, then its posted value.
@@ -276,7 +272,7 @@ public final class DataTable {
     }
 
     func state(ofSlot slot: Int) -> RowState {
-        changes[slot]?.state ?? .unchanged
+        changes.state(slot)
     }
 
     /// A short description of a row for error messages: its key values, or its position.

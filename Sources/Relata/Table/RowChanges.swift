@@ -4,9 +4,9 @@
 struct RowChanges {
     var state: RowState = .unchanged
     /// Current values that differ from the original (every value set on an added row).
-    var pending: [Int: Value] = [:]
+    var pending: FieldValues = [:]
     /// Values written since `edit()`; nil when the row is not in edit mode.
-    var edit: [Int: Value]?
+    var edit: FieldValues?
     /// Ties the row to its ``DeltaChange``; 0 when the row has no change.
     var changeId = 0
     /// The message of the last failed apply of this row's change.
