@@ -161,6 +161,9 @@ import Testing
             for index in 0..<150_000 { try details.addNewRow(values: ["OrderId": 10, "Quantity": .integer(Int64(index))]) }
         }
         let violations = try adapter.validateChanges(for: details)
+        let found = Set(violations.map(\.error.message))
+        let missing = (0..<150).map { "unlucky \($0 * 1000 + 999)" }.filter { !found.contains($0) }
+        #expect(missing.isEmpty)
         #expect(violations.count == 150)
         #expect(violations.first?.error.message == "unlucky 999")
         #expect(violations.last?.error.message == "unlucky 149999")

@@ -9,16 +9,19 @@ extension DataTable {
     /// originals), straight from the column store for unchanged rows.
     ///
     /// ```swift
-    /// let quantities = UnsafeMutableBufferPointer<Double>.allocate(capacity: rows.count)
-    /// try table.copyNumbers(ofField: "Quantity", rows: rows, into: quantities)
+    /// let changed = table.rowSet(in: .modified)
+    /// let quantities = UnsafeMutableBufferPointer<Double>.allocate(capacity: changed.count)
+    /// try table.copyNumbers(ofField: "Quantity", in: changed, into: quantities)
     /// ```
     /// - Throws: ``RelataError/Code/unknownField``, or ``RelataError/Code/typeMismatch``
     ///   for a field whose type is not numeric, boolean or date.
-    public func copyNumbers(ofField name: String, rows: [DataTableRow], originals: Bool = false,
+    public func copyNumbers(ofField name: String, in rows: RowSet, originals: Bool = false,
                             into buffer: UnsafeMutableBufferPointer<Double>) throws {
         let field = try requireFieldIndex(name)
+        precondition(rows.table === self, "the row set belongs to table \(rows.table.name)")
+        rows.checkValid()
         precondition(buffer.count >= rows.count, "the buffer holds \(buffer.count) values, \(rows.count) rows were given")
-        let slots = try rows.map { try slot(of: $0) }
+        let slots = rows.slots
         let store = changes
         let dirty = store.recordIndex
         func fill<E>(_ column: TypedColumn<E>, _ convert: (E) -> Double) {
@@ -54,17 +57,5 @@ extension DataTable {
         case .date(let date): return date.timeIntervalSince1970
         default: return value.doubleValue ?? .nan
         }
-    }
-
-    /// Visible rows in a given state, in table order (cheaper than sorting ``changedRows``).
-    ///
-    /// ```swift
-    /// let modified = table.rows(in: .modified)
-    /// ```
-    public func rows(in state: RowState) -> [DataTableRow] {
-        if state == .unchanged {
-            return rows(atSlots: (0..<slotCount).filter { changes[$0]?.state ?? .unchanged == .unchanged })
-        }
-        return rows(atSlots: changes.slots(in: state))
     }
 }

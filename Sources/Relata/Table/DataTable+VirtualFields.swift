@@ -5,7 +5,7 @@ struct CalculatedField {
     let cached: Bool
     let compute: (DataTableRow) throws -> Value
     /// Computes many rows in one go (a script engine loops inside JavaScript); optional.
-    let computeMany: (([DataTableRow]) throws -> [Value])?
+    let computeMany: ((RowSet) throws -> [Value])?
     /// Cached values by slot (only when `cached`).
     var cache: [Int: Value] = [:]
     /// Stored fields the function read, over every computation so far.
@@ -57,7 +57,7 @@ extension DataTable {
     /// value per row, in order, equal to what `compute` gives.
     public func addCalculatedField(name: String, type: DataType, cached: Bool = false,
                                    compute: @escaping (DataTableRow) throws -> Value,
-                                   computeMany: (([DataTableRow]) throws -> [Value])? = nil) throws {
+                                   computeMany: ((RowSet) throws -> [Value])? = nil) throws {
         try checkNewFieldName(name)
         calculatedFields.append(CalculatedField(name: name, type: type, cached: cached, compute: compute, computeMany: computeMany))
     }
@@ -73,6 +73,12 @@ extension DataTable {
         return try values(ofField: name, slots: slots)
     }
 
+    /// The values of one field for the rows of a row set, in order.
+    public func values(ofField name: String, in rows: RowSet) throws -> [Value] {
+        rows.checkValid()
+        return try values(ofField: name, slots: rows.slots)
+    }
+
     func values(ofField name: String, slots: [Int]) throws -> [Value] {
         if let field = fieldIndex(named: name) { return slots.map { currentValue(slot: $0, field: field) } }
         if let index = calculatedFields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }),
@@ -80,7 +86,7 @@ extension DataTable {
             let field = calculatedFields[index]
             let values: [Value]
             do {
-                values = try computeMany(rows(atSlots: slots))
+                values = try computeMany(RowSet(table: self, slots: slots))
             } catch let error as RelataError {
                 throw error
             } catch {

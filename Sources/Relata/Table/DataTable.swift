@@ -48,6 +48,8 @@ public final class DataTable {
     var hiddenCount = 0
     private var visibleSlotsCache: [Int]?
     var nextChangeId = 1
+    /// Counts removals of slots, so row sets made before one can tell they are stale.
+    var structureGeneration = 0
     var nextTemporaryKey: Int64 = -1
 
     var calculatedFields: [CalculatedField] = []
@@ -206,6 +208,7 @@ public final class DataTable {
     /// Removes slots (sorted ascending) from the table, renumbering the rest.
     func removeSlots(_ slots: [Int]) {
         guard !slots.isEmpty else { return }
+        structureGeneration += 1
         for column in columns { column.remove(slots: slots) }
         let removed = Set(slots)
         var newSlot = [Int](repeating: -1, count: slotCount)

@@ -30,11 +30,12 @@ extension LocalDataAdapter {
     /// - Returns: the violations, in the order the rows were first changed.
     public func validateChanges(for table: DataTable) throws -> [RuleViolation] {
         guard tables.contains(where: { $0 === table }) else { throw unknownTable(table.name) }
-        var violations: [ObjectIdentifier: RuleViolation] = [:]
-        let passes: [(rows: [DataTableRow], events: [String], originals: Bool)] = [
-            (table.rows(in: .added), ["beforePost", "beforeInsert"], false),
-            (table.rows(in: .modified), ["beforePost", "beforeUpdate"], true),
-            (table.rows(in: .deleted), ["beforeDelete"], false),
+        // A row fails at most once: failed rows leave the pass before the next script runs.
+        var violations: [RuleViolation] = []
+        let passes: [(rows: RowSet, events: [String], originals: Bool)] = [
+            (table.rowSet(in: .added), ["beforePost", "beforeInsert"], false),
+            (table.rowSet(in: .modified), ["beforePost", "beforeUpdate"], true),
+            (table.rowSet(in: .deleted), ["beforeDelete"], false),
         ]
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows
@@ -43,12 +44,13 @@ extension LocalDataAdapter {
                 var rejected = Set(outcome.failures.keys)
                 table.withoutRules {
                     for (index, values) in outcome.writes {
+                        let row = rows[index]
                         for (name, value) in values.sorted(by: { $0.key < $1.key }) {
                             do {
-                                try rows[index].setValue(value, forKey: name)
+                                try row.setValue(value, forKey: name)
                             } catch {
-                                violations[ObjectIdentifier(rows[index])] = RuleViolation(row: rows[index], error: ScriptError(
-                                    .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: rows[index].label))
+                                violations.append(RuleViolation(row: row, error: ScriptError(
+                                    .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: row.label)))
                                 rejected.insert(index)
                                 break
                             }
@@ -56,11 +58,11 @@ extension LocalDataAdapter {
                     }
                 }
                 for (index, error) in outcome.failures {
-                    violations[ObjectIdentifier(rows[index])] = RuleViolation(row: rows[index], error: error)
+                    violations.append(RuleViolation(row: rows[index], error: error))
                 }
-                rows = rows.enumerated().filter { !rejected.contains($0.offset) }.map(\.element)
+                if !rejected.isEmpty { rows = rows.filter(positions: { !rejected.contains($0) }) }
             }
         }
-        return violations.values.sorted { $0.row.changeId < $1.row.changeId }
+        return violations.sorted { $0.row.changeId < $1.row.changeId }
     }
 }

@@ -19,7 +19,7 @@ final class BatchCursor {
 
     let context: ScriptContext
     let table: DataTable
-    let rows: [DataTableRow]
+    let rows: RowSet
     /// Stored fields read through shared arrays, in the order of their arrays.
     let fastFields: [(name: String, kind: Kind)]
     private var current: [SharedColumn] = []
@@ -30,7 +30,7 @@ final class BatchCursor {
 
     /// Prepares a cursor over `rows`. `source` is the script text: only the fields it
     /// mentions get shared arrays. `withOriginals` adds an `old` cursor over the original values.
-    init(context: ScriptContext, table: DataTable, rows: [DataTableRow], source: String, withOriginals: Bool,
+    init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool,
          classes: (DataTable, [(name: String, kind: Kind)], ScriptContext) throws -> (row: JSObjectRef, old: JSObjectRef)) throws {
         self.context = context
         self.table = table
@@ -43,12 +43,12 @@ final class BatchCursor {
         let (rowClass, oldClass) = try classes(table, fastFields, context)
         for field in fastFields {
             let column = SharedColumn(count: rows.count, in: context)
-            try table.copyNumbers(ofField: field.name, rows: rows, into: column.buffer)
+            try table.copyNumbers(ofField: field.name, in: rows, into: column.buffer)
             current.append(column)
             written.append(SharedColumn(count: rows.count, in: context, zeroed: true))
             if withOriginals {
                 let original = SharedColumn(count: rows.count, in: context)
-                try table.copyNumbers(ofField: field.name, rows: rows, originals: true, into: original.buffer)
+                try table.copyNumbers(ofField: field.name, in: rows, originals: true, into: original.buffer)
                 originals.append(original)
             }
         }

@@ -14,7 +14,7 @@ extension RuleHost {
     }
 
     /// Runs `events` (in order) of one script for every row, each row with its own verdict.
-    func runBatch(_ events: [String], in script: CompiledScript, table: DataTable, rows: [DataTableRow],
+    func runBatch(_ events: [String], in script: CompiledScript, table: DataTable, rows: RowSet,
                   withOriginals: Bool) throws -> BatchOutcome {
         let handlers = events.compactMap { script.handler($0) }
         guard !handlers.isEmpty, !rows.isEmpty else { return BatchOutcome() }
@@ -56,7 +56,7 @@ extension RuleHost {
     }
 
     /// Computes a calculated field for every row in one go.
-    func mapBatch(_ calculation: Calculation, table: DataTable, rows: [DataTableRow], type: DataType, field: String) throws -> [Value] {
+    func mapBatch(_ calculation: Calculation, table: DataTable, rows: RowSet, type: DataType, field: String) throws -> [Value] {
         guard !rows.isEmpty else { return [] }
         let context = calculation.context
         let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + (JSString.string(of: calculation.function, in: context.ref) ?? "")
