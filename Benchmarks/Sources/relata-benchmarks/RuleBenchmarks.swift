@@ -75,6 +75,14 @@ func runRuleBenchmarks(count: Int) throws {
     }
 
     var violations = 0
+    if ProcessInfo.processInfo.environment["RELATA_PROFILE"] == "validate" {
+        for _ in 0..<20 { violations = try adapter.validateChanges(for: table).count }
+        return
+    }
+    if ProcessInfo.processInfo.environment["RELATA_PROFILE"] == "calculate" {
+        for _ in 0..<20 { _ = try table.values(ofField: "Total") }
+        return
+    }
     let validate = try measure { violations = try adapter.validateChanges(for: table).count }
     var totals: [Value] = []
     let calculate = try measure { totals = try table.values(ofField: "Total") }

@@ -69,6 +69,17 @@ struct ChangeStore: Sequence {
         return result
     }
 
+    /// Calls `body` with the position (in `slots`) and record of every slot that has one.
+    func forEachRecord(inSlots slots: [Int], _ body: (Int, UnsafePointer<RowChanges>) -> Void) {
+        recordIndex.withUnsafeBufferPointer { index in
+            records.withUnsafeBufferPointer { records in
+                for (position, slot) in slots.enumerated() where index[slot] != 0 {
+                    body(position, records.baseAddress! + Int(index[slot]) - 1)
+                }
+            }
+        }
+    }
+
     mutating func appendSlot() { recordIndex.append(0) }
 
     mutating func reserveCapacity(_ capacity: Int) { recordIndex.reserveCapacity(capacity) }

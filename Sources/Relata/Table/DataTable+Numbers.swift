@@ -17,27 +17,46 @@ extension DataTable {
     ///   for a field whose type is not numeric, boolean or date.
     public func copyNumbers(ofField name: String, in rows: RowSet, originals: Bool = false,
                             into buffer: UnsafeMutableBufferPointer<Double>) throws {
-        let field = try requireFieldIndex(name)
+        try copyNumbers(ofFields: [name], in: rows, originals: originals, into: [buffer])
+    }
+
+    /// Writes several fields at once (one buffer per field, in order): one pass
+    /// over the changed rows serves them all.
+    public func copyNumbers(ofFields names: [String], in rows: RowSet, originals: Bool = false,
+                            into buffers: [UnsafeMutableBufferPointer<Double>]) throws {
         precondition(rows.table === self, "the row set belongs to table \(rows.table.name)")
+        precondition(names.count == buffers.count, "\(names.count) fields, \(buffers.count) buffers")
+        precondition(buffers.allSatisfy { $0.count >= rows.count }, "a buffer is smaller than the row set (\(rows.count) rows)")
         rows.checkValid()
-        precondition(buffer.count >= rows.count, "the buffer holds \(buffer.count) values, \(rows.count) rows were given")
+        let fields = try names.map { name -> Int in
+            let field = try requireFieldIndex(name)
+            if case .string = columns[field] { throw notNumeric(name) }
+            if case .guid = columns[field] { throw notNumeric(name) }
+            if case .blob = columns[field] { throw notNumeric(name) }
+            return field
+        }
         let slots = rows.slots
-        let store = changes
-        let dirty = store.recordIndex
+        for (field, buffer) in zip(fields, buffers) { copyColumn(field, slots: slots, into: buffer) }
+        // Rows with changes: added rows have no originals; pending values replace the originals.
+        var bufferOfField = [Int](repeating: -1, count: self.fields.count)
+        for (position, field) in fields.enumerated() { bufferOfField[field] = position }
+        changes.forEachRecord(inSlots: slots) { position, record in
+            let added = record.pointee.state == .added || record.pointee.state == .addedInEditMode
+            if added { for buffer in buffers { buffer[position] = .nan } }
+            if originals { return }
+            record.pointee.pending.forEach { field, value in
+                let which = bufferOfField[field]
+                if which >= 0 { buffers[which][position] = Self.number(value) }
+            }
+        }
+    }
+
+    /// The original values of a stored numeric column for the given slots.
+    private func copyColumn(_ field: Int, slots: [Int], into buffer: UnsafeMutableBufferPointer<Double>) {
         func fill<E>(_ column: TypedColumn<E>, _ convert: (E) -> Double) {
             let elements = column.elements, nulls = column.nullWords
             for (index, slot) in slots.enumerated() {
-                if dirty[slot] == 0 || originals {
-                    if originals, dirty[slot] != 0, case let state = store.state(slot), state == .added || state == .addedInEditMode {
-                        buffer[index] = .nan
-                    } else {
-                        buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
-                    }
-                } else if let posted = store.postedOverride(slot, field) {
-                    buffer[index] = Self.number(posted)
-                } else {
-                    buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
-                }
+                buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
             }
         }
         switch columns[field] {
@@ -46,9 +65,12 @@ extension DataTable {
         case .decimal(let column): fill(column) { Value.decimal($0).doubleValue ?? .nan }
         case .boolean(let column): fill(column) { $0 ? 1 : 0 }
         case .date(let column): fill(column) { $0.timeIntervalSince1970 }
-        case .string, .guid, .blob:
-            throw RelataError(.typeMismatch, "the field is not numeric, boolean or a date", table: self.name, field: name)
+        case .string, .guid, .blob: break
         }
+    }
+
+    private func notNumeric(_ name: String) -> RelataError {
+        RelataError(.typeMismatch, "the field is not numeric, boolean or a date", table: self.name, field: name)
     }
 
     private static func number(_ value: Value) -> Double {

@@ -1,7 +1,10 @@
-/// Values by field index, for the few fields a row changes: a small array
-/// searched linearly, which beats hashing for the handful of entries a row has.
+/// Values by field index, for the few fields a row changes. The first two
+/// entries live inline (most changed rows change one or two fields), so
+/// reading and copying them needs no heap allocation and no reference counting.
 struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
-    private var entries: [(key: Int, value: Value)] = []
+    private var first: (key: Int, value: Value)?
+    private var second: (key: Int, value: Value)?
+    private var more: [(key: Int, value: Value)] = []
 
     init(dictionaryLiteral elements: (Int, Value)...) {
         for (key, value) in elements { self[key] = value }
@@ -11,27 +14,51 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
         for key in values.keys.sorted() { self[key] = values[key] }
     }
 
-    var isEmpty: Bool { entries.isEmpty }
-    var count: Int { entries.count }
-    var keys: [Int] { entries.map(\.key) }
+    var isEmpty: Bool { first == nil }
+    var count: Int { first == nil ? 0 : second == nil ? 1 : 2 + more.count }
+    var keys: [Int] { map(\.key) }
 
     subscript(key: Int) -> Value? {
         get {
-            for entry in entries where entry.key == key { return entry.value }
+            if let first, first.key == key { return first.value }
+            if let second, second.key == key { return second.value }
+            for entry in more where entry.key == key { return entry.value }
             return nil
         }
         set {
-            if let index = entries.firstIndex(where: { $0.key == key }) {
-                if let newValue { entries[index].value = newValue } else { entries.remove(at: index) }
-            } else if let newValue {
-                entries.append((key, newValue))
-            }
+            if let newValue { set(key, newValue) } else { remove(key) }
         }
+    }
+
+    private mutating func set(_ key: Int, _ value: Value) {
+        if first == nil || first!.key == key { first = (key, value); return }
+        if second == nil || second!.key == key { second = (key, value); return }
+        if let index = more.firstIndex(where: { $0.key == key }) { more[index].value = value } else { more.append((key, value)) }
+    }
+
+    private mutating func remove(_ key: Int) {
+        var entries = Array(self)
+        entries.removeAll { $0.key == key }
+        self = [:]
+        for entry in entries { set(entry.key, entry.value) }
     }
 
     mutating func merge(_ other: FieldValues, uniquingKeysWith combine: (Value, Value) -> Value) {
         for (key, value) in other { self[key] = self[key].map { combine($0, value) } ?? value }
     }
 
-    func makeIterator() -> IndexingIterator<[(key: Int, value: Value)]> { entries.makeIterator() }
+    /// Calls `body` with each entry, without building an iterator.
+    @inline(__always) func forEach(_ body: (Int, Value) -> Void) {
+        guard let first else { return }
+        body(first.key, first.value)
+        guard let second else { return }
+        body(second.key, second.value)
+        for entry in more { body(entry.key, entry.value) }
+    }
+
+    func makeIterator() -> IndexingIterator<[(key: Int, value: Value)]> {
+        var entries: [(key: Int, value: Value)] = []
+        forEach { entries.append(($0, $1)) }
+        return entries.makeIterator()
+    }
 }

@@ -39,7 +39,8 @@ extension LocalDataAdapter {
         ]
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows
-            for script in host.scripts(forTable: table.name) {
+            let scripts = host.scripts(forTable: table.name)
+            for script in scripts {
                 let outcome = try host.runBatch(pass.events, in: script, table: table, rows: rows, withOriginals: pass.originals)
                 var rejected = Set(outcome.failures.keys)
                 table.withoutRules {
@@ -60,9 +61,11 @@ extension LocalDataAdapter {
                 for (index, error) in outcome.failures {
                     violations.append(RuleViolation(row: rows[index], error: error))
                 }
-                if !rejected.isEmpty { rows = rows.filter(positions: { !rejected.contains($0) }) }
+                if !rejected.isEmpty && script !== scripts.last {
+                    rows = rows.filter(positions: { !rejected.contains($0) })
+                }
             }
         }
-        return violations.sorted { $0.row.changeId < $1.row.changeId }
+        return violations.map { ($0.row.changeId, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

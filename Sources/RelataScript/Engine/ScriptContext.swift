@@ -168,8 +168,10 @@ final class ScriptContext {
     /// from the exception's own `sourceURL`, `line` and `column`.
     private func locate(_ error: inout ScriptError, _ exception: JSValueRef) {
         guard let object = JSValueToObject(ref, exception, nil) else { return }
-        let stack = JSValueIsUndefined(ref, property("stack", of: object)) ? nil : JSString.string(of: property("stack", of: object), in: ref)
-        let frames = (stack ?? "").split(separator: "\n").map(String.init).filter { !$0.contains(Self.bootstrapFile) }
+        let stackValue = property("stack", of: object)
+        let stack = JSValueIsUndefined(ref, stackValue) ? nil : JSString.string(of: stackValue, in: ref)
+        let frames = (stack ?? "").utf8.split(separator: UInt8(ascii: "\n")).map { String(Substring($0)) }
+            .filter { !$0.hasPrefix(Self.bootstrapFile) && !$0.contains("@" + Self.bootstrapFile) }
         error.stack = frames.isEmpty ? nil : frames.joined(separator: "\n")
         if let frame = frames.lazy.compactMap(StackFrame.init).first {
             error.file = frame.file

@@ -41,16 +41,12 @@ final class BatchCursor {
             return (field.name, kind)
         }
         let (rowClass, oldClass) = try classes(table, fastFields, context)
-        for field in fastFields {
-            let column = SharedColumn(count: rows.count, in: context)
-            try table.copyNumbers(ofField: field.name, in: rows, into: column.buffer)
-            current.append(column)
-            written.append(SharedColumn(count: rows.count, in: context, zeroed: true))
-            if withOriginals {
-                let original = SharedColumn(count: rows.count, in: context)
-                try table.copyNumbers(ofField: field.name, in: rows, originals: true, into: original.buffer)
-                originals.append(original)
-            }
+        current = fastFields.map { _ in SharedColumn(count: rows.count, in: context) }
+        written = fastFields.map { _ in SharedColumn(count: rows.count, in: context, zeroed: true) }
+        try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, into: current.map(\.buffer))
+        if withOriginals {
+            originals = fastFields.map { _ in SharedColumn(count: rows.count, in: context) }
+            try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, originals: true, into: originals.map(\.buffer))
         }
         let rows = self.rows
         var writes: [Int: [String: Value]] = [:]
