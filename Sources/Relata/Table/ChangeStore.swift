@@ -7,6 +7,8 @@ struct ChangeStore: Sequence {
     private(set) var recordIndex: [Int32] = []
     private var records: [RowChanges] = []
     private var owners: [Int] = []
+    /// Each record's state again, packed: scans by state touch one byte per record.
+    private var states: [RowState] = []
 
     var count: Int { records.count }
     var slotCount: Int { recordIndex.count }
@@ -26,19 +28,23 @@ struct ChangeStore: Sequence {
             case (0, let record?):
                 records.append(record)
                 owners.append(slot)
+                states.append(record.state)
                 recordIndex[slot] = Int32(records.count)
             case (_, let record?):
                 records[position - 1] = record
+                states[position - 1] = record.state
             case (_, nil):
                 // Move the last record into the freed place.
                 let last = records.count - 1
                 if position - 1 != last {
                     records[position - 1] = records[last]
                     owners[position - 1] = owners[last]
+                    states[position - 1] = states[last]
                     recordIndex[owners[last]] = Int32(position)
                 }
                 records.removeLast()
                 owners.removeLast()
+                states.removeLast()
                 recordIndex[slot] = 0
             }
         }
@@ -47,7 +53,7 @@ struct ChangeStore: Sequence {
     /// A slot's state, read in place (no copy of the record).
     @inline(__always) func state(_ slot: Int) -> RowState {
         let position = recordIndex[slot]
-        return position == 0 ? .unchanged : records[Int(position) - 1].state
+        return position == 0 ? .unchanged : states[Int(position) - 1]
     }
 
     /// The posted value of a field when the record decides it: the pending value,
@@ -63,8 +69,12 @@ struct ChangeStore: Sequence {
     /// The slots whose rows are in a state, in slot order.
     func slots(in state: RowState) -> [Int] {
         var result: [Int] = []
-        for slot in recordIndex.indices where recordIndex[slot] != 0 && records[Int(recordIndex[slot]) - 1].state == state {
-            result.append(slot)
+        recordIndex.withUnsafeBufferPointer { index in
+            states.withUnsafeBufferPointer { states in
+                for slot in index.indices where index[slot] != 0 && states[Int(index[slot]) - 1] == state {
+                    result.append(slot)
+                }
+            }
         }
         return result
     }

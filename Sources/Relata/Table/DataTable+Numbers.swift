@@ -41,8 +41,8 @@ extension DataTable {
         var bufferOfField = [Int](repeating: -1, count: self.fields.count)
         for (position, field) in fields.enumerated() { bufferOfField[field] = position }
         changes.forEachRecord(inSlots: slots) { position, record in
-            let added = record.pointee.state == .added || record.pointee.state == .addedInEditMode
-            if added { for buffer in buffers { buffer[position] = .nan } }
+            let state = record.pointee.state
+            if state == .added || state == .addedInEditMode { for buffer in buffers { buffer[position] = .nan } }
             if originals { return }
             record.pointee.pending.forEach { field, value in
                 let which = bufferOfField[field]
