@@ -9,6 +9,12 @@ struct ChangeStore: Sequence {
     private var owners: [Int] = []
     /// Each record's state again, packed: scans by state touch one byte per record.
     private var states: [RowState] = []
+    /// For fields that batch work reads as numbers: each record's pending value as
+    /// the bits of a double (NULL is NaN), or `noPendingValue`. Built on first use,
+    /// then kept in step with every record change.
+    private var numberMirrors: [Int: [UInt64]] = [:]
+    /// A NaN payload no arithmetic produces, meaning "no pending value for this field".
+    static let noPendingValue: UInt64 = 0x7FF4_DEAD_BEEF_0001
 
     var count: Int { records.count }
     var slotCount: Int { recordIndex.count }
@@ -29,10 +35,12 @@ struct ChangeStore: Sequence {
                 records.append(record)
                 owners.append(slot)
                 states.append(record.state)
+                for field in numberMirrors.keys { numberMirrors[field]!.append(Self.numberBits(record.pending[field])) }
                 recordIndex[slot] = Int32(records.count)
             case (_, let record?):
                 records[position - 1] = record
                 states[position - 1] = record.state
+                for field in numberMirrors.keys { numberMirrors[field]![position - 1] = Self.numberBits(record.pending[field]) }
             case (_, nil):
                 // Move the last record into the freed place.
                 let last = records.count - 1
@@ -40,11 +48,13 @@ struct ChangeStore: Sequence {
                     records[position - 1] = records[last]
                     owners[position - 1] = owners[last]
                     states[position - 1] = states[last]
+                    for field in numberMirrors.keys { numberMirrors[field]![position - 1] = numberMirrors[field]![last] }
                     recordIndex[owners[last]] = Int32(position)
                 }
                 records.removeLast()
                 owners.removeLast()
                 states.removeLast()
+                for field in numberMirrors.keys { numberMirrors[field]!.removeLast() }
                 recordIndex[slot] = 0
             }
         }
@@ -79,15 +89,30 @@ struct ChangeStore: Sequence {
         return result
     }
 
-    /// Calls `body` with the position (in `slots`) and record of every slot that has one.
-    func forEachRecord(inSlots slots: [Int], _ body: (Int, UnsafePointer<RowChanges>) -> Void) {
+    /// Copies the pending values of a numeric field over `buffer` for the rows that have one
+    /// (and NaN for added rows that have none): `buffer[i]` belongs to `slots[i]`.
+    mutating func overlayNumbers(field: Int, slots: [Int], originals: Bool, into buffer: UnsafeMutableBufferPointer<Double>) {
+        if !originals && numberMirrors[field] == nil {
+            numberMirrors[field] = records.map { Self.numberBits($0.pending[field]) }
+        }
+        let mirror = originals ? [] : numberMirrors[field]!
         recordIndex.withUnsafeBufferPointer { index in
-            records.withUnsafeBufferPointer { records in
-                for (position, slot) in slots.enumerated() where index[slot] != 0 {
-                    body(position, records.baseAddress! + Int(index[slot]) - 1)
+            states.withUnsafeBufferPointer { states in
+                mirror.withUnsafeBufferPointer { mirror in
+                    for (position, slot) in slots.enumerated() where index[slot] != 0 {
+                        let record = Int(index[slot]) - 1
+                        let state = states[record]
+                        if state == .added || state == .addedInEditMode { buffer[position] = .nan }
+                        if !originals, mirror[record] != Self.noPendingValue { buffer[position] = Double(bitPattern: mirror[record]) }
+                    }
                 }
             }
         }
+    }
+
+    static func numberBits(_ value: Value?) -> UInt64 {
+        guard let value else { return noPendingValue }
+        return value.batchNumber.bitPattern
     }
 
     mutating func appendSlot() { recordIndex.append(0) }
@@ -97,6 +122,7 @@ struct ChangeStore: Sequence {
     /// Renumbers after slots were removed: `newSlot[old]` is the new slot, or -1 for a removed one.
     mutating func remap(_ newSlot: [Int], newCount: Int) {
         var remapped = ChangeStore()
+        remapped.numberMirrors = numberMirrors.mapValues { _ in [] }
         remapped.recordIndex = Array(repeating: 0, count: newCount)
         for (record, owner) in zip(records, owners) where newSlot[owner] >= 0 {
             remapped[newSlot[owner]] = record

@@ -38,16 +38,8 @@ extension DataTable {
         let slots = rows.slots
         for (field, buffer) in zip(fields, buffers) { copyColumn(field, slots: slots, into: buffer) }
         // Rows with changes: added rows have no originals; pending values replace the originals.
-        var bufferOfField = [Int](repeating: -1, count: self.fields.count)
-        for (position, field) in fields.enumerated() { bufferOfField[field] = position }
-        changes.forEachRecord(inSlots: slots) { position, record in
-            let state = record.pointee.state
-            if state == .added || state == .addedInEditMode { for buffer in buffers { buffer[position] = .nan } }
-            if originals { return }
-            record.pointee.pending.forEach { field, value in
-                let which = bufferOfField[field]
-                if which >= 0 { buffers[which][position] = Self.number(value) }
-            }
+        for (field, buffer) in zip(fields, buffers) {
+            changes.overlayNumbers(field: field, slots: slots, originals: originals, into: buffer)
         }
     }
 
@@ -72,12 +64,15 @@ extension DataTable {
     private func notNumeric(_ name: String) -> RelataError {
         RelataError(.typeMismatch, "the field is not numeric, boolean or a date", table: self.name, field: name)
     }
+}
 
-    private static func number(_ value: Value) -> Double {
-        switch value {
+extension Value {
+    /// The value as batch work sees numbers: booleans 0 or 1, dates in seconds since 1970, NULL NaN.
+    var batchNumber: Double {
+        switch self {
         case .boolean(let bool): return bool ? 1 : 0
         case .date(let date): return date.timeIntervalSince1970
-        default: return value.doubleValue ?? .nan
+        default: return doubleValue ?? .nan
         }
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import Testing
+@testable import Relata
+
+/// Numeric columns copied out as doubles for batch work (`copyNumbers`, `RowSet`).
+@Suite struct NumberColumnTests {
+    func copy(_ table: DataTable, _ field: String, _ rows: RowSet, originals: Bool = false) throws -> [Double] {
+        let buffer = UnsafeMutableBufferPointer<Double>.allocate(capacity: rows.count)
+        defer { buffer.deallocate() }
+        try table.copyNumbers(ofField: field, in: rows, originals: originals, into: buffer)
+        return Array(buffer)
+    }
+
+    func same(_ a: [Double], _ b: [Double]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { $0 == $1 || ($0.isNaN && $1.isNaN) }
+    }
+
+    @Test func postedAndOriginalValuesOfEveryKindOfRow() throws {
+        let clients = try makeClients()
+        try clients.rows[0].setValue(0.5, forKey: "ClientDiscount")
+        try clients.rows[1].setValue(.null, forKey: "ClientDiscount")
+        let added = try clients.addNewRow(values: ["ClientName": "New", "ClientDiscount": 0.2])
+        _ = added
+        let all = clients.visibleRowSet
+        #expect(same(try copy(clients, "ClientDiscount", all), [0.5, .nan, 0.0, 0.2]))
+        #expect(same(try copy(clients, "ClientDiscount", all, originals: true), [0.05, 0.1, 0.0, .nan]))
+        #expect(same(try copy(clients, "ClientId", all), [1, 2, 3, -1]))
+
+        // Later changes show in later copies (the pending values are mirrored as they change).
+        try clients.rows[2].setValue(0.3, forKey: "ClientDiscount")
+        try clients.rows[0].cancel()
+        #expect(same(try copy(clients, "ClientDiscount", clients.visibleRowSet), [0.05, .nan, 0.3, 0.2]))
+
+        // And after rows leave the table.
+        try clients.cancelChange(for: added)
+        try clients.removeRow(clients.rows[1])
+        var delta = try clients.makeDelta()
+        for index in delta.changes.indices where delta.changes[index].type == .delete { delta.changes[index].resolve() }
+        try clients.accept(delta)
+        #expect(same(try copy(clients, "ClientDiscount", clients.visibleRowSet), [0.05, 0.3]))
+        #expect(same(try copy(clients, "ClientDiscount", clients.rowSet(in: .modified)), [0.3]))
+    }
+
+    @Test func booleansAndDates() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("On", .boolean), FieldDefinition("At", .dateTime)])
+        try table.loadRows([[true, .date(Date(timeIntervalSince1970: 10))], [false, .null]])
+        #expect(same(try copy(table, "On", table.visibleRowSet), [1, 0]))
+        #expect(same(try copy(table, "At", table.visibleRowSet), [10, .nan]))
+    }
+
+    @Test func nonNumericFieldsAndStaleRowSets() throws {
+        let clients = try makeClients()
+        #expect(throws: RelataError.self) { _ = try copy(clients, "ClientName", clients.visibleRowSet) }
+        let set = clients.rowSet(in: .unchanged)
+        #expect(set.count == 3)
+        #expect(set[1] === clients.rows[1])
+        #expect(set.filter(positions: { $0 != 1 }).map { $0["ClientId"] } == [1, 3])
+    }
+}
