@@ -89,6 +89,7 @@ let rowCount = arguments.compactMap(Int.init).first ?? 1_000_000
 switch suite {
 case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
+case "error-cost": try runErrorCost()
 default:
     print("usage: relata-benchmarks [core|rules] [rows]")
     exit(2)

@@ -197,10 +197,14 @@ struct StackFrame {
     let column: Int
 
     init?(_ text: String) {
-        let location = text.split(separator: "@", maxSplits: 1).last.map(String.init) ?? text
-        let parts = location.split(separator: ":")
-        guard parts.count >= 3, let line = Int(parts[parts.count - 2]), let column = Int(parts[parts.count - 1]) else { return nil }
-        self.file = parts.dropLast(2).joined(separator: ":")
+        // Scanned as UTF-8 bytes from the end: `…:line:column`, the file after the first `@`.
+        let bytes = text.utf8
+        guard let lastColon = bytes.lastIndex(of: UInt8(ascii: ":")),
+              let lineColon = bytes[..<lastColon].lastIndex(of: UInt8(ascii: ":")),
+              let column = Int(Substring(bytes[bytes.index(after: lastColon)...])),
+              let line = Int(Substring(bytes[bytes.index(after: lineColon)..<lastColon])) else { return nil }
+        let fileStart = bytes[..<lineColon].firstIndex(of: UInt8(ascii: "@")).map(bytes.index(after:)) ?? bytes.startIndex
+        self.file = String(Substring(bytes[fileStart..<lineColon]))
         self.line = line
         self.column = column
     }
