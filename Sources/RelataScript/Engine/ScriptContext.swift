@@ -145,48 +145,91 @@ final class ScriptContext {
     func error(from exception: JSValueRef, file: String?) -> ScriptError {
         if engine.watchdog.fired {
             engine.watchdog.fired = false
-            var error = ScriptError(.timeLimitExceeded,
-                                    "the script ran longer than the time limit (\(engine.timeLimit)) and was stopped; look for a loop that never ends",
-                                    file: file)
-            locate(&error, exception)
-            return error
+            var description = describe(exception)
+            description.name = "TimeLimit"
+            description.message = "the script ran longer than the time limit (\(engine.timeLimit)) and was stopped; look for a loop that never ends"
+            return description.error(file: file, kind: .timeLimitExceeded)
         }
-        guard JSValueIsObject(ref, exception), let object = JSValueToObject(ref, exception, nil) else {
-            return ScriptError(.runtime, "uncaught exception: \(JSString.string(of: exception, in: ref) ?? "?")", file: file)
-        }
-        let name = JSString.string(of: property("name", of: object), in: ref) ?? "Error"
-        let message = JSString.string(of: property("message", of: object), in: ref) ?? ""
-        let isFailure = JSValueToBoolean(ref, property("__relataFail", of: object))
-        let kind: ScriptError.Kind = isFailure ? .ruleFailed : name == "SyntaxError" ? .syntax : .runtime
-        var error = ScriptError(kind, isFailure || name == "Error" ? message : "\(name): \(message)", file: file)
-        locate(&error, exception)
-        return error
+        return describe(exception).error(file: file)
     }
 
-    /// Fills in file, line, column and stack: from the innermost stack frame in a
-    /// user's script (so `fail()` and host errors point at their caller), else
-    /// from the exception's own `sourceURL`, `line` and `column`.
-    private func locate(_ error: inout ScriptError, _ exception: JSValueRef) {
-        guard let object = JSValueToObject(ref, exception, nil) else { return }
-        let stackValue = property("stack", of: object)
-        let stack = JSValueIsUndefined(ref, stackValue) ? nil : JSString.string(of: stackValue, in: ref)
+    /// Reads what Relata needs from an exception through the C API.
+    func describe(_ exception: JSValueRef) -> ExceptionDescription {
+        guard JSValueIsObject(ref, exception), let object = JSValueToObject(ref, exception, nil) else {
+            return ExceptionDescription(name: nil, message: JSString.string(of: exception, in: ref) ?? "?")
+        }
+        func text(_ name: String) -> String? {
+            let value = property(name, of: object)
+            return JSValueIsUndefined(ref, value) ? nil : JSString.string(of: value, in: ref)
+        }
+        func number(_ name: String) -> Int? {
+            let value = property(name, of: object)
+            return JSValueIsNumber(ref, value) ? Int(JSValueToNumber(ref, value, nil)) : nil
+        }
+        return ExceptionDescription(name: text("name") ?? "Error", message: text("message") ?? "",
+                                    isFailure: JSValueToBoolean(ref, property("__relataFail", of: object)),
+                                    stack: text("stack"), sourceURL: text("sourceURL"), line: number("line"), column: number("column"))
+    }
+}
+
+/// What Relata reads from a JavaScript exception: through the C API one property
+/// at a time, or, for many at once, as one string a script built
+/// (`__relataDescribe` in the rule bootstrap).
+struct ExceptionDescription {
+    /// The error's `name`; nil when something other than an object was thrown.
+    var name: String?
+    var message: String
+    var isFailure = false
+    var stack: String?
+    var sourceURL: String?
+    var line: Int?
+    var column: Int?
+
+    /// Parses the string `__relataDescribe` builds: fields separated by U+0000,
+    /// or U+0001 then the text of a thrown value that is not an object.
+    init(described text: String) {
+        if text.hasPrefix("\u{1}") {
+            self.init(name: nil, message: String(text.dropFirst()))
+            return
+        }
+        let parts = text.split(separator: "\u{0}", omittingEmptySubsequences: false).map(String.init)
+        func part(_ index: Int) -> String? { index < parts.count && !parts[index].isEmpty && parts[index] != "undefined" ? parts[index] : nil }
+        self.init(name: part(0) ?? "Error", message: part(2) ?? "", isFailure: part(1) == "1", stack: part(3),
+                  sourceURL: part(4), line: part(5).flatMap { Int($0) }, column: part(6).flatMap { Int($0) })
+    }
+
+    init(name: String?, message: String, isFailure: Bool = false, stack: String? = nil, sourceURL: String? = nil,
+         line: Int? = nil, column: Int? = nil) {
+        self.name = name
+        self.message = message
+        self.isFailure = isFailure
+        self.stack = stack
+        self.sourceURL = sourceURL
+        self.line = line
+        self.column = column
+    }
+
+    /// The ``ScriptError``: a rule failure, a syntax error or a runtime error, located
+    /// at the innermost stack frame in a user's script (so `fail()` and host errors
+    /// point at their caller), else at the exception's own `sourceURL`, `line` and `column`.
+    func error(file: String?, kind: ScriptError.Kind? = nil) -> ScriptError {
+        guard let name else { return ScriptError(kind ?? .runtime, "uncaught exception: \(message)", file: file) }
+        let kind = kind ?? (isFailure ? .ruleFailed : name == "SyntaxError" ? .syntax : .runtime)
+        var error = ScriptError(kind, isFailure || name == "Error" || kind == .timeLimitExceeded ? message : "\(name): \(message)", file: file)
+        let bootstrap = ScriptContext.bootstrapFile
         let frames = (stack ?? "").utf8.split(separator: UInt8(ascii: "\n")).map { String(Substring($0)) }
-            .filter { !$0.hasPrefix(Self.bootstrapFile) && !$0.contains("@" + Self.bootstrapFile) }
+            .filter { !$0.hasPrefix(bootstrap) && !$0.contains("@" + bootstrap) }
         error.stack = frames.isEmpty ? nil : frames.joined(separator: "\n")
         if let frame = frames.lazy.compactMap(StackFrame.init).first {
             error.file = frame.file
             error.line = frame.line
             error.column = frame.column
-            return
+            return error
         }
-        let sourceURL = property("sourceURL", of: object)
-        if !JSValueIsUndefined(ref, sourceURL), let url = JSString.string(of: sourceURL, in: ref), url != Self.bootstrapFile {
-            error.file = url
-        }
-        let line = property("line", of: object)
-        if JSValueIsNumber(ref, line) { error.line = Int(JSValueToNumber(ref, line, nil)) }
-        let column = property("column", of: object)
-        if JSValueIsNumber(ref, column), error.kind != .syntax { error.column = Int(JSValueToNumber(ref, column, nil)) }
+        if let sourceURL, sourceURL != bootstrap { error.file = sourceURL }
+        error.line = line ?? error.line
+        if kind != .syntax { error.column = column }
+        return error
     }
 }
 

@@ -46,8 +46,9 @@ extension RuleHost {
         let count = Int(JSValueToNumber(context.ref, context.property("length", of: failures), nil))
         for pair in stride(from: 0, to: count, by: 2) {
             let index = Int(JSValueToNumber(context.ref, JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair), nil), nil))
-            let exception = JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair + 1), nil)!
-            var error = context.error(from: exception, file: script.script.fileName)
+            let described = JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair + 1), nil)!
+            var error = ExceptionDescription(described: JSString.string(of: described, in: context.ref) ?? "")
+                .error(file: script.script.fileName)
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
             outcome.failures[index] = decorate(error, table: table, row: rows[index])
         }

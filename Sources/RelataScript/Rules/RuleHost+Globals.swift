@@ -24,9 +24,13 @@ extension RuleHost {
                 try {
                     for (let h = 0; h < handlers.length; h++) handlers[h](row, old);
                 } catch (error) {
-                    failures.push(i, error);
+                    failures.push(i, __relataDescribe(error));
                 }
             }
+        }
+        function __relataDescribe(e) {
+            if (e === null || typeof e !== 'object') return '\\u0001' + String(e);
+            return [e.name, e.__relataFail === true ? '1' : '0', e.message, e.stack, e.sourceURL, e.line, e.column].join('\\u0000');
         }
         function __relataMap(fn, row, start, end, out, odd, numeric) {
             for (let i = start; i < end; i++) {
