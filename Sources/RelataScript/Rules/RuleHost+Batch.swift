@@ -43,11 +43,13 @@ extension RuleHost {
                 start = index + 1
             }
         }
-        let count = Int(JSValueToNumber(context.ref, context.property("length", of: failures), nil))
-        for pair in stride(from: 0, to: count, by: 2) {
-            let index = Int(JSValueToNumber(context.ref, JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair), nil), nil))
-            let described = JSObjectGetPropertyAtIndex(context.ref, failures, UInt32(pair + 1), nil)!
-            var error = ExceptionDescription(described: JSString.string(of: described, in: context.ref) ?? "")
+        // All failures come back as one string (`index U+0003 description`, separated by U+0002):
+        // one crossing instead of several per failure.
+        let joined = try context.call(context.globalFunction(named: "__relataJoinFailures"), [failures])
+        let text = JSString.string(of: joined, in: context.ref) ?? ""
+        for entry in text.split(separator: "\u{2}") {
+            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]) else { continue }
+            var error = ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
                 .error(file: script.script.fileName)
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
             outcome.failures[index] = decorate(error, table: table, row: rows[index])

@@ -32,6 +32,11 @@ extension RuleHost {
             if (e === null || typeof e !== 'object') return '\\u0001' + String(e);
             return [e.name, e.__relataFail === true ? '1' : '0', e.message, e.stack, e.sourceURL, e.line, e.column].join('\\u0000');
         }
+        function __relataJoinFailures(failures) {
+            const parts = [];
+            for (let k = 0; k < failures.length; k += 2) parts.push(failures[k] + '\\u0003' + failures[k + 1]);
+            return parts.join('\\u0002');
+        }
         function __relataMap(fn, row, start, end, out, odd, numeric) {
             for (let i = start; i < end; i++) {
                 row.i = i;
