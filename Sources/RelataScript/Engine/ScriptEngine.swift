@@ -39,6 +39,7 @@ public final class ScriptEngine {
     /// let engine = try ScriptEngine(timeLimit: .milliseconds(200))
     /// ```
     public init(timeLimit: Duration = .seconds(1)) throws {
+        Self.configureJavaScriptCore
         self.timeLimit = timeLimit
         group = JSContextGroupCreate()
         context = ScriptContext(group: group)
@@ -94,6 +95,14 @@ public final class ScriptEngine {
         checkThread()
         return (try? context.globalFunction(named: name)) != nil
     }
+
+    /// JavaScriptCore reads its options once, when the first VM is made. Polling
+    /// traps make compiled loops check for termination themselves instead of
+    /// waiting for a signal, so the time limit stops a runaway loop reliably
+    /// even while other threads run their own engines.
+    private static let configureJavaScriptCore: Void = {
+        setenv("JSC_usePollingTraps", "true", 0)
+    }()
 
     func checkThread() {
         #if DEBUG

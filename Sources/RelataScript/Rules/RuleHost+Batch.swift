@@ -47,9 +47,9 @@ extension RuleHost {
         // one crossing instead of several per failure.
         let joined = try context.call(context.globalFunction(named: "__relataJoinFailures"), [failures])
         let text = JSString.string(of: joined, in: context.ref) ?? ""
-        for entry in text.split(separator: "\u{2}") {
-            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]) else { continue }
-            var error = ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
+        for entry in text.utf8.split(separator: 2) {
+            guard let separator = entry.firstIndex(of: 3), let index = Int(Substring(entry[..<separator])) else { continue }
+            var error = ExceptionDescription(described: String(Substring(entry[entry.index(after: separator)...])))
                 .error(file: script.script.fileName)
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
             outcome.failures[index] = decorate(error, table: table, row: rows[index])
@@ -134,8 +134,9 @@ extension RuleHost {
 
     /// The handler a stack runs in: the innermost frame whose function is one of `events`.
     static func event(in stack: String?, among events: [String]) -> String? {
-        for frame in (stack ?? "").split(separator: "\n") {
-            let name = frame.split(separator: "@", maxSplits: 1).first.map(String.init) ?? ""
+        for frame in (stack ?? "").utf8.split(separator: UInt8(ascii: "\n")) {
+            guard let at = frame.firstIndex(of: UInt8(ascii: "@")) else { continue }
+            let name = String(Substring(frame[..<at]))
             if events.contains(name) { return name }
         }
         return nil
