@@ -53,6 +53,11 @@ public final class LocalDataAdapter {
         host = RuleHost(engine: self.engine, logger: logger, adapter: self)
     }
 
+    deinit {
+        // Tables the program keeps stop consulting rules whose adapter is gone.
+        for table in tables where table.rules is TableRules { table.rules = nil }
+    }
+
     /// The table with a name (case-insensitive), or nil.
     public func table(named name: String) -> DataTable? {
         tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }

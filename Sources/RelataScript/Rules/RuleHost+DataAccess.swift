@@ -16,11 +16,15 @@ import Relata
 extension RuleHost {
     func installDataAccess(in context: ScriptContext) {
         let lda = context.makeObject()
-        let adapter = self.adapter
-        func define(_ name: String, _ body: @escaping NativeFunction.Body) {
-            context.setProperty(name, of: lda, to: NativeFunction.make(in: context, body), readOnly: true)
+        // The functions reach the adapter through the host, weakly: the adapter owns the host,
+        // the host its scripts, the scripts these functions.
+        func define(_ name: String, _ body: @escaping (LocalDataAdapter, ScriptContext, [JSValueRef]) throws -> JSValueRef) {
+            context.setProperty(name, of: lda, to: NativeFunction.make(in: context) { [weak self] context, _, arguments in
+                guard let self else { throw ScriptError(.runtime, "the rules' host no longer exists") }
+                return try body(try self.liveAdapter(), context, arguments)
+            }, readOnly: true)
         }
-        define("select") { context, _, arguments in
+        define("select") { adapter, context, arguments in
             let table = try adapter.table(fromScript: arguments, in: context, function: "select")
             let key = try arguments.dropFirst().enumerated().map { index, value in
                 try context.value(from: value, for: table.primaryKeyFields.indices.contains(index) ? table.primaryKeyFields[index].type : nil)
@@ -28,7 +32,7 @@ extension RuleHost {
             guard let row = try table.row(forPrimaryKey: key) else { return JSValueMakeNull(context.ref) }
             return RowObject.make(row, in: context)
         }
-        define("selectWhere") { context, _, arguments in
+        define("selectWhere") { adapter, context, arguments in
             let table = try adapter.table(fromScript: arguments, in: context, function: "selectWhere")
             guard arguments.count > 1, let expression = JSString.string(of: arguments[1], in: context.ref) else {
                 throw ScriptError(.runtime, "lda.selectWhere(table, where, parameters) needs a where expression")
@@ -37,14 +41,14 @@ extension RuleHost {
             let rows = try table.rows(where: expression, parameters: parameters)
             return context.makeArray(rows.map { RowObject.make($0, in: context) })
         }
-        define("insert") { context, _, arguments in
+        define("insert") { adapter, context, arguments in
             let table = try adapter.table(fromScript: arguments, in: context, function: "insert")
             let values = arguments.count > 1 ? try context.dictionary(from: arguments[1], table: table) : [:]
             let row = try table.addNewRow(values: values)
             adapter.didChangeThroughScript(row)
             return RowObject.make(row, in: context)
         }
-        define("update") { context, _, arguments in
+        define("update") { adapter, context, arguments in
             let table = try adapter.table(fromScript: arguments, in: context, function: "update")
             guard arguments.count > 2 else { throw ScriptError(.runtime, "lda.update(table, key, values) needs a key and the values") }
             let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)
@@ -64,7 +68,7 @@ extension RuleHost {
             adapter.didChangeThroughScript(row)
             return RowObject.make(row, in: context)
         }
-        define("remove") { context, _, arguments in
+        define("remove") { adapter, context, arguments in
             let table = try adapter.table(fromScript: arguments, in: context, function: "remove")
             guard arguments.count > 1 else { throw ScriptError(.runtime, "lda.remove(table, key) needs a key") }
             let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)

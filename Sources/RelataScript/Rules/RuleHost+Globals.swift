@@ -89,12 +89,13 @@ extension RuleHost {
 
     /// `isServer`, and `session`: the adapter's session values by key, `roles`, and `hasRole(name)`.
     func installSession(in context: ScriptContext) {
-        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter.isServer))
+        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter?.isServer ?? false))
         let session = context.makeObject()
-        for (key, value) in adapter.session.values.sorted(by: { $0.key < $1.key }) {
+        let current = adapter?.session ?? Session()
+        for (key, value) in current.values.sorted(by: { $0.key < $1.key }) {
             context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
         }
-        let roles = adapter.session.roles
+        let roles = current.roles
         context.setProperty("roles", of: session, to: context.makeArray(roles.map { context.string($0) }), readOnly: true)
         context.setProperty("hasRole", of: session, to: NativeFunction.make(in: context) { context, _, arguments in
             let role = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
@@ -106,7 +107,7 @@ extension RuleHost {
     /// `schema`: `schema.tables` (names) and, per table, `schema.Clients.fields`.
     func installSchema(in context: ScriptContext) {
         let schema = context.makeObject()
-        let tables = adapter.tables
+        let tables = adapter?.tables ?? []
         context.setProperty("tables", of: schema, to: context.makeArray(tables.map { context.string($0.name) }), readOnly: true)
         for table in tables {
             let description = context.makeObject()

@@ -17,8 +17,8 @@ final class RuleHost {
     private(set) var schemaScript: CompiledScript?
     /// Generated row-cursor classes for batch runs, by scope, table and shared fields.
     var cursorClassCache: [String: (row: JSObjectRef, old: JSObjectRef)] = [:]
-    /// Supplies `lda`, `schema` and `session` to scripts.
-    unowned(unsafe) let adapter: LocalDataAdapter
+    /// Supplies `lda`, `schema` and `session` to scripts. Weak: the adapter owns this host.
+    weak var adapter: LocalDataAdapter?
 
     init(engine: ScriptEngine, logger: Logger, adapter: LocalDataAdapter) {
         self.engine = engine
@@ -78,6 +78,15 @@ final class RuleHost {
     }
 
     func script(forTable table: String) -> CompiledScript? { tableScripts[table.lowercased()] }
+
+    /// The adapter, or an error for a script that runs after its adapter went away
+    /// (a calculated field of a table the program kept).
+    func liveAdapter() throws -> LocalDataAdapter {
+        guard let adapter else {
+            throw ScriptError(.runtime, "the LocalDataAdapter these rules belong to no longer exists")
+        }
+        return adapter
+    }
 
     /// The scripts that handle events of a table: its own script, then the schema-wide one.
     func scripts(forTable table: String?) -> [CompiledScript] {
