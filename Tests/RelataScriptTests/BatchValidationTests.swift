@@ -124,6 +124,23 @@ import Testing
         #expect(details.rows[0]["Product"] == "Sprocket")
     }
 
+    @Test func batchCursorsCanBeHandedToLda() throws {
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                if (row.Quantity === 9) lda.update('Orders', row.OrderId, { Status: 'changed' });
+                if (row.Quantity === 8) lda.remove('OrderDetails', row);
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules {
+            try? details.rows[0].setValue(9, forKey: "Quantity")
+            try? details.rows[2].setValue(8, forKey: "Quantity")
+        }
+        #expect(try adapter.validateChanges(for: details).isEmpty)
+        #expect(adapter.table(named: "Orders")!.rows[0]["Status"] == "changed")
+        #expect(details.deletedRows.map { $0["DetailId"] } == [102])
+    }
+
     @Test func oldValuesAreReadOnly() throws {
         let adapter = try makeAdapter(details: "function beforeUpdate(row, old) { old.Quantity = 1; }")
         let details = adapter.table(named: "OrderDetails")!

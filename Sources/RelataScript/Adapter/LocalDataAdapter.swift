@@ -42,6 +42,8 @@ public final class LocalDataAdapter {
     /// Rows changed through `lda` while an apply runs.
     var scriptChanges: [DataTableRow] = []
     var isApplying = false
+    /// True while `validateChanges` runs: its row sets must keep their rows.
+    var isValidating = false
 
     /// Creates an adapter with no tables.
     ///

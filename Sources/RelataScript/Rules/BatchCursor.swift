@@ -49,12 +49,12 @@ final class BatchCursor {
             try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, originals: true, into: originals.map(\.buffer))
         }
         let rows = self.rows
-        var writes: [Int: [String: Value]] = [:]
+        let writes = slowWrites
         let getter = NativeFunction.make(in: context) { context, _, arguments in
             let index = Int(JSValueToNumber(context.ref, arguments[0], nil))
             let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
             if name == "-row" { return RowObject.make(rows[index], in: context) }
-            if let written = writes[index]?[name] { return context.jsValue(written) }
+            if let written = writes.values[index]?[name] { return context.jsValue(written) }
             return context.jsValue(try rows[index].value(forKey: name))
         }
         let setter = NativeFunction.make(in: context) { context, _, arguments in
@@ -77,7 +77,7 @@ final class BatchCursor {
             } catch let error as RelataError {
                 throw ScriptError(.runtime, "\(row.table.name).\(field.name), \(row.label): \(error.message)")
             }
-            writes[index, default: [:]][field.name] = value
+            writes.values[index, default: [:]][field.name] = value
             return JSValueMakeUndefined(context.ref)
         }
         let arrays = { (columns: [SharedColumn]) in context.makeArray(columns.map(\.array)) }
@@ -94,10 +94,14 @@ final class BatchCursor {
         }
         JSValueProtect(context.ref, cursor)
         if let oldCursor { JSValueProtect(context.ref, oldCursor) }
-        slowWritesSource = { writes }
     }
 
-    private var slowWritesSource: () -> [Int: [String: Value]] = { [:] }
+    /// Values written through Swift (fields without a shared array), by row index.
+    private let slowWrites = WriteLog()
+
+    final class WriteLog {
+        var values: [Int: [String: Value]] = [:]
+    }
 
     deinit {
         JSValueUnprotect(context.ref, cursor)
@@ -106,7 +110,7 @@ final class BatchCursor {
 
     /// The values the rules wrote, by row index (rows in `excluded` left out), ready to apply.
     func writes(excluding excluded: Set<Int>) -> [Int: [String: Value]] {
-        var result = slowWritesSource()
+        var result = slowWrites.values
         for index in excluded { result[index] = nil }
         for (position, field) in fastFields.enumerated() {
             let flags = written[position].buffer, values = current[position].buffer

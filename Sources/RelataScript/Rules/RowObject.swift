@@ -28,6 +28,10 @@ enum RowObject {
         return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue().row
     }
 
+    static func isRow(_ value: JSValueRef, in context: ScriptContext) -> Bool {
+        JSValueIsObjectOfClass(context.ref, value, rowClass)
+    }
+
     /// Names JavaScript itself asks objects for; they are not field lookups.
     private static let languageNames: Set<String> = [
         "toJSON", "toString", "valueOf", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",

@@ -72,6 +72,9 @@ extension RuleHost {
             let table = try adapter.table(fromScript: arguments, in: context, function: "remove")
             guard arguments.count > 1 else { throw ScriptError(.runtime, "lda.remove(table, key) needs a key") }
             let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)
+            if adapter.isValidating && (row.rowState == .added || row.rowState == .addedInEditMode) {
+                throw ScriptError(.runtime, "lda.remove cannot take a row added locally out of its table while validateChanges runs; cancel it afterwards")
+            }
             try table.removeRow(row)
             adapter.didChangeThroughScript(row)
             return JSValueMakeUndefined(context.ref)
@@ -92,8 +95,13 @@ extension LocalDataAdapter {
         return table
     }
 
-    /// A row given as a row object, a key value, or an array of key values.
+    /// A row given as a row object, a batch cursor, a key value, or an array of key values.
     func row(of table: DataTable, identifiedBy value: JSValueRef, in context: ScriptContext) throws -> DataTableRow {
+        var value = value
+        if JSValueIsObject(context.ref, value), let object = JSValueToObject(context.ref, value, nil),
+           !RowObject.isRow(value, in: context), JSString.with("__relataRow", { JSObjectHasProperty(context.ref, object, $0) }) {
+            value = context.property("__relataRow", of: object)
+        }
         if let row = RowObject.row(of: value, in: context) {
             guard row.table === table else { throw ScriptError(.runtime, "the row belongs to table \(row.table.name), not \(table.name)") }
             return row
