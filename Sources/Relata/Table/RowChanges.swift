@@ -6,12 +6,22 @@ struct RowChanges {
     /// Current values that differ from the original (every value set on an added row).
     var pending: FieldValues = [:]
     /// Values written since `edit()`; nil when the row is not in edit mode.
-    var edit: FieldValues?
+    var edit: FieldValues? {
+        get { editStorage.first }
+        set { editStorage = newValue.map { [$0] } ?? [] }
+    }
+    /// The edit buffer out of line (rows are rarely in edit mode): one word here instead of seventy.
+    private var editStorage: [FieldValues] = []
     /// Ties the row to its ``DeltaChange``; 0 when the row has no change.
     var changeId = 0
     /// The message of the last failed apply of this row's change.
     var failureMessage: String?
     var locked = false
+
+    init(state: RowState = .unchanged, pending: FieldValues = [:]) {
+        self.state = state
+        self.pending = pending
+    }
 
     var isClean: Bool {
         state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked
