@@ -19,6 +19,19 @@ public enum RowState: String, Sendable, Hashable, Codable, CaseIterable {
     case deleted
 }
 
+extension RowState {
+    /// The position in `allCases`, for table lookups.
+    var ordinal: UInt8 {
+        switch self {
+        case .unchanged: return 0
+        case .modified: return 1
+        case .added: return 2
+        case .addedInEditMode: return 3
+        case .deleted: return 4
+        }
+    }
+}
+
 /// What happens to a row; the input of the row state machine.
 enum RowEvent: Sendable, Hashable {
     /// A field now differs from its original value.

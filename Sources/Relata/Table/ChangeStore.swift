@@ -78,11 +78,20 @@ struct ChangeStore: Sequence {
 
     /// The slots whose rows are in a state, in slot order.
     func slots(in state: RowState) -> [Int] {
-        var result: [Int] = []
+        slots(in: [state])[0]
+    }
+
+    /// The slots in each of several states, in slot order, from one scan.
+    func slots(in wanted: [RowState]) -> [[Int]] {
+        var result = [[Int]](repeating: [], count: wanted.count)
+        // Which result list each state goes to (-1: not wanted), by the state's ordinal.
+        var listOfState = [Int](repeating: -1, count: RowState.allCases.count)
+        for (list, state) in wanted.enumerated() { listOfState[Int(state.ordinal)] = list }
         recordIndex.withUnsafeBufferPointer { index in
             states.withUnsafeBufferPointer { states in
-                for slot in index.indices where index[slot] != 0 && states[Int(index[slot]) - 1] == state {
-                    result.append(slot)
+                for slot in index.indices where index[slot] != 0 {
+                    let list = listOfState[Int(states[Int(index[slot]) - 1].ordinal)]
+                    if list >= 0 { result[list].append(slot) }
                 }
             }
         }

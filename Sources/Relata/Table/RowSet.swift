@@ -55,6 +55,16 @@ extension DataTable {
         return RowSet(table: self, slots: changes.slots(in: state))
     }
 
+    /// The rows in each of several changed states, from one pass over the change records.
+    ///
+    /// ```swift
+    /// let sets = table.rowSets(in: [.added, .modified, .deleted])
+    /// ```
+    public func rowSets(in states: [RowState]) -> [RowSet] {
+        precondition(!states.contains(.unchanged), "unchanged rows have no change record; use rowSet(in: .unchanged)")
+        return changes.slots(in: states).map { RowSet(table: self, slots: $0) }
+    }
+
     /// Given rows of this table, as a row set.
     public func rowSet(_ rows: [DataTableRow]) throws -> RowSet {
         RowSet(table: self, slots: try rows.map { try slot(of: $0) })

@@ -34,10 +34,11 @@ extension LocalDataAdapter {
         defer { isValidating = false }
         // A row fails at most once: failed rows leave the pass before the next script runs.
         var violations: [RuleViolation] = []
+        let sets = table.rowSets(in: [.added, .modified, .deleted])
         let passes: [(rows: RowSet, events: [String], originals: Bool)] = [
-            (table.rowSet(in: .added), ["beforePost", "beforeInsert"], false),
-            (table.rowSet(in: .modified), ["beforePost", "beforeUpdate"], true),
-            (table.rowSet(in: .deleted), ["beforeDelete"], false),
+            (sets[0], ["beforePost", "beforeInsert"], false),
+            (sets[1], ["beforePost", "beforeUpdate"], true),
+            (sets[2], ["beforeDelete"], false),
         ]
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows

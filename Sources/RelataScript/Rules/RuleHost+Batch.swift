@@ -16,22 +16,21 @@ extension RuleHost {
     /// Runs `events` (in order) of one script for every row, each row with its own verdict.
     func runBatch(_ events: [String], in script: CompiledScript, table: DataTable, rows: RowSet,
                   withOriginals: Bool) throws -> BatchOutcome {
-        let handlers = events.compactMap { script.handler($0) }
-        guard !handlers.isEmpty, !rows.isEmpty else { return BatchOutcome() }
+        let present = events.filter { script.handler($0) != nil }
+        guard !present.isEmpty, !rows.isEmpty else { return BatchOutcome() }
         let context = script.context
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
                                      withOriginals: withOriginals, classes: cursorClasses)
         let failures = context.makeArray([])
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
-        let each = try context.globalFunction(named: "__relataEach")
-        let handlerArray = context.makeArray(handlers)
+        let each = try driver(calling: present, in: context)
         var outcome = BatchOutcome()
         var start = 0
         while start < rows.count {
             let end = min(start + Self.chunkSize, rows.count)
             do {
-                _ = try context.call(each, [handlerArray, cursor.cursor, cursor.oldCursor ?? JSValueMakeNull(context.ref),
+                _ = try context.call(each, [cursor.cursor, cursor.oldCursor ?? JSValueMakeNull(context.ref),
                                             JSValueMakeNumber(context.ref, Double(start)), JSValueMakeNumber(context.ref, Double(end)),
                                             failures])
                 start = end
@@ -105,6 +104,26 @@ extension RuleHost {
             values[index] = try context.value(from: JSObjectGetPropertyAtIndex(context.ref, odd, UInt32(pair + 1), nil)!, for: type)
         }
         return values
+    }
+
+    /// A loop that runs the handlers for rows `start..<end`, generated once per scope and
+    /// list of handlers: calling them by name lets the JIT inline them into the loop.
+    private func driver(calling events: [String], in context: ScriptContext) throws -> JSObjectRef {
+        let key = "\(ObjectIdentifier(context))|each|\(events.joined(separator: ","))"
+        if let cached = driverCache[key] { return cached }
+        let calls = events.map { "\($0)(row, old);" }.joined(separator: " ")
+        let source = """
+            (function (row, old, start, end, failures) {
+                for (let i = start; i < end; i++) {
+                    row.i = i;
+                    if (old !== null) old.i = i;
+                    try { \(calls) } catch (error) { failures.push(i, __relataDescribe(error)); }
+                }
+            })
+            """
+        let function = try context.compileFunction(source, fileName: ScriptContext.bootstrapFile, line: 1)
+        driverCache[key] = function
+        return function
     }
 
     /// The cursor classes for a table in a script scope, generated once.

@@ -17,17 +17,6 @@ extension RuleHost {
         function log(...parts) {
             __relataLog(parts.map(p => typeof p === 'string' ? p : JSON.stringify(p)).join(' '), new Error().stack);
         }
-        function __relataEach(handlers, row, old, start, end, failures) {
-            for (let i = start; i < end; i++) {
-                row.i = i;
-                if (old !== null) old.i = i;
-                try {
-                    for (let h = 0; h < handlers.length; h++) handlers[h](row, old);
-                } catch (error) {
-                    failures.push(i, __relataDescribe(error));
-                }
-            }
-        }
         function __relataDescribe(e) {
             if (e === null || typeof e !== 'object') return '\\u0001' + String(e);
             return [e.name, e.__relataFail === true ? '1' : '0', e.message, e.stack, e.sourceURL, e.line, e.column].join('\\u0000');

@@ -17,6 +17,8 @@ final class RuleHost {
     private(set) var schemaScript: CompiledScript?
     /// Generated row-cursor classes for batch runs, by scope, table and shared fields.
     var cursorClassCache: [String: (row: JSObjectRef, old: JSObjectRef)] = [:]
+    /// Generated batch loops, by scope and handlers.
+    var driverCache: [String: JSObjectRef] = [:]
     /// Supplies `lda`, `schema` and `session` to scripts. Weak: the adapter owns this host.
     weak var adapter: LocalDataAdapter?
 
@@ -68,6 +70,7 @@ final class RuleHost {
         }
         let compiled = CompiledScript(script: script, context: context, table: table)
         cursorClassCache.removeAll()
+        driverCache.removeAll()
         if let table {
             tableScripts[table.lowercased()]?.context.release()
             tableScripts[table.lowercased()] = compiled
