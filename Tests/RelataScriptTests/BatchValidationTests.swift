@@ -141,6 +141,21 @@ import Testing
         #expect(details.deletedRows.map { $0["DetailId"] } == [102])
     }
 
+    @Test func aRowWhoseWritesDoNotValidateIsLeftAsItWas() throws {
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                row.Product = 'Renamed';
+                row.DetailId = row.DetailId + 1000;
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules { try? details.rows[0].setValue(7, forKey: "Quantity") }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.first?.error.message.contains("read-only") == true)
+        #expect(details.rows[0]["Product"] == "Widget", "no write of a rejected row is applied")
+        #expect(details.rows[0]["DetailId"] == 100)
+    }
+
     @Test func oldValuesAreReadOnly() throws {
         let adapter = try makeAdapter(details: "function beforeUpdate(row, old) { old.Quantity = 1; }")
         let details = adapter.table(named: "OrderDetails")!

@@ -49,15 +49,21 @@ extension LocalDataAdapter {
                 table.withoutRules {
                     for (index, values) in outcome.writes {
                         let row = rows[index]
-                        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-                            do {
-                                try row.setValue(value, forKey: name)
-                            } catch {
-                                violations.append(RuleViolation(row: row, error: ScriptError(
-                                    .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: row.label)))
-                                rejected.insert(index)
-                                break
+                        let ordered = values.sorted { $0.key < $1.key }
+                        // Every value is checked before any is written, so a row is changed wholly or not at all.
+                        do {
+                            for (name, value) in ordered {
+                                guard let field = table.field(named: name) else { continue }
+                                if field.readOnly || field.autoIncrement {
+                                    throw RelataError(.readOnlyField, "the field is read-only", table: table.name, field: name, row: row.label)
+                                }
+                                _ = try field.validate(value)
                             }
+                            for (name, value) in ordered { try row.setValue(value, forKey: name) }
+                        } catch {
+                            violations.append(RuleViolation(row: row, error: ScriptError(
+                                .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: row.label)))
+                            rejected.insert(index)
                         }
                     }
                 }
