@@ -16,7 +16,6 @@ struct ChangeStore: Sequence {
     /// A NaN payload no arithmetic produces, meaning "no pending value for this field".
     static let noPendingValue: UInt64 = 0x7FF4_DEAD_BEEF_0001
 
-    var count: Int { records.count }
     var slotCount: Int { recordIndex.count }
 
     @inline(__always) func isDirty(_ slot: Int) -> Bool { recordIndex[slot] != 0 }

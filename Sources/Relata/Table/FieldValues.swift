@@ -15,7 +15,6 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
     }
 
     var isEmpty: Bool { first == nil }
-    var count: Int { first == nil ? 0 : second == nil ? 1 : 2 + more.count }
     var keys: [Int] { map(\.key) }
 
     subscript(key: Int) -> Value? {
