@@ -156,6 +156,30 @@ import Testing
         #expect(details.rows[0]["DetailId"] == 100)
     }
 
+    @Test func batchesReuseSharedArraysWithoutCarryingValuesOver() throws {
+        // The first batch writes Quantity on every row; the second, smaller one writes nothing
+        // and must see the rows' own values (shared arrays are reused between batches).
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                if (row.UnitPrice > 100) row.Quantity = 1;
+                if (row.Quantity === 1 && row.UnitPrice <= 100) fail('line ' + row.DetailId + ' has one item');
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules { for row in details.rows { try? row.setValue(500.0, forKey: "UnitPrice") } }
+        #expect(try adapter.validateChanges(for: details).isEmpty)
+        #expect(details.rows.map { $0["Quantity"] } == [1, 1, 1])
+        _ = try adapter.applyChanges(for: details)
+        details.withoutRules {
+            try? details.rows[1].setValue(50.0, forKey: "UnitPrice")
+            try? details.rows[2].setValue(60.0, forKey: "UnitPrice")
+            try? details.rows[2].setValue(3, forKey: "Quantity")
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.map(\.error.message) == ["line 101 has one item"])
+        #expect(details.rows.map { $0["Quantity"] } == [1, 1, 3], "nothing written by the first batch comes back")
+    }
+
     @Test func oldValuesAreReadOnly() throws {
         let adapter = try makeAdapter(details: "function beforeUpdate(row, old) { old.Quantity = 1; }")
         let details = adapter.table(named: "OrderDetails")!

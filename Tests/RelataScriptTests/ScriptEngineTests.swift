@@ -106,6 +106,14 @@ import Testing
         #expect(try engine.call("same", [.decimal(Decimal(string: "19.99")!)]) == 19.99, "decimals travel as numbers")
     }
 
+    @Test func stringsComeBackWhole() throws {
+        let engine = try ScriptEngine()
+        #expect(try engine.evaluate("'a\\u0000b\\u0002c'") == .string("a\u{0}b\u{2}c"), "embedded NULs are kept")
+        #expect(try engine.evaluate("'日本 😀 é'") == .string("日本 😀 é"))
+        #expect(try engine.evaluate("'x\\uD800y'") == .string("x\u{FFFD}y"), "a lone surrogate becomes U+FFFD")
+        #expect(try engine.evaluate("'long '.repeat(100000)") == .string(String(repeating: "long ", count: 100_000)))
+    }
+
     @Test func javascriptTypesSeenFromSwift() throws {
         let engine = try ScriptEngine()
         #expect(try engine.evaluate("new Date(0)") == .date(Date(timeIntervalSince1970: 0)))

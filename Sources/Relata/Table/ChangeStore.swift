@@ -80,40 +80,44 @@ struct ChangeStore: Sequence {
         slots(in: [state])[0]
     }
 
-    /// The slots in each of several states, in slot order, from one scan.
+    /// The slots in each of several states, in slot order. The records say how many
+    /// rows each state has, so a state without rows costs no scan.
     func slots(in wanted: [RowState]) -> [[Int]] {
-        var result = [[Int]](repeating: [], count: wanted.count)
-        // Which result list each state goes to (-1: not wanted), by the state's ordinal.
-        var listOfState = [Int](repeating: -1, count: RowState.allCases.count)
-        for (list, state) in wanted.enumerated() { listOfState[Int(state.ordinal)] = list }
         recordIndex.withUnsafeBufferPointer { index in
             states.withUnsafeBufferPointer { states in
-                for slot in index.indices where index[slot] != 0 {
-                    let list = listOfState[Int(states[Int(index[slot]) - 1].ordinal)]
-                    if list >= 0 { result[list].append(slot) }
+                wanted.map { wantedState in
+                    let count = states.reduce(0) { $1 == wantedState ? $0 + 1 : $0 }
+                    guard count > 0 else { return [] }
+                    return [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
+                        var found = 0
+                        for slot in 0..<index.count where index[slot] != 0 && states[Int(index[slot]) - 1] == wantedState {
+                            buffer[found] = slot
+                            found += 1
+                        }
+                        initialized = found
+                    }
                 }
             }
         }
-        return result
     }
 
-    /// Copies the pending values of a numeric field over `buffer` for the rows that have one
-    /// (and NaN for added rows that have none): `buffer[i]` belongs to `slots[i]`.
-    mutating func overlayNumbers(field: Int, slots: [Int], originals: Bool, into buffer: UnsafeMutableBufferPointer<Double>) {
-        if !originals && numberMirrors[field] == nil {
+    /// Makes sure a field's pending values are mirrored as doubles (see ``withNumbers(field:_:)``).
+    mutating func prepareNumberMirror(field: Int) {
+        if numberMirrors[field] == nil {
             numberMirrors[field] = records.map { Self.numberBits($0.pending[field]) }
         }
-        let mirror = originals ? [] : numberMirrors[field]!
-        recordIndex.withUnsafeBufferPointer { index in
+    }
+
+    /// Calls `body` with the record index, each record's state and — when `field` is
+    /// given and prepared — each record's pending value of that field as double bits
+    /// (`noPendingValue` where there is none; empty when `field` is nil).
+    func withNumbers<Result>(field: Int?, _ body: (_ recordIndex: UnsafeBufferPointer<Int32>, _ states: UnsafeBufferPointer<RowState>,
+                                                   _ pending: UnsafeBufferPointer<UInt64>) -> Result) -> Result {
+        let mirror = field.flatMap { numberMirrors[$0] } ?? []
+        precondition(field == nil || mirror.count == records.count, "prepareNumberMirror(field:) first")
+        return recordIndex.withUnsafeBufferPointer { index in
             states.withUnsafeBufferPointer { states in
-                mirror.withUnsafeBufferPointer { mirror in
-                    for (position, slot) in slots.enumerated() where index[slot] != 0 {
-                        let record = Int(index[slot]) - 1
-                        let state = states[record]
-                        if state == .added || state == .addedInEditMode { buffer[position] = .nan }
-                        if !originals, mirror[record] != Self.noPendingValue { buffer[position] = Double(bitPattern: mirror[record]) }
-                    }
-                }
+                mirror.withUnsafeBufferPointer { mirror in body(index, states, mirror) }
             }
         }
     }

@@ -35,20 +35,38 @@ extension DataTable {
             if case .blob = columns[field] { throw notNumeric(name) }
             return field
         }
-        let slots = rows.slots
-        for (field, buffer) in zip(fields, buffers) { copyColumn(field, slots: slots, into: buffer) }
-        // Rows with changes: added rows have no originals; pending values replace the originals.
-        for (field, buffer) in zip(fields, buffers) {
-            changes.overlayNumbers(field: field, slots: slots, originals: originals, into: buffer)
-        }
+        for (field, buffer) in zip(fields, buffers) { copyColumn(field, slots: rows.slots, originals: originals, into: buffer) }
     }
 
-    /// The original values of a stored numeric column for the given slots.
-    private func copyColumn(_ field: Int, slots: [Int], into buffer: UnsafeMutableBufferPointer<Double>) {
+    /// One field's values for the given slots: the pending value of a changed row (unless
+    /// `originals`), NaN for an added row without one, else the column store's original.
+    private func copyColumn(_ field: Int, slots: [Int], originals: Bool, into buffer: UnsafeMutableBufferPointer<Double>) {
+        if !originals { changes.prepareNumberMirror(field: field) }
         func fill<E>(_ column: TypedColumn<E>, _ convert: (E) -> Double) {
-            let elements = column.elements, nulls = column.nullWords
-            for (index, slot) in slots.enumerated() {
-                buffer[index] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
+            let out = buffer.baseAddress!
+            column.elements.withUnsafeBufferPointer { elements in
+                column.nullWords.withUnsafeBufferPointer { nulls in
+                    slots.withUnsafeBufferPointer { slots in
+                        changes.withNumbers(field: originals ? nil : field) { index, states, pending in
+                            for position in 0..<slots.count {
+                                let slot = slots[position]
+                                let record = Int(index[slot])
+                                if record != 0 {
+                                    if !originals, pending[record - 1] != ChangeStore.noPendingValue {
+                                        out[position] = Double(bitPattern: pending[record - 1])
+                                        continue
+                                    }
+                                    let state = states[record - 1]
+                                    if state == .added || state == .addedInEditMode {
+                                        out[position] = .nan
+                                        continue
+                                    }
+                                }
+                                out[position] = nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .nan : convert(elements[slot])
+                            }
+                        }
+                    }
+                }
             }
         }
         switch columns[field] {

@@ -17,9 +17,19 @@ enum JSString {
     }
 
     /// The Swift string of a JSStringRef (which stays owned by the caller).
+    ///
+    /// Goes through UTF-8, which JavaScriptCore writes straight from its usual
+    /// 8-bit strings; a string holding a lone surrogate (which UTF-8 cannot
+    /// carry) is read as UTF-16 instead, the surrogate repaired to U+FFFD.
     static func string(_ js: JSStringRef) -> String {
         let length = JSStringGetLength(js)
-        guard length > 0, let characters = JSStringGetCharactersPtr(js) else { return "" }
+        guard length > 0 else { return "" }
+        let capacity = JSStringGetMaximumUTF8CStringSize(js)
+        let utf8 = String(unsafeUninitializedCapacity: capacity) { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { max(JSStringGetUTF8CString(js, $0.baseAddress, capacity) - 1, 0) }
+        }
+        if utf8.utf16.count == length { return utf8 }
+        guard let characters = JSStringGetCharactersPtr(js) else { return "" }
         return String(decoding: UnsafeBufferPointer(start: characters, count: length), as: UTF16.self)
     }
 

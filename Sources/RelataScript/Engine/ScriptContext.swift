@@ -192,7 +192,7 @@ struct ExceptionDescription {
             self.init(name: nil, message: String(text.dropFirst()))
             return
         }
-        let parts = text.utf8.split(separator: 0, omittingEmptySubsequences: false).map { String(Substring($0)) }
+        let parts = text.parts(separatedBy: "\u{0}")
         func part(_ index: Int) -> String? { index < parts.count && !parts[index].isEmpty && parts[index] != "undefined" ? parts[index] : nil }
         self.init(name: part(0) ?? "Error", message: part(2) ?? "", isFailure: part(1) == "1", stack: part(3),
                   sourceURL: part(4), line: part(5).flatMap { Int($0) }, column: part(6).flatMap { Int($0) })
@@ -217,8 +217,7 @@ struct ExceptionDescription {
         let kind = kind ?? (isFailure ? .ruleFailed : name == "SyntaxError" ? .syntax : .runtime)
         var error = ScriptError(kind, isFailure || name == "Error" || kind == .timeLimitExceeded ? message : "\(name): \(message)", file: file)
         let bootstrap = ScriptContext.bootstrapFile
-        let frames = (stack ?? "").utf8.split(separator: UInt8(ascii: "\n")).map { String(Substring($0)) }
-            .filter { StackFrame($0)?.file != bootstrap }
+        let frames = (stack ?? "").parts(separatedBy: "\n").filter { !$0.isEmpty && StackFrame($0)?.file != bootstrap }
         error.stack = frames.isEmpty ? nil : frames.joined(separator: "\n")
         if let frame = frames.lazy.compactMap(StackFrame.init).first {
             error.file = frame.file

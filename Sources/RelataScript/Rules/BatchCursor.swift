@@ -24,15 +24,16 @@ final class BatchCursor {
     let fastFields: [(name: String, kind: Kind)]
     private var current: [SharedColumn] = []
     private var originals: [SharedColumn] = []
-    private var written: [SharedColumn] = []
+    private var written: [SharedFlags] = []
     let cursor: JSObjectRef
     let oldCursor: JSObjectRef?
 
     /// Prepares a cursor over `rows`. `source` is the script text: only the fields it
     /// mentions get shared arrays. `withOriginals` adds an `old` cursor over the original values.
-    init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool,
+    init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool, pool: SharedArrayPool,
          classes: (DataTable, [(name: String, kind: Kind)], ScriptContext) throws -> (row: JSObjectRef, old: JSObjectRef)) throws {
         self.context = context
+        self.pool = pool
         self.table = table
         self.rows = rows
         fastFields = table.fields.compactMap { field in
@@ -41,11 +42,11 @@ final class BatchCursor {
             return (field.name, kind)
         }
         let (rowClass, oldClass) = try classes(table, fastFields, context)
-        current = fastFields.map { _ in SharedColumn(count: rows.count, in: context) }
-        written = fastFields.map { _ in SharedColumn(count: rows.count, in: context, zeroed: true) }
+        current = fastFields.map { _ in pool.take(Double.self, count: rows.count, in: context) }
+        written = fastFields.map { _ in pool.take(UInt8.self, count: rows.count, in: context, zeroed: true) }
         try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, into: current.map(\.buffer))
         if withOriginals {
-            originals = fastFields.map { _ in SharedColumn(count: rows.count, in: context) }
+            originals = fastFields.map { _ in pool.take(Double.self, count: rows.count, in: context) }
             try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, originals: true, into: originals.map(\.buffer))
         }
         let rows = self.rows
@@ -80,7 +81,7 @@ final class BatchCursor {
             writes.values[index, default: [:]][field.name] = value
             return JSValueMakeUndefined(context.ref)
         }
-        let arrays = { (columns: [SharedColumn]) in context.makeArray(columns.map(\.array)) }
+        let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns.map { $0.array }) }
         cursor = try Self.construct(rowClass, [arrays(current), arrays(written), getter, setter], in: context)
         if withOriginals {
             let originalGetter = NativeFunction.make(in: context) { context, _, arguments in
@@ -103,7 +104,11 @@ final class BatchCursor {
         var values: [Int: [String: Value]] = [:]
     }
 
+    private let pool: SharedArrayPool
+
     deinit {
+        pool.recycle(current + originals, context: context)
+        pool.recycle(written, context: context)
         JSValueUnprotect(context.ref, cursor)
         if let oldCursor { JSValueUnprotect(context.ref, oldCursor) }
     }
@@ -213,22 +218,34 @@ final class BatchCursor {
     }
 }
 
-/// A `Float64Array` over memory Swift allocated; JavaScriptCore frees it when the array is collected.
+/// A typed array over memory Swift allocated; JavaScriptCore frees it when the array is collected.
 /// The array is protected while this object lives, so Swift may read and write the buffer meanwhile.
-final class SharedColumn {
-    let buffer: UnsafeMutableBufferPointer<Double>
+final class SharedArray<Element: SharedArrayElement>: SharedArrayProtocol {
+    let buffer: UnsafeMutableBufferPointer<Element>
     let array: JSObjectRef
     private let context: ScriptContext
 
     init(count: Int, in context: ScriptContext, zeroed: Bool = false) {
         self.context = context
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * 8, alignment: 16)
-        buffer = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Double.self, capacity: max(count, 1)), count: count)
-        if zeroed { buffer.initialize(repeating: 0) }
-        array = JSObjectMakeTypedArrayWithBytesNoCopy(context.ref, kJSTypedArrayTypeFloat64Array, raw, count * 8,
+        let size = MemoryLayout<Element>.stride
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1) * size, alignment: 16)
+        buffer = UnsafeMutableBufferPointer(start: raw.bindMemory(to: Element.self, capacity: max(count, 1)), count: count)
+        if zeroed { raw.initializeMemory(as: UInt8.self, repeating: 0, count: count * size) }
+        array = JSObjectMakeTypedArrayWithBytesNoCopy(context.ref, Element.typedArrayType, raw, count * size,
                                                      { bytes, _ in bytes?.deallocate() }, nil, nil)
         JSValueProtect(context.ref, array)
     }
 
     deinit { JSValueUnprotect(context.ref, array) }
 }
+
+/// A `Float64Array` shared with JavaScript: numeric column values.
+typealias SharedColumn = SharedArray<Double>
+/// A `Uint8Array` shared with JavaScript: one flag per row.
+typealias SharedFlags = SharedArray<UInt8>
+
+protocol SharedArrayProtocol { var array: JSObjectRef { get } }
+
+protocol SharedArrayElement: BitwiseCopyable { static var typedArrayType: JSTypedArrayType { get } }
+extension Double: SharedArrayElement { static var typedArrayType: JSTypedArrayType { kJSTypedArrayTypeFloat64Array } }
+extension UInt8: SharedArrayElement { static var typedArrayType: JSTypedArrayType { kJSTypedArrayTypeUint8Array } }

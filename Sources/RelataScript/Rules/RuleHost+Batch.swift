@@ -20,7 +20,7 @@ extension RuleHost {
         guard !present.isEmpty, !rows.isEmpty else { return BatchOutcome() }
         let context = script.context
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
-                                     withOriginals: withOriginals, classes: cursorClasses)
+                                     withOriginals: withOriginals, pool: sharedArrays, classes: cursorClasses)
         let failures = context.makeArray([])
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
@@ -46,9 +46,9 @@ extension RuleHost {
         // one crossing instead of several per failure.
         let joined = try context.call(context.globalFunction(named: "__relataJoinFailures"), [failures])
         let text = JSString.string(of: joined, in: context.ref) ?? ""
-        for entry in text.utf8.split(separator: 2) {
-            guard let separator = entry.firstIndex(of: 3), let index = Int(Substring(entry[..<separator])) else { continue }
-            var error = ExceptionDescription(described: String(Substring(entry[entry.index(after: separator)...])))
+        for entry in text.parts(separatedBy: "\u{2}") where !entry.isEmpty {
+            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]) else { continue }
+            var error = ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
                 .error(file: script.script.fileName)
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
             outcome.failures[index] = decorate(error, table: table, row: rows[index])
@@ -63,9 +63,10 @@ extension RuleHost {
         let context = calculation.context
         let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + (JSString.string(of: calculation.function, in: context.ref) ?? "")
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: source, withOriginals: false,
-                                     classes: cursorClasses)
+                                     pool: sharedArrays, classes: cursorClasses)
         let numeric = BatchCursor.kind(of: type) != .slow
-        let output = numeric ? SharedColumn(count: rows.count, in: context) : nil
+        let output = numeric ? sharedArrays.take(Double.self, count: rows.count, in: context) : nil
+        defer { if let output { sharedArrays.recycle([output], context: context) } }
         let plain = context.makeArray([])
         let odd = context.makeArray([])
         JSValueProtect(context.ref, plain)
@@ -92,7 +93,7 @@ extension RuleHost {
         var values: [Value]
         if let output {
             let kind = BatchCursor.kind(of: type)
-            values = output.buffer.map { BatchCursor.value($0, kind: kind == .integer ? .number : kind) }
+            values = output.buffer.prefix(rows.count).map { BatchCursor.value($0, kind: kind == .integer ? .number : kind) }
         } else {
             values = try (0..<rows.count).map { index in
                 try context.value(from: JSObjectGetPropertyAtIndex(context.ref, plain, UInt32(index), nil)!, for: type)
@@ -153,9 +154,9 @@ extension RuleHost {
 
     /// The handler a stack runs in: the innermost frame whose function is one of `events`.
     static func event(in stack: String?, among events: [String]) -> String? {
-        for frame in (stack ?? "").utf8.split(separator: UInt8(ascii: "\n")) {
-            guard let at = frame.firstIndex(of: UInt8(ascii: "@")) else { continue }
-            let name = String(Substring(frame[..<at]))
+        for frame in (stack ?? "").parts(separatedBy: "\n") {
+            guard let at = frame.firstIndex(of: "@") else { continue }
+            let name = String(frame[..<at])
             if events.contains(name) { return name }
         }
         return nil

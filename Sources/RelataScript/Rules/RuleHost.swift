@@ -19,6 +19,8 @@ final class RuleHost {
     var cursorClassCache: [String: (row: JSObjectRef, old: JSObjectRef)] = [:]
     /// Generated batch loops, by scope and handlers.
     var driverCache: [String: JSObjectRef] = [:]
+    /// Shared arrays reused between batch runs.
+    let sharedArrays = SharedArrayPool()
     /// Supplies `lda`, `schema` and `session` to scripts. Weak: the adapter owns this host.
     weak var adapter: LocalDataAdapter?
 
@@ -29,6 +31,7 @@ final class RuleHost {
     }
 
     deinit {
+        sharedArrays.removeAll()
         for script in tableScripts.values { script.context.release() }
         schemaScript?.context.release()
     }
@@ -71,6 +74,7 @@ final class RuleHost {
         let compiled = CompiledScript(script: script, context: context, table: table)
         cursorClassCache.removeAll()
         driverCache.removeAll()
+        sharedArrays.removeAll()
         if let table {
             tableScripts[table.lowercased()]?.context.release()
             tableScripts[table.lowercased()] = compiled
