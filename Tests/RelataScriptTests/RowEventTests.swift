@@ -38,10 +38,13 @@ import Testing
         #expect(row["Quantity"] == 1)
         #expect(row["Product"] == "Unnamed")
         #expect(row.rowState == .added)
+        let named = try details.addNewRow(values: ["OrderId": 10, "Product": "Sprocket"])
+        #expect(named["Product"] == "Sprocket", "given values are written over what onNewRow set")
+        #expect(named["Quantity"] == 1)
         let error = scriptError { try details.addNewRow() }
         #expect(error?.message == "a line needs an order")
         #expect(error?.event == "beforeInsert")
-        #expect(details.rowCount == 4, "the rejected row was not added")
+        #expect(details.rowCount == 5, "the rejected row was not added")
 
         let editing = try details.addNewRow(values: [:], inEditMode: true)
         #expect(editing["Quantity"] == 1, "onNewRow ran at add")
@@ -49,7 +52,7 @@ import Testing
         #expect(editing.inEditMode)
         try editing.setValue(11, forKey: "OrderId")
         try editing.post()
-        #expect(details.rowCount == 5)
+        #expect(details.rowCount == 6)
     }
 
     @Test func beforeUpdateSeesTheOriginalValues() throws {

@@ -34,6 +34,7 @@ extension DataTable {
         for (index, field) in fields.enumerated() {
             if let defaultValue = field.defaultValue { pending[index] = try validated(defaultValue, field: index, slot: nil) }
         }
+        var given: [(field: Int, value: Value)] = []
         for name in values.keys.sorted() {
             let index = try requireFieldIndex(name)
             let field = fields[index]
@@ -43,8 +44,11 @@ extension DataTable {
             if field.readOnly {
                 throw error(.readOnlyField, "the field is read-only", field: index)
             }
-            pending[index] = try validated(values[name]!, field: index, slot: nil)
+            given.append((index, try validated(values[name]!, field: index, slot: nil)))
         }
+        // Without rules the given values are part of the new row; with rules they are
+        // written after `onNewRow`, as a user types over the defaults it set.
+        if rules == nil { for (index, value) in given { pending[index] = value } }
         let temporaryKeys = fields.indices.filter { fields[$0].autoIncrement }
         for index in temporaryKeys { pending[index] = .integer(nextTemporaryKey) }
         if !temporaryKeys.isEmpty { nextTemporaryKey -= 1 }
@@ -61,6 +65,7 @@ extension DataTable {
         if let rules {
             do {
                 try rules.rowDidAdd(row)
+                for (index, value) in given { try row.setValue(value, forKey: fields[index].name) }
                 if !inEditMode { try post(slot: row.slot, checkingRequired: false) }
             } catch {
                 if row.slot >= 0 { removeSlots([row.slot]) }
