@@ -50,6 +50,8 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidImport = Code("invalidImport")
         /// A calculated field's function threw.
         public static let calculationFailed = Code("calculationFailed")
+        /// A schema file (or an edits or test file) that cannot be read or does not describe valid tables.
+        public static let invalidSchema = Code("invalidSchema")
         /// A row that cannot be decoded into the requested Swift type.
         public static let decodingFailed = Code("decodingFailed")
     }

@@ -70,18 +70,31 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
         case logChanges, serverAutoRefresh, description
     }
 
+    /// Decodes a field; `defaultValue` may be a tagged ``Value`` (`{"decimal": "12.50"}`)
+    /// or a plain JSON value read as the field's type (`12.50`, `"open"`, `true`).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        let type = try container.decode(DataType.self, forKey: .type)
+        var defaultValue: Value?
+        if let tagged = try? container.decodeIfPresent(Value.self, forKey: .defaultValue) {
+            defaultValue = tagged
+        } else if let plain = try container.decodeIfPresent(JSONValue.self, forKey: .defaultValue) {
+            do throws(CoercionFailure) {
+                defaultValue = try FieldDefinition("", type).jsonValue(plain)
+            } catch {
+                throw DecodingError.dataCorruptedError(forKey: .defaultValue, in: container, debugDescription: error.message)
+            }
+        }
         self.init(
             try container.decode(String.self, forKey: .name),
-            try container.decode(DataType.self, forKey: .type),
+            type,
             size: try container.decodeIfPresent(Int.self, forKey: .size) ?? 0,
             precision: try container.decodeIfPresent(Int.self, forKey: .precision) ?? 0,
             scale: try container.decodeIfPresent(Int.self, forKey: .scale) ?? 0,
             required: try container.decodeIfPresent(Bool.self, forKey: .required) ?? false,
             readOnly: try container.decodeIfPresent(Bool.self, forKey: .readOnly) ?? false,
             primaryKey: try container.decodeIfPresent(Bool.self, forKey: .primaryKey) ?? false,
-            defaultValue: try container.decodeIfPresent(Value.self, forKey: .defaultValue),
+            defaultValue: defaultValue,
             logChanges: try container.decodeIfPresent(Bool.self, forKey: .logChanges) ?? true,
             serverAutoRefresh: try container.decodeIfPresent(Bool.self, forKey: .serverAutoRefresh) ?? false,
             description: try container.decodeIfPresent(String.self, forKey: .description) ?? "")

@@ -134,6 +134,19 @@ extension DataTable {
 }
 
 extension FieldDefinition {
+    /// Converts a JSON value into a value of this field's type: strings are parsed
+    /// as the type (dates in ISO 8601, GUIDs, Base64 blobs), numbers and booleans
+    /// coerced without loss.
+    ///
+    /// - Throws: ``RelataError`` naming the field when the value does not fit.
+    public func value(fromJSON raw: JSONValue) throws -> Value {
+        do throws(CoercionFailure) {
+            return try jsonValue(raw)
+        } catch {
+            throw RelataError(error.code, error.message, field: name)
+        }
+    }
+
     /// Converts a JSON value into this field's type.
     func jsonValue(_ raw: JSONValue) throws(CoercionFailure) -> Value {
         switch raw {
@@ -150,12 +163,18 @@ extension FieldDefinition {
     }
 }
 
-/// A parsed JSON document, decoded strictly (a number is never a boolean).
-enum JSONValue: Decodable {
+/// A parsed JSON value, decoded strictly (a number is never a boolean), as
+/// Relata's JSON inputs (data files, edits) carry field values.
+///
+/// ```swift
+/// let raw = try JSONDecoder().decode(JSONValue.self, from: Data("19.99".utf8))
+/// let price = try FieldDefinition("UnitPrice", .currency).value(fromJSON: raw)   // .decimal(19.99)
+/// ```
+public enum JSONValue: Decodable, Sendable, Hashable {
     case null, bool(Bool), integer(Int64), number(Double), string(String)
     case array([JSONValue]), object([String: JSONValue])
 
-    init(from decoder: any Decoder) throws {
+    public init(from decoder: any Decoder) throws {
         if var array = try? decoder.unkeyedContainer() {
             var elements: [JSONValue] = []
             while !array.isAtEnd { elements.append(try array.decode(JSONValue.self)) }

@@ -229,6 +229,32 @@ public final class DataTableRow {
         try table.discard(slot: liveSlot)
     }
 
+    /// Changes several fields as one edit: all of them or, on any error, none.
+    ///
+    /// Outside edit mode the values are written in an edit that is then posted,
+    /// so a table's rules see the row once, with every value (a single value is
+    /// written directly); in edit mode they join the open edit.
+    ///
+    /// ```swift
+    /// try line.setValues(["Quantity": 3, "Discount": 0.1])
+    /// ```
+    /// - Throws: the errors of ``setValue(_:forKey:)`` and ``post()``; the row is then as it was.
+    public func setValues(_ values: [String: Value]) throws {
+        let ordered = values.sorted { $0.key < $1.key }
+        if ordered.count == 1 || inEditMode {
+            for (key, value) in ordered { try setValue(value, forKey: key) }
+            return
+        }
+        try edit()
+        do {
+            for (key, value) in ordered { try setValue(value, forKey: key) }
+            try post()
+        } catch {
+            try? discard()
+            throw error
+        }
+    }
+
     // MARK: Locking
 
     /// True while the row is locked.

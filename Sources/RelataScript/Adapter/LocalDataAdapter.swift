@@ -34,6 +34,9 @@ public final class LocalDataAdapter {
     public var session = Session() {
         didSet { host.refreshGlobals() }
     }
+    /// Records which script functions and `fail(…)` calls run (`relata test --coverage`).
+    /// Set it before scripts are loaded: scripts loaded earlier are not followed.
+    public var coverage: RuleCoverage?
     /// The order in which an apply processes tables (names); tables not listed follow in the order they were added.
     public var updateOrder: [String] = []
 

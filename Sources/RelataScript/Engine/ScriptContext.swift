@@ -238,6 +238,11 @@ struct StackFrame {
     let line: Int
     let column: Int
 
+    /// The innermost frame in a user's script (not in Relata's bootstrap code).
+    static func innermostInScripts(of stack: String) -> StackFrame? {
+        stack.parts(separatedBy: "\n").lazy.compactMap(StackFrame.init).first { $0.file != ScriptContext.bootstrapFile }
+    }
+
     init?(_ text: String) {
         // Scanned as UTF-8 bytes from the end: `…:line:column`, the file after the first `@`.
         let bytes = text.utf8

@@ -53,19 +53,7 @@ extension RuleHost {
             guard arguments.count > 2 else { throw ScriptError(.runtime, "lda.update(table, key, values) needs a key and the values") }
             let row = try adapter.row(of: table, identifiedBy: arguments[1], in: context)
             let values = try context.dictionary(from: arguments[2], table: table)
-            if values.count == 1 || row.inEditMode {
-                // One value posts on its own; a row someone is editing takes the values into that edit.
-                for (key, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: key) }
-            } else {
-                try row.edit()
-                do {
-                    for (key, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: key) }
-                    try row.post()
-                } catch {
-                    try? row.discard()
-                    throw error
-                }
-            }
+            try row.setValues(values)
             adapter.didChangeThroughScript(row)
             return RowObject.make(row, in: context)
         }

@@ -12,6 +12,7 @@ extension RuleHost {
             const error = new Error(message === undefined ? 'the rule failed' : String(message));
             error.name = 'RuleFailure';
             error.__relataFail = true;
+            if (typeof __relataFailReached === 'function') __relataFailReached(error.stack);
             throw error;
         }
         function log(...parts) {
@@ -62,8 +63,7 @@ extension RuleHost {
         context.defineFunction("__relataLog") { context, _, arguments in
             let text = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
             let stack = arguments.count > 1 ? JSString.string(of: arguments[1], in: context.ref) ?? "" : ""
-            let frame = stack.split(separator: "\n").map(String.init)
-                .filter { !$0.contains(ScriptContext.bootstrapFile) }.lazy.compactMap(StackFrame.init).first
+            let frame = StackFrame.innermostInScripts(of: stack)
             var metadata: Logger.Metadata = [:]
             if let frame { metadata["script"] = "\(frame.file):\(frame.line):\(frame.column)" }
             if let table { metadata["table"] = "\(table)" }

@@ -67,6 +67,7 @@ final class RuleHost {
             try context.installBootstrap()
             try installGlobals(in: context, table: table)
             _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
+            if let coverage = adapter?.coverage { try instrument(context, for: coverage, script: script) }
         } catch {
             context.release()
             throw error

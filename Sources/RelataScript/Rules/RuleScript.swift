@@ -23,6 +23,12 @@ public struct RuleScript: Sendable, Hashable {
 
     /// Reads a script file; its file name is the path's last component.
     public init(contentsOf url: URL) throws {
-        self.init(try String(contentsOf: url, encoding: .utf8), fileName: url.lastPathComponent)
+        try self.init(contentsOf: url, name: url.lastPathComponent)
+    }
+
+    /// A script read from a file, named as errors and stacks should show it
+    /// (a schema names its scripts by their path relative to the schema file).
+    public init(contentsOf url: URL, name: String) throws {
+        self.init(try String(contentsOf: url, encoding: .utf8), fileName: name)
     }
 }

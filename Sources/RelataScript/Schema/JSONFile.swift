@@ -1,0 +1,63 @@
+import Foundation
+import Relata
+
+/// Reads the JSON files Relata's tools take (schemas, edits), with errors that
+/// name the file and the place in it.
+enum JSONFile {
+    static func decode<T: Decodable>(_ type: T.Type, from url: URL) throws -> T {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw RelataError(.invalidSchema, "cannot read the file (\(error.localizedDescription))", location: url.path)
+        }
+        return try decode(type, from: data, name: url.path)
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, name: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch let error as DecodingError {
+            throw RelataError(.invalidSchema, describe(error), location: name)
+        } catch {
+            throw RelataError(.invalidSchema, "\(error)", location: name)
+        }
+    }
+
+    /// `tables[2].fields[1].type: 'strng' is not …`: where in the document, then what is wrong.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            var text = ""
+            for key in keys {
+                if let index = key.intValue { text += "[\(index)]" } else { text += (text.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return text
+        }
+        func at(_ keys: [any CodingKey], _ message: String) -> String {
+            keys.isEmpty ? message : "\(path(keys)): \(message)"
+        }
+        switch error {
+        case .keyNotFound(let key, let context):
+            return at(context.codingPath, "'\(key.stringValue)' is missing")
+        case .typeMismatch(let type, let context):
+            return at(context.codingPath, "expected \(describe(type)) (\(context.debugDescription))")
+        case .valueNotFound(let type, let context):
+            return at(context.codingPath, "expected \(describe(type)), found null")
+        case .dataCorrupted(let context):
+            if let underlying = context.underlyingError as NSError?, context.codingPath.isEmpty {
+                return "not valid JSON: \(underlying.userInfo[NSDebugDescriptionErrorKey] ?? underlying.localizedDescription)"
+            }
+            return at(context.codingPath, context.debugDescription)
+        @unknown default:
+            return "\(error)"
+        }
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: return "a string"
+        case is Bool.Type: return "true or false"
+        case is Int.Type, is Int64.Type, is Double.Type: return "a number"
+        case is [Any].Type: return "an array"
+        default: return "\(type)".hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}

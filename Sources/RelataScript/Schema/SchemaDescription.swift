@@ -1,0 +1,69 @@
+import Relata
+
+/// What a schema file says: tables with their fields, data, scripts and
+/// relationships, the schema-wide script and the update order. Paths are
+/// relative to the schema file. The format is documented in `Documentation/Schema.md`.
+///
+/// ```json
+/// {
+///   "name": "PCTrade",
+///   "script": "rules/schema.js",
+///   "updateOrder": ["Clients", "Orders"],
+///   "tables": [
+///     {"name": "Clients", "data": "data/Clients.csv", "script": "rules/Clients.js",
+///      "fields": [{"name": "ClientId", "type": "autoInc", "primaryKey": true},
+///                 {"name": "ClientName", "type": "string", "size": 50, "required": true}]}
+///   ]
+/// }
+/// ```
+public struct SchemaDescription: Codable, Sendable, Equatable {
+    public var name: String
+    public var description: String?
+    /// The schema-wide rule script.
+    public var script: String?
+    /// Tables in the order their changes are applied (masters before details).
+    public var updateOrder: [String]?
+    /// Rule test files, or folders of `*.test.js` files, that `relata test` runs by default.
+    public var tests: [String]?
+    public var tables: [Table]
+
+    /// One table of a schema.
+    public struct Table: Codable, Sendable, Equatable {
+        public var name: String
+        public var fields: [FieldDefinition]
+        /// A CSV or JSON file of original rows.
+        public var data: String?
+        /// The table's rule script.
+        public var script: String?
+        /// `applyOthers` (the default) or `rollbackAll`; see ``UpdateRule``.
+        public var updateRule: UpdateRule.FailureBehavior?
+        public var foreignKeys: [ForeignKey]?
+        public var lookupFields: [LookupField]?
+        public var calculatedFields: [CalculatedField]?
+    }
+
+    /// `field` holds values of `references`.`referencedField`.
+    public struct ForeignKey: Codable, Sendable, Equatable {
+        public var field: String
+        public var references: String
+        public var referencedField: String
+    }
+
+    /// A field whose value is looked up in another table (see `DataTable.addLookupField`).
+    public struct LookupField: Codable, Sendable, Equatable {
+        public var name: String
+        public var sourceField: String
+        public var lookupTable: String
+        public var lookupKeyField: String
+        public var lookupResultField: String
+    }
+
+    /// A field computed by a JavaScript function of the row: the name of a
+    /// function in the table's script, or a function expression.
+    public struct CalculatedField: Codable, Sendable, Equatable {
+        public var name: String
+        public var type: DataType
+        public var function: String
+        public var cached: Bool?
+    }
+}
