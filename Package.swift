@@ -7,9 +7,12 @@ let package = Package(
     products: [
         .library(name: "Relata", targets: ["Relata"]),
         .library(name: "RelataScript", targets: ["RelataScript"]),
+        .library(name: "RelataTesting", targets: ["RelataTesting"]),
+        .executable(name: "relata", targets: ["relata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -26,6 +29,14 @@ let package = Package(
             .linkedLibrary("javascriptcoregtk-4.1", .when(platforms: [.linux])),
             .linkedFramework("JavaScriptCore", .when(platforms: [.macOS, .iOS])),
         ]),
+        // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
+        .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript"]),
+        // The command line: run, test and check rules, TypeScript declarations.
+        .executableTarget(name: "relata", dependencies: [
+            "Relata", "RelataScript",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The README's five-minute tour, compiled so it cannot rot; `Scripts/demo.sh` runs it.
         .executableTarget(name: "relata-tour", dependencies: ["Relata"], path: "Examples/Tour"),
         // Business rules on the same table; `Scripts/demo.sh` runs it after the tour.
@@ -34,6 +45,11 @@ let package = Package(
         ], path: "Examples/RulesDemo"),
         .testTarget(name: "RelataTests", dependencies: ["Relata"]),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript"]),
+        // Runs the built `relata` binary and checks its output and exit status.
+        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript"]),
+        .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
+        // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.
+        .testTarget(name: "PCTradeRuleTests", dependencies: ["RelataTesting"], path: "Examples/PCTrade/Tests"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -36,6 +36,8 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rowLocked = Code("rowLocked")
         /// An operation that the row's state does not allow (editing a deleted row, posting outside edit mode, …).
         public static let invalidRowState = Code("invalidRowState")
+        /// A key that no row of the table has.
+        public static let rowNotFound = Code("rowNotFound")
         /// A row that does not belong to the table it was passed to.
         public static let foreignRow = Code("foreignRow")
         /// A field definition list that cannot make a table (duplicate names, …).

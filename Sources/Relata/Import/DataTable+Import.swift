@@ -170,7 +170,7 @@ extension FieldDefinition {
 /// let raw = try JSONDecoder().decode(JSONValue.self, from: Data("19.99".utf8))
 /// let price = try FieldDefinition("UnitPrice", .currency).value(fromJSON: raw)   // .decimal(19.99)
 /// ```
-public enum JSONValue: Decodable, Sendable, Hashable {
+public enum JSONValue: Codable, Sendable, Hashable {
     case null, bool(Bool), integer(Int64), number(Double), string(String)
     case array([JSONValue]), object([String: JSONValue])
 
@@ -193,6 +193,33 @@ public enum JSONValue: Decodable, Sendable, Hashable {
         else if let integer = try? single.decode(Int64.self) { self = .integer(integer) }
         else if let double = try? single.decode(Double.self) { self = .number(double) }
         else { self = .string(try single.decode(String.self)) }
+    }
+
+    /// A value as plain JSON: numbers (decimals too) and booleans as they are, NULL
+    /// as null, and dates, GUIDs and blobs as their text (dates in ISO 8601, blobs in Base64).
+    public init(_ value: Value) {
+        switch value {
+        case .null: self = .null
+        case .integer(let integer): self = .integer(integer)
+        case .double(let double): self = .number(double)
+        case .boolean(let bool): self = .bool(bool)
+        case .string(let string): self = .string(string)
+        case .decimal: self = value.doubleValue.map(JSONValue.number) ?? .string(value.text)
+        case .date, .guid, .blob: self = .string(value.text)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let bool): try container.encode(bool)
+        case .integer(let integer): try container.encode(integer)
+        case .number(let double): try container.encode(double)
+        case .string(let string): try container.encode(string)
+        case .array(let values): try container.encode(values)
+        case .object(let members): try container.encode(members)
+        }
     }
 
     struct AnyKey: CodingKey {

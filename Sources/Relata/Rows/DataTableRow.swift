@@ -26,6 +26,15 @@ public final class DataTableRow {
         self.slot = slot
     }
 
+    /// False once the row has left its table — an addition cancelled, a deletion
+    /// applied — after which reading or writing it traps.
+    ///
+    /// ```swift
+    /// try adapter.applyChanges(for: clients)   // applies a deletion
+    /// removed.isInTable                         // false
+    /// ```
+    public var isInTable: Bool { slot >= 0 }
+
     /// The row leaves its table: it no longer has a slot, and the table forgets it.
     func detach() {
         if slot >= 0 { table.handles[slot] = nil }

@@ -50,6 +50,7 @@ extension LocalDataAdapter {
         for item in work { item.table.lockRows(of: item.delta) }
         isApplying = true
         scriptChanges = []
+        applyErrors = [:]
         defer {
             isApplying = false
             scriptChanges = []
@@ -92,12 +93,27 @@ extension LocalDataAdapter {
             }
             fireAfterEvent("afterRollback", tables: work.map(\.table))
         } else {
-            for item in work {
-                try item.table.accept(item.delta)
+            for index in work.indices {
+                assignKeys(to: &work[index].delta, of: work[index].table)
+                try work[index].table.accept(work[index].delta)
             }
             fireAfterEvent("afterCommit", tables: work.map(\.table))
         }
         return work.map(\.delta)
+    }
+
+    /// Gives the committed new rows real keys, as a database would: each auto-increment
+    /// field with a temporary (negative) key gets the next number above the table's
+    /// highest. Accepting the delta then replaces the key wherever it is referenced.
+    private func assignKeys(to delta: inout Delta, of table: DataTable) {
+        for field in table.fields where field.autoIncrement {
+            var next = (table.rows + table.deletedRows).compactMap { $0[field.name].integerValue }.max().map { max($0, 0) + 1 } ?? 1
+            for index in delta.changes.indices where delta.changes[index].type == .insert && delta.changes[index].status == .resolved {
+                guard let key = delta.changes[index].newValues[field.name]?.integerValue, key < 0 else { continue }
+                delta.changes[index].refreshedValues[field.name] = .integer(next)
+                next += 1
+            }
+        }
     }
 
     /// Tables in update order: those named in ``updateOrder`` first, in that order.
@@ -141,10 +157,14 @@ extension LocalDataAdapter {
             return
         }
         var views = scripts.map { DeltaView(delta: delta, context: $0.context) }
+        func record(_ error: any Error, change: Int) {
+            if let error = error as? ScriptError { applyErrors[table.name.lowercased(), default: [:]][change] = error }
+        }
 
         func failAll(_ error: any Error) {
             for index in delta.changes.indices where delta.changes[index].status != .failed {
                 delta.changes[index].fail(Self.message(of: error))
+                record(error, change: delta.changes[index].changeId)
                 for view in views { view.update(delta.changes[index], at: index) }
             }
         }
@@ -165,11 +185,27 @@ extension LocalDataAdapter {
                 try run("afterProcessDeltaChange", change: index)
             } catch {
                 delta.changes[index].fail(Self.message(of: error))
+                record(error, change: delta.changes[index].changeId)
                 for view in views { view.update(delta.changes[index], at: index) }
             }
         }
         do { try run("afterProcessDelta", change: nil) } catch { failAll(error) }
         views.removeAll()
+    }
+
+    /// The rule error — with its script location, event and row — that failed a
+    /// change in the latest ``applyChanges(for:)-([DataTable])``; a ``DeltaChange``
+    /// carries only the message, as a data server sends it.
+    ///
+    /// ```swift
+    /// for change in delta.failedChanges {
+    ///     if let error = adapter.ruleError(forChange: change.changeId, of: delta.tableName) {
+    ///         print(error.location ?? "", error.message)
+    ///     }
+    /// }
+    /// ```
+    public func ruleError(forChange changeId: Int, of table: String) -> ScriptError? {
+        applyErrors[table.lowercased()]?[changeId]
     }
 
     /// A rule's `fail` message as it is; any other error with its location.

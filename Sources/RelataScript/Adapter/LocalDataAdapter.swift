@@ -34,6 +34,8 @@ public final class LocalDataAdapter {
     public var session = Session() {
         didSet { host.refreshGlobals() }
     }
+    /// The rule errors that failed changes in the latest apply, by table (lower case) and change id.
+    var applyErrors: [String: [Int: ScriptError]] = [:]
     /// Records which script functions and `fail(…)` calls run (`relata test --coverage`).
     /// Set it before scripts are loaded: scripts loaded earlier are not followed.
     public var coverage: RuleCoverage?

@@ -33,7 +33,7 @@ enum NativeFunction {
             do {
                 return try box.body(box.context, this, values)
             } catch let error as ScriptError {
-                exception?.pointee = box.context.makeError(error.message)
+                exception?.pointee = box.context.makeError(error)
             } catch {
                 exception?.pointee = box.context.makeError("\(error)")
             }

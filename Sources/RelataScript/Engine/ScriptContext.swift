@@ -75,6 +75,18 @@ final class ScriptContext {
         return result ?? JSValueMakeUndefined(ref)
     }
 
+    /// Calls a function and returns what it threw (nil when it returned normally),
+    /// for callers that read the thrown value's properties.
+    func exception(calling function: JSObjectRef, _ arguments: [JSValueRef]) -> JSValueRef? {
+        engine.checkThread()
+        var exception: JSValueRef?
+        let arguments = arguments.map { Optional($0) }
+        _ = arguments.withUnsafeBufferPointer { buffer in
+            JSObjectCallAsFunction(ref, function, nil, buffer.count, buffer.baseAddress, &exception)
+        }
+        return exception
+    }
+
     /// The global function with a name, or an error naming what is there instead.
     func globalFunction(named name: String) throws -> JSObjectRef {
         guard let function = optionalGlobalFunction(named: name) else {
@@ -133,6 +145,18 @@ final class ScriptContext {
         }
         var argument: JSValueRef? = string(message)
         return JSObjectMakeError(ref, 1, &argument, nil)
+    }
+
+    /// A JavaScript `Error` for a ``ScriptError`` a native function throws: its message,
+    /// plus `relataKind`, `location`, `event`, `table` and `row` where known, so a script
+    /// (or a rule test) that catches it can tell a rule failure from other errors.
+    func makeError(_ error: ScriptError) -> JSValueRef {
+        let made = makeError(error.message)
+        guard let object = JSValueToObject(ref, made, nil) else { return made }
+        let details: [(String, String?)] = [("relataKind", error.kind.rawValue), ("location", error.location),
+                                            ("event", error.event), ("table", error.table), ("row", error.row)]
+        for (name, value) in details { if let value { setProperty(name, of: object, to: string(value)) } }
+        return made
     }
 
     func string(_ text: String) -> JSValueRef {

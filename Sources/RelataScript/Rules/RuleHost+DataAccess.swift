@@ -15,13 +15,22 @@ import Relata
 /// join that apply; otherwise they stay pending until the next one.
 extension RuleHost {
     func installDataAccess(in context: ScriptContext) {
-        let lda = context.makeObject()
         // The functions reach the adapter through the host, weakly: the adapter owns the host,
         // the host its scripts, the scripts these functions.
+        let lda = Self.makeDataAccess(in: context) { [weak self] in
+            guard let self else { throw ScriptError(.runtime, "the rules' host no longer exists") }
+            return try self.liveAdapter()
+        }
+        context.setProperty("lda", of: context.global, to: lda, readOnly: true)
+    }
+
+    /// An `lda` object whose functions work on the adapter `adapter()` returns when they
+    /// are called (rule test files use one over each test's fresh adapter).
+    static func makeDataAccess(in context: ScriptContext, adapter: @escaping () throws -> LocalDataAdapter) -> JSObjectRef {
+        let lda = context.makeObject()
         func define(_ name: String, _ body: @escaping (LocalDataAdapter, ScriptContext, [JSValueRef]) throws -> JSValueRef) {
-            context.setProperty(name, of: lda, to: NativeFunction.make(in: context) { [weak self] context, _, arguments in
-                guard let self else { throw ScriptError(.runtime, "the rules' host no longer exists") }
-                return try body(try self.liveAdapter(), context, arguments)
+            context.setProperty(name, of: lda, to: NativeFunction.make(in: context) { context, _, arguments in
+                try body(try adapter(), context, arguments)
             }, readOnly: true)
         }
         define("select") { adapter, context, arguments in
@@ -68,7 +77,7 @@ extension RuleHost {
             adapter.didChangeThroughScript(row)
             return JSValueMakeUndefined(context.ref)
         }
-        context.setProperty("lda", of: context.global, to: lda, readOnly: true)
+        return lda
     }
 }
 

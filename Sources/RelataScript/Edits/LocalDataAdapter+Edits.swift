@@ -1,0 +1,80 @@
+import Relata
+
+extension LocalDataAdapter {
+    /// Makes one edit as a user would, with the table's rules: an insert adds a row
+    /// (`onNewRow`, then the given values, then `beforePost`/`beforeInsert`), an
+    /// update writes its values as one edit (`beforePost`/`beforeUpdate`), a delete
+    /// removes the row (`beforeDelete`). A rule's `fail()` or a bad value throws,
+    /// and the table is left as it was.
+    ///
+    /// ```swift
+    /// var aliases: [String: DataTableRow] = [:]
+    /// for edit in try Edit.list(contentsOf: editsFile) {
+    ///     let row = try adapter.perform(edit, aliases: &aliases)
+    /// }
+    /// ```
+    /// - Parameter aliases: rows earlier inserts named with `as`; this insert's row is added.
+    /// - Returns: the row inserted, updated or deleted.
+    @discardableResult
+    public func perform(_ edit: Edit, aliases: inout [String: DataTableRow]) throws -> DataTableRow {
+        guard let table = table(named: edit.table) else { throw unknownTable(edit.table) }
+        let fieldValues = try edit.values.reduce(into: [String: Value]()) { result, entry in
+            result[entry.key] = try resolve(entry.value, forField: entry.key, in: table, aliases: aliases)
+        }
+        switch edit.operation {
+        case .insert:
+            let row = try table.addNewRow(values: fieldValues)
+            if let alias = edit.alias { aliases[alias] = row }
+            return row
+        case .update:
+            let row = try self.row(of: table, key: edit.key)
+            try row.setValues(fieldValues)
+            return row
+        case .delete:
+            let row = try self.row(of: table, key: edit.key)
+            try table.removeRow(row)
+            return row
+        }
+    }
+
+    /// The row with a primary key given as JSON values.
+    func row(of table: DataTable, key: [JSONValue]) throws -> DataTableRow {
+        let keyFields = table.primaryKeyFields
+        guard key.count == keyFields.count else {
+            throw RelataError(.invalidSchema, "the key has \(key.count) values; the primary key of \(table.name) has \(keyFields.count) (\(keyFields.map(\.name).joined(separator: ", ")))",
+                              table: table.name)
+        }
+        let values = try zip(keyFields, key).map { field, raw in
+            do { return try field.value(fromJSON: raw) } catch var error as RelataError {
+                error.table = table.name
+                throw error
+            }
+        }
+        guard let row = try table.row(forPrimaryKey: values) else {
+            let text = zip(keyFields, values).map { "\($0.name)=\($1)" }.joined(separator: ", ")
+            throw RelataError(.rowNotFound, "no row has the key \(text)", table: table.name)
+        }
+        return row
+    }
+
+    private func resolve(_ value: Edit.EditValue, forField name: String, in table: DataTable,
+                         aliases: [String: DataTableRow]) throws -> Value {
+        switch value {
+        case .value(let raw):
+            guard let field = table.field(named: name) else {
+                throw RelataError(.unknownField, "the table has no such field (fields: \(table.fields.map(\.name).joined(separator: ", ")))",
+                                  table: table.name, field: name)
+            }
+            do { return try field.value(fromJSON: raw) } catch var error as RelataError {
+                error.table = table.name
+                throw error
+            }
+        case .reference(let alias, let field):
+            guard let row = aliases[alias] else {
+                throw RelataError(.invalidSchema, "{\"ref\": \"\(alias).\(field)\"} names no row: no earlier insert has \"as\": \"\(alias)\"",
+                                  table: table.name, field: name)
+            }
+            return try row.value(forKey: field)
+        }
+    }
+}

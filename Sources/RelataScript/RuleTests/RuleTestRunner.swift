@@ -1,0 +1,195 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// Runs rule test files — JavaScript files that call `test(name, body)` — against
+/// a schema: each test gets a fresh ``LocalDataAdapter`` with the schema's data
+/// and the file's fixtures, makes edits through the rules and checks the outcome.
+/// The format is documented in `Documentation/RuleTests.md`.
+///
+/// ```swift
+/// let runner = try RuleTestRunner(schema: Schema(contentsOf: schemaURL))
+/// let file = try runner.load(URL(fileURLWithPath: "tests/Orders.test.js"))
+/// for result in runner.run(file) { print(result.summary) }
+/// ```
+public final class RuleTestRunner {
+    public let schema: Schema
+    public let engine: ScriptEngine
+    /// When set, records what the rules ran over every test (see ``RuleCoverage``).
+    public let coverage: RuleCoverage?
+    /// The adapter of the test that is running.
+    private var current: LocalDataAdapter?
+
+    public init(schema: Schema, engine: ScriptEngine? = nil, coverage: RuleCoverage? = nil) throws {
+        self.schema = schema
+        self.engine = try engine ?? ScriptEngine()
+        self.coverage = coverage
+    }
+
+    /// A loaded test file: its tests, ready to run.
+    public final class File {
+        /// The name results show (the path as given to ``load(_:name:)``).
+        public let name: String
+        /// The tests, in the order the file declares them.
+        public let tests: [(name: String, line: Int)]
+        fileprivate let context: ScriptContext
+        fileprivate let bodies: [JSObjectRef]
+        fileprivate let fixtures: JSObjectRef
+
+        fileprivate init(name: String, tests: [(name: String, line: Int)], context: ScriptContext, bodies: [JSObjectRef], fixtures: JSObjectRef) {
+            self.name = name
+            self.tests = tests
+            self.context = context
+            self.bodies = bodies
+            self.fixtures = fixtures
+        }
+
+        deinit { context.release() }
+    }
+
+    /// Reads a test file and registers its tests (its top level runs now).
+    ///
+    /// - Throws: ``ScriptError`` with the file, line and column for a syntax error or
+    ///   an error at the file's top level.
+    public func load(_ url: URL, name: String? = nil) throws -> File {
+        let name = name ?? url.path
+        let source: String
+        do { source = try String(contentsOf: url, encoding: .utf8) } catch {
+            throw ScriptError(.runtime, "cannot read the test file (\(error.localizedDescription))", file: name)
+        }
+        return try load(source: source, name: name)
+    }
+
+    /// Registers the tests of test source text.
+    public func load(source: String, name: String) throws -> File {
+        let context = ScriptContext(group: engine.group)
+        context.engine = engine
+        do {
+            try context.installBootstrap()
+            _ = try context.evaluate(RuleTestLibrary.source, fileName: ScriptContext.bootstrapFile, line: 1)
+            installEditing(in: context)
+            _ = try context.evaluate(source, fileName: name, line: 1)
+        } catch {
+            context.release()
+            throw error
+        }
+        let registered = context.property("__relataTests", of: context.global)
+        let array = JSValueToObject(context.ref, registered, nil)!
+        let count = Int(JSValueToNumber(context.ref, context.property("length", of: array), nil))
+        var tests: [(name: String, line: Int)] = []
+        var bodies: [JSObjectRef] = []
+        for index in 0..<count {
+            let entry = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, UInt32(index), nil), nil)!
+            let stack = JSString.string(of: context.property("stack", of: entry), in: context.ref) ?? ""
+            tests.append((JSString.string(of: context.property("name", of: entry), in: context.ref) ?? "",
+                          StackFrame.innermostInScripts(of: stack)?.line ?? 0))
+            bodies.append(context.protect(JSValueToObject(context.ref, context.property("body", of: entry), nil)!))
+        }
+        let fixtures = context.protect(JSValueToObject(context.ref, context.property("__relataFixtures", of: context.global), nil)!)
+        return File(name: name, tests: tests, context: context, bodies: bodies, fixtures: fixtures)
+    }
+
+    /// Runs a file's tests (those whose name `filter` accepts), each on a fresh adapter.
+    public func run(_ file: File, filter: (String) -> Bool = { _ in true },
+                    progress: (RuleTestResult) -> Void = { _ in }) -> [RuleTestResult] {
+        var results: [RuleTestResult] = []
+        for (index, test) in file.tests.enumerated() where filter(test.name) {
+            let started = ContinuousClock.now
+            var result = RuleTestResult(file: file.name, test: test.name, line: test.line, passed: true, milliseconds: 0)
+            do {
+                let adapter = try schema.makeAdapter(engine: engine, coverage: coverage)
+                try loadFixtures(of: file, into: adapter)
+                current = adapter
+                defer { current = nil }
+                if let thrown = file.context.exception(calling: file.bodies[index], []) {
+                    result.passed = false
+                    (result.message, result.location) = describe(thrown, in: file)
+                }
+            } catch {
+                result.passed = false
+                result.message = "the test could not start: \(error)"
+                result.location = "\(file.name):\(test.line)"
+            }
+            let elapsed = ContinuousClock.now - started
+            result.milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+            results.append(result)
+            progress(result)
+        }
+        return results
+    }
+
+    // MARK: The editing API of test files
+
+    private func installEditing(in context: ScriptContext) {
+        let lda = RuleHost.makeDataAccess(in: context) { [weak self] in
+            guard let adapter = self?.current else {
+                throw ScriptError(.runtime, "tables can be changed only inside a test(…) body, where each test has its own data")
+            }
+            return adapter
+        }
+        context.setProperty("lda", of: context.global, to: lda, readOnly: true)
+        for (global, function) in [("insert", "insert"), ("update", "update"), ("remove", "remove"), ("select", "select"),
+                                   ("selectWhere", "selectWhere")] {
+            context.setProperty(global, of: context.global, to: context.property(function, of: lda), readOnly: true)
+        }
+        context.defineFunction("apply") { [weak self] context, _, _ in
+            guard let adapter = self?.current else { throw ScriptError(.runtime, "apply() works only inside a test(…) body") }
+            let deltas = try adapter.applyChanges(for: adapter.tables)
+            if let delta = deltas.first(where: \.hasErrors), let change = delta.failedChanges.first {
+                if var error = adapter.ruleError(forChange: change.changeId, of: delta.tableName) {
+                    error.message = change.message ?? error.message
+                    throw error
+                }
+                throw ScriptError(.ruleFailed, change.message ?? "the change failed", table: delta.tableName)
+            }
+            return JSValueMakeNumber(context.ref, Double(deltas.reduce(0) { $0 + $1.changes.count }))
+        }
+    }
+
+    private func loadFixtures(of file: File, into adapter: LocalDataAdapter) throws {
+        let context = file.context
+        let count = Int(JSValueToNumber(context.ref, context.property("length", of: file.fixtures), nil))
+        for index in 0..<count {
+            let entry = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, file.fixtures, UInt32(index), nil), nil)!
+            let tableName = JSString.string(of: context.property("table", of: entry), in: context.ref) ?? ""
+            guard let table = adapter.table(named: tableName) else {
+                throw ScriptError(.runtime, "fixture('\(tableName)', …): the schema has no such table (tables: \(adapter.tables.map(\.name).joined(separator: ", ")))", file: file.name)
+            }
+            let rows = JSValueToObject(context.ref, context.property("rows", of: entry), nil)!
+            let rowCount = Int(JSValueToNumber(context.ref, context.property("length", of: rows), nil))
+            let values = try (0..<rowCount).map { position -> [Value] in
+                let row = try context.dictionary(from: JSObjectGetPropertyAtIndex(context.ref, rows, UInt32(position), nil), table: table)
+                if let unknown = row.keys.first(where: { table.field(named: $0) == nil }) {
+                    throw ScriptError(.runtime, "fixture('\(table.name)', …) row \(position + 1): the table has no field '\(unknown)'", file: file.name)
+                }
+                return table.fields.map { field in row.first { $0.key.caseInsensitiveCompare(field.name) == .orderedSame }?.value ?? .null }
+            }
+            try table.loadRows(values)
+        }
+    }
+
+    /// What went wrong in a test, and where in the test file.
+    private func describe(_ thrown: JSValueRef, in file: File) -> (message: String, location: String?) {
+        let context = file.context
+        let description = context.describe(thrown)
+        let frame = description.stack.flatMap { StackFrame.innermostInScripts(of: $0) }
+        let location = frame.map { "\($0.file):\($0.line):\($0.column)" }
+        if description.name == "ExpectationFailure" { return (description.message, location) }
+        let error = context.error(from: thrown, file: file.name)
+        if error.kind == .timeLimitExceeded { return (error.message, location) }
+        guard let object = JSValueToObject(context.ref, thrown, nil), JSValueIsObject(context.ref, thrown) else {
+            return ("the test threw \(description.message)", location)
+        }
+        func text(_ name: String) -> String? {
+            let value = context.property(name, of: object)
+            return JSValueIsString(context.ref, value) ? JSString.string(of: value, in: context.ref) : nil
+        }
+        let origin = [text("location"), text("event").map { "in \($0)" }].compactMap { $0 }.joined(separator: " ")
+        let suffix = origin.isEmpty ? "" : " (\(origin))"
+        switch text("relataKind") {
+        case "ruleFailed"?: return ("unexpected rule failure: \(description.message)\(suffix)", location)
+        case _?: return ("unexpected error: \(description.message)\(suffix)", location)
+        case nil: return ("\(description.name ?? "Error"): \(description.message)", error.location ?? location)
+        }
+    }
+}
