@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Relata
 import RelataScript
 
@@ -32,6 +33,9 @@ struct TestCommand: ParsableCommand {
     @Option(help: "Stop a test after this many seconds of script time.")
     var timeLimit: Double = 5
 
+    @Flag(help: "Show what the rules log(…) while the tests run (hidden otherwise).")
+    var log = false
+
     @Flag(help: "Print the results (and coverage) as JSON.")
     var json = false
 
@@ -47,7 +51,7 @@ struct TestCommand: ParsableCommand {
             }
             let recorder = coverage ? RuleCoverage() : nil
             let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64(timeLimit * 1000))),
-                                            coverage: recorder)
+                                            coverage: recorder, logger: rulesLogger)
             let started = ContinuousClock.now
             var results: [RuleTestResult] = []
             var loaded: [RuleTestRunner.File] = []
@@ -89,6 +93,12 @@ struct TestCommand: ParsableCommand {
             }
         }
         if failed { throw ExitStatus.rulesSaidNo }
+    }
+
+    private var rulesLogger: Logger {
+        var logger = Logger(label: "relata.rules")
+        logger.logLevel = log ? .info : .warning
+        return logger
     }
 
     struct Output: Encodable {

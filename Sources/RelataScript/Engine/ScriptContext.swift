@@ -52,8 +52,16 @@ final class ScriptContext {
                 JSEvaluateScript(ref, script, nil, url, Int32(clamping: line), &exception)
             }
         }
-        if let exception { throw error(from: exception, file: fileName) }
+        if let exception { throw locatingSyntaxError(error(from: exception, file: fileName), in: source, firstLine: line) }
         return result ?? JSValueMakeUndefined(ref)
+    }
+
+    /// A syntax error with the column JavaScriptCore leaves out, estimated from the source.
+    private func locatingSyntaxError(_ error: ScriptError, in source: String, firstLine: Int) -> ScriptError {
+        guard error.kind == .syntax, error.column == nil, let line = error.line else { return error }
+        var located = error
+        located.column = SyntaxErrorColumn.estimate(message: error.message, line: line, in: source, firstLine: firstLine)
+        return located
     }
 
     func checkSyntax(_ source: String, fileName: String, line: Int) throws {
@@ -61,7 +69,7 @@ final class ScriptContext {
         let valid = JSString.with(source) { script in
             JSString.with(fileName) { url in JSCheckScriptSyntax(ref, script, url, Int32(clamping: line), &exception) }
         }
-        if !valid, let exception { throw error(from: exception, file: fileName) }
+        if !valid, let exception { throw locatingSyntaxError(error(from: exception, file: fileName), in: source, firstLine: line) }
     }
 
     func call(_ function: JSObjectRef, _ arguments: [JSValueRef], this: JSObjectRef? = nil) throws -> JSValueRef {

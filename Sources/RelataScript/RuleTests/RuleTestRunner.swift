@@ -1,5 +1,6 @@
 internal import CJavaScriptCore
 import Foundation
+import Logging
 import Relata
 
 /// Runs rule test files — JavaScript files that call `test(name, body)` — against
@@ -17,13 +18,17 @@ public final class RuleTestRunner {
     public let engine: ScriptEngine
     /// When set, records what the rules ran over every test (see ``RuleCoverage``).
     public let coverage: RuleCoverage?
+    /// Where the rules' `log(…)` goes.
+    public let logger: Logger
     /// The adapter of the test that is running.
     private var current: LocalDataAdapter?
 
-    public init(schema: Schema, engine: ScriptEngine? = nil, coverage: RuleCoverage? = nil) throws {
+    public init(schema: Schema, engine: ScriptEngine? = nil, coverage: RuleCoverage? = nil,
+                logger: Logger = Logger(label: "relata.rules")) throws {
         self.schema = schema
         self.engine = try engine ?? ScriptEngine()
         self.coverage = coverage
+        self.logger = logger
     }
 
     /// A loaded test file: its tests, ready to run.
@@ -97,7 +102,7 @@ public final class RuleTestRunner {
             let started = ContinuousClock.now
             var result = RuleTestResult(file: file.name, test: test.name, line: test.line, passed: true, milliseconds: 0)
             do {
-                let adapter = try schema.makeAdapter(engine: engine, coverage: coverage)
+                let adapter = try schema.makeAdapter(engine: engine, logger: logger, coverage: coverage)
                 try loadFixtures(of: file, into: adapter)
                 current = adapter
                 defer { current = nil }
