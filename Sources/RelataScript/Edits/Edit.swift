@@ -79,11 +79,11 @@ public struct Edit: Decodable, Sendable, Equatable {
         values = try container.decodeIfPresent([String: EditValue].self, forKey: .values) ?? [:]
         alias = try container.decodeIfPresent(String.self, forKey: .alias)
         if operation != .insert && key.isEmpty {
-            throw DecodingError.keyNotFound(CodingKeys.key, .init(codingPath: decoder.codingPath,
-                debugDescription: "\(operation.rawValue) needs the key of the row"))
+            throw DecodingError.dataCorruptedError(forKey: .key, in: container,
+                                                   debugDescription: "\(operation.rawValue) needs the key of the row")
         }
         if operation == .update && values.isEmpty {
-            throw DecodingError.keyNotFound(CodingKeys.values, .init(codingPath: decoder.codingPath, debugDescription: "update needs values"))
+            throw DecodingError.dataCorruptedError(forKey: .values, in: container, debugDescription: "update needs values")
         }
     }
 

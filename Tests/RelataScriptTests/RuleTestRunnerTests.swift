@@ -1,0 +1,86 @@
+import Foundation
+import Relata
+import Testing
+@testable import RelataScript
+
+/// Rule test files: every expectation passes when it should and fails, readably, when it should not.
+@Suite struct RuleTestRunnerTests {
+    func run(_ source: String, filter: (String) -> Bool = { _ in true }) throws -> [RuleTestResult] {
+        let runner = try RuleTestRunner(schema: Schema(contentsOf: SchemaTests.pcTrade))
+        return runner.run(try runner.load(source: source, name: "t.test.js"), filter: filter)
+    }
+
+    @Test func expectationsThatHold() throws {
+        let results = try run("""
+            fixture('Clients', [{ ClientId: 990, ClientName: 'Fixture', CreditLimit: 10, Active: true }]);
+            test('all hold', () => {
+                const client = select('Clients', 990);
+                expect(client.ClientName).toBe('Fixture');
+                expect(client.CreditLimit).toBeCloseTo(10);
+                expect(client.ContactPhone).toBeNull();
+                expect(client.Active).toBeTruthy();
+                expect(selectWhere('Clients', 'ClientId = 990').length).toBe(1);
+                expect('abc').toMatch(/b/);
+                expect([1, 2]).toContain(2);
+                expect({ a: 1 }).toEqual({ a: 1 });
+                const error = expectFail(() => update('Clients', 990, { ClientDiscount: 0.5 }), /outside 0–30%/);
+                expect(error.location).toMatch(/^rules\\/Clients\\.js:13:/);
+                expectError(() => update('Clients', 990, { ClientDiscount: 'lots' }), 'not a valid');
+                expectPass(() => update('Clients', 990, { ClientDiscount: 0.2 }));
+            });
+            test('each test starts afresh', () => {
+                expect(select('Clients', 990).ClientDiscount).toBe(null);
+            });
+            """)
+        #expect(results.map(\.passed) == [true, true], "\(results.map { $0.message ?? "" })")
+        #expect(results.map(\.line) == [2, 17])
+    }
+
+    @Test func expectationsThatFailSayWhyAndWhere() throws {
+        let results = try run("""
+            test('value', () => {
+                expect(select('Clients', 1).ClientName).toBe('Nobody');
+            });
+            test('passes instead of failing', () => {
+                expectFail(() => update('Clients', 1, { ClientDiscount: 0.1 }), 'outside');
+            });
+            test('wrong message', () => {
+                expectFail(() => update('Clients', 1, { ClientDiscount: 0.9 }), 'credit');
+            });
+            test('unexpected failure', () => {
+                update('Clients', 1, { ClientName: '' });
+            });
+            test('script error', () => {
+                null.x;
+            });
+            test('runaway', () => { while (true) {} });
+            """)
+        #expect(results.map(\.passed) == [false, false, false, false, false, false])
+        #expect(results[0].message == #"expected "Nobody", got "Acme Ltd""#)
+        #expect(results[0].location == "t.test.js:2:49")
+        #expect(results[1].message == #"expected a rule failure matching "outside", but the rules passed"#)
+        #expect(results[2].message?.hasPrefix(#"expected a rule failure matching "credit", got the rule failure 'a discount of 90% is outside 0–30%' at rules/Clients.js:13:13"#) == true)
+        #expect(results[3].message == "unexpected rule failure: a client needs a name (rules/Clients.js:11:13 in beforePost)")
+        #expect(results[3].location == "t.test.js:11:11")
+        #expect(results[4].message?.contains("TypeError") == true)
+        #expect(results[4].location == "t.test.js:14:9")
+        #expect(results[5].message?.contains("time limit") == true)
+    }
+
+    @Test func aSyntaxErrorInATestFileIsLocated() throws {
+        let runner = try RuleTestRunner(schema: Schema(contentsOf: SchemaTests.pcTrade))
+        let error = #expect(throws: ScriptError.self) { try runner.load(source: "test('x', () => {\n  expect(1).toBe(;\n});", name: "broken.test.js") }
+        #expect(error?.location == "broken.test.js:2:18")
+    }
+
+    @Test func theFilterPicksTests() throws {
+        let results = try run("test('alpha', () => {}); test('beta', () => { throw new Error('no'); });", filter: { $0.contains("alph") })
+        #expect(results.map(\.test) == ["alpha"])
+    }
+
+    @Test func badFixturesAreReported() throws {
+        let results = try run("fixture('Clients', [{ ClientId: 1, Nope: 2 }]); test('x', () => {});")
+        #expect(results.first?.passed == false)
+        #expect(results.first?.message?.contains("the table has no field 'Nope'") == true)
+    }
+}
