@@ -18,8 +18,9 @@ import Testing
     @Test func aLineTotalIsCalculatedAfterTheRules() throws {
         let pcTrade = try RuleFixture(schema: Self.schema, fixtures: [
             "Products": [["ProductId": 9500, "ProductName": "Bench Cable", "ProviderId": 1, "UnitPrice": 10, "Discontinued": false]],
+            "Orders": [["OrderId": 9500, "ClientId": 5, "OrderDate": .date(Date(timeIntervalSince1970: 1_780_000_000)), "Status": "open"]],
         ])
-        let line = expectRulesPass { try pcTrade.insert("OrderDetails", ["OrderId": 113, "ProductId": 9500, "Quantity": 4, "Discount": 0.25]) }
+        let line = expectRulesPass { try pcTrade.insert("OrderDetails", ["OrderId": 9500, "ProductId": 9500, "Quantity": 4, "Discount": 0.25]) }
         if let line {
             expectValue(line, "UnitPrice", 10)
             expectValue(line, "LineTotal", 30)

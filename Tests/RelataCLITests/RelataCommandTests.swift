@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+
+/// Each subcommand of the built `relata` binary: output and exit status.
+@Suite(.serialized) struct RelataCommandTests {
+    let schema = RelataProcess.pcTradeSchema
+    let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
+
+    @Test func runPrintsEachVerdict() throws {
+        let result = try RelataProcess.run(["run", schema, "--edits", scenario])
+        #expect(result.status == 1, "some edits are refused")
+        #expect(result.output.contains("  1 ✔ insert Orders → row (OrderId=151)  applied"))
+        #expect(result.output.contains("LineTotal = 101.08, ProductName = \"Apex Memory 111\""))
+        #expect(result.output.contains("refused by beforePost at rules/OrderDetails.js:54:13"))
+        #expect(result.output.contains("open orders of Hooli Ltd would total 2692.95, above the credit limit of 2500.00"))
+        #expect(result.output.contains("failed by beforeProcessDeltaChange at rules/Products.js:22:13"))
+        #expect(result.output.hasSuffix("5 applied, 5 refused, 1 failed\n"))
+    }
+
+    @Test func runAsJSON() throws {
+        let result = try RelataProcess.run(["run", schema, "--edits", scenario, "--json"])
+        let report = try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any]
+        let verdicts = try #require(report?["verdicts"] as? [[String: Any]])
+        #expect(verdicts.count == 11)
+        #expect(verdicts[3]["verdict"] as? String == "refused")
+        #expect(verdicts[3]["location"] as? String == "rules/OrderDetails.js:54:13")
+        #expect((verdicts[1]["values"] as? [String: Any])?["LineTotal"] as? Double == 101.08)
+        #expect(report?["summary"] as? [String: Int] == ["applied": 5, "refused": 5, "failed": 1])
+    }
+
+    @Test func runWithoutApplyingLeavesChangesPending() throws {
+        let folder = try TemporaryFolder()
+        let edits = try folder.write("ok.json", #"[{"update": "Clients", "key": 8, "values": {"ClientDiscount": 0.1}}]"#)
+        let result = try RelataProcess.run(["run", schema, "--edits", edits, "--no-apply"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("  1 ✔ update Clients (key 8) → row (ClientId=8)  pending"))
+    }
+
+    @Test func testRunsPCTradeGreen() throws {
+        let result = try RelataProcess.run(["test", schema])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(result.output.contains("✔ tests/OrderDetails.test.js › open orders stay within the client credit limit"))
+        #expect(result.output.contains("22 passed, 0 failed"))
+    }
+
+    @Test func testTurnsRedWhenARuleBreaks() throws {
+        let folder = try TemporaryFolder()
+        let source = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade")
+        for item in ["PCTrade.schema.json", "data", "rules", "tests"] {
+            try FileManager.default.copyItem(at: source.appendingPathComponent(item), to: folder.url.appendingPathComponent(item))
+        }
+        let rules = folder.url.appendingPathComponent("rules/OrderDetails.js")
+        let broken = try String(contentsOf: rules, encoding: .utf8).replacingOccurrences(of: "row.Quantity <= 0", with: "row.Quantity < 0")
+        try Data(broken.utf8).write(to: rules)
+        let result = try RelataProcess.run(["test", folder.url.appendingPathComponent("PCTrade.schema.json").path])
+        #expect(result.status == 1)
+        #expect(result.output.contains("✘ tests/OrderDetails.test.js › the quantity must be positive"))
+        #expect(result.output.contains(#"expected a rule failure matching "at least 1", but the rules passed"#))
+        #expect(result.output.contains("at tests/OrderDetails.test.js:32:15"))
+        #expect(result.output.contains("21 passed, 1 failed"))
+    }
+
+    @Test func testFilterAndCoverage() throws {
+        let result = try RelataProcess.run(["test", schema, "--filter", "Products.test", "--coverage"])
+        #expect(result.status == 0)
+        #expect(result.output.contains("5 passed, 0 failed"))
+        #expect(result.output.contains("rules/Products.js: functions 3/3 ran, fail() calls 4/5 reached"))
+        #expect(result.output.contains("never reached: fail at line 7:9"))
+
+        let json = try RelataProcess.run(["test", schema, "--coverage", "--json"])
+        let output = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
+        #expect(output?["passed"] as? Int == 22)
+        let scripts = (output?["coverage"] as? [String: Any])?["scripts"] as? [[String: Any]]
+        #expect(scripts?.map { $0["file"] as? String } == ["rules/schema.js", "rules/Clients.js", "rules/Products.js", "rules/Orders.js", "rules/OrderDetails.js"])
+    }
+
+    @Test func checkReportsFileLineAndColumn() throws {
+        let folder = try TemporaryFolder()
+        let bad = try folder.write("bad.js", "function beforePost(row) {\n  if (row.x > ) fail('x');\n}\n")
+        let result = try RelataProcess.run(["check", bad])
+        #expect(result.status == 1)
+        #expect(result.output.contains("bad.js:2:15: error: SyntaxError: Unexpected token ')'"))
+        let good = try RelataProcess.run(["check", schema])
+        #expect(good.status == 0)
+        #expect(good.output.contains("9 scripts checked: 0 errors, 0 warnings"))
+    }
+
+    @Test func typesDeclaresTheTables() throws {
+        let result = try RelataProcess.run(["types", schema])
+        #expect(result.status == 0)
+        for table in ["Clients", "Providers", "Products", "Orders", "OrderDetails"] {
+            #expect(result.output.contains("interface \(table)Row {"))
+        }
+        #expect(result.output.contains("    readonly LineTotal: number | null;"))
+    }
+
+    @Test func badInputSaysWhatToFix() throws {
+        let missing = try RelataProcess.run(["run", "nope.schema.json", "--edits", "nope.json"])
+        #expect(missing.status == 2)
+        #expect(missing.errorOutput.hasPrefix("relata: error: "))
+        #expect(missing.errorOutput.contains("nope.schema.json: cannot read the file"))
+
+        let folder = try TemporaryFolder()
+        let edits = try folder.write("e.json", #"[{"update": "Orders", "key": 1, "values": {"Statuss": "open"}}]"#)
+        let unknownField = try RelataProcess.run(["run", schema, "--edits", edits])
+        #expect(unknownField.status == 1)
+        #expect(unknownField.output.contains("Orders.Statuss: the table has no such field"))
+
+        let usage = try RelataProcess.run(["frobnicate"])
+        #expect(usage.status == 64)
+    }
+}
