@@ -1,14 +1,28 @@
 #!/usr/bin/env bash
 # The README's main job: the core tour (load the example Clients table, edit
-# rows, show states, originals, the delta), then business rules in JavaScript
-# on the same table through the LocalDataAdapter, with each edit's verdict.
+# rows, show states, originals, the delta), business rules in JavaScript on the
+# same table through the LocalDataAdapter, then the PCTrade example: a scenario
+# of edits through `relata run` (each edit's verdict, some refused on purpose)
+# and PCTrade's rule tests through `relata test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
 require_packages libjavascriptcoregtk-4.1-dev
 swift build --product relata-tour
 swift build --product relata-rules-demo
+swift build --product relata
 bin="$(swift build --show-bin-path)"
 "$bin/relata-tour"
 echo
 "$bin/relata-rules-demo"
+echo
+echo "== relata run: a PCTrade scenario (some edits break the rules on purpose) =="
+status=0
+"$bin/relata" run Examples/PCTrade/PCTrade.schema.json --edits Examples/PCTrade/edits/scenario.json || status=$?
+if [ "$status" -ne 1 ]; then
+    echo "demo: expected relata run to report refused edits (exit status 1), got $status" >&2
+    exit 1
+fi
+echo
+echo "== relata test: PCTrade's rule tests, with coverage =="
+"$bin/relata" test Examples/PCTrade/PCTrade.schema.json --coverage

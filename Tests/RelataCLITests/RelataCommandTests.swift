@@ -40,7 +40,7 @@ import Testing
         let result = try RelataProcess.run(["test", schema])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("✔ tests/OrderDetails.test.js › open orders stay within the client credit limit"))
-        #expect(result.output.contains("22 passed, 0 failed"))
+        #expect(result.output.contains("28 passed, 0 failed"))
     }
 
     @Test func testTurnsRedWhenARuleBreaks() throws {
@@ -56,20 +56,23 @@ import Testing
         #expect(result.status == 1)
         #expect(result.output.contains("✘ tests/OrderDetails.test.js › the quantity must be positive"))
         #expect(result.output.contains(#"expected a rule failure matching "at least 1", but the rules passed"#))
-        #expect(result.output.contains("at tests/OrderDetails.test.js:32:15"))
-        #expect(result.output.contains("21 passed, 1 failed"))
+        #expect(result.output.contains("at tests/OrderDetails.test.js:33:15"))
+        #expect(result.output.contains("27 passed, 1 failed"))
     }
 
     @Test func testFilterAndCoverage() throws {
-        let result = try RelataProcess.run(["test", schema, "--filter", "Products.test", "--coverage"])
+        let result = try RelataProcess.run(["test", schema, "--filter", "a client needs a name", "--coverage"])
         #expect(result.status == 0)
-        #expect(result.output.contains("5 passed, 0 failed"))
-        #expect(result.output.contains("rules/Products.js: functions 3/3 ran, fail() calls 4/5 reached"))
-        #expect(result.output.contains("never reached: fail at line 7:9"))
+        #expect(result.output.contains("1 passed, 0 failed"))
+        #expect(result.output.contains("rules/Clients.js: functions 2/3 ran, fail() calls 1/4 reached"))
+        #expect(result.output.contains("  never ran: beforeDelete (line 18)\n  never reached: fail at line 13:9, fail at line 15:9, fail at line 21:9"))
+
+        let all = try RelataProcess.run(["test", schema, "--coverage"])
+        #expect(all.output.contains("total: functions 19/19 ran, fail() calls 24/24 reached"))
 
         let json = try RelataProcess.run(["test", schema, "--coverage", "--json"])
         let output = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
-        #expect(output?["passed"] as? Int == 22)
+        #expect(output?["passed"] as? Int == 28)
         let scripts = (output?["coverage"] as? [String: Any])?["scripts"] as? [[String: Any]]
         #expect(scripts?.map { $0["file"] as? String } == ["rules/schema.js", "rules/Clients.js", "rules/Products.js", "rules/Orders.js", "rules/OrderDetails.js"])
     }

@@ -26,3 +26,10 @@ function beforeDelete(row) {
     if (row.Status !== 'open')
         fail('only open orders can be deleted; order ' + row.OrderId + ' is ' + row.Status);
 }
+
+// A delta-level rule: an order is applied together with its lines. Orders has
+// the update rule rollbackAll, so this failure rolls back the whole apply.
+function beforeProcessDeltaChange(delta, change) {
+    if (change.isInsert && lda.selectWhere('OrderDetails', 'OrderId = :id', { id: change.OrderId }).length === 0)
+        fail('order ' + change.OrderId + ' has no lines; add at least one before applying');
+}

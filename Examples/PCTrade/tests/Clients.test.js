@@ -34,3 +34,7 @@ test('a client without orders can be deleted', () => {
     expectPass(() => remove('Clients', 901));
     expect(select('Clients', 901)).toBeNull();
 });
+
+test('the credit limit cannot be negative', () => {
+    expectFail(() => update('Clients', 900, { CreditLimit: -1 }), 'cannot be negative');
+});

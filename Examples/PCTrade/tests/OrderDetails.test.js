@@ -12,6 +12,7 @@ fixture('Products', [
 fixture('Orders', [
     { OrderId: 9200, ClientId: 920, OrderDate: new Date('2026-04-01T09:00:00Z'), Status: 'open' },
     { OrderId: 9201, ClientId: 920, OrderDate: new Date('2026-01-01T09:00:00Z'), Status: 'shipped' },
+    { OrderId: 9202, ClientId: 920, OrderDate: new Date('2026-04-02T09:00:00Z'), Status: 'open' },
 ]);
 fixture('OrderDetails', [
     { DetailId: 9200, OrderId: 9201, ProductId: 9200, Quantity: 1, UnitPrice: 40, Discount: 0 },
@@ -45,4 +46,19 @@ test('open orders stay within the client credit limit', () => {
 test('lines of shipped orders stay', () => {
     expectFail(() => remove('OrderDetails', 9200), 'order 9201 has shipped');
     expectFail(() => insert('OrderDetails', { OrderId: 9201, ProductId: 9200 }), 'no lines can be added');
+});
+
+test('line discounts stay within 25%', () => {
+    expectFail(() => insert('OrderDetails', { OrderId: 9200, ProductId: 9200, Discount: 0.3 }), 'between 0 and 25%');
+});
+
+test('a line needs an existing product and order', () => {
+    expectFail(() => insert('OrderDetails', { OrderId: 9200, ProductId: 123456 }), 'product 123456 does not exist');
+    expectFail(() => insert('OrderDetails', { OrderId: 123456, ProductId: 9200 }), 'order 123456 does not exist');
+});
+
+test('a line stays in its order', () => {
+    const line = insert('OrderDetails', { OrderId: 9200, ProductId: 9200 });
+    apply();
+    expectFail(() => update('OrderDetails', line, { OrderId: 9202 }), 'cannot move to another order');
 });

@@ -38,3 +38,11 @@ test('only open orders are deleted', () => {
     const order = insert('Orders', { ClientId: 910 });
     expectPass(() => remove('Orders', order));
 });
+
+test('an order is applied with its lines, or nothing is applied', () => {
+    update('Clients', 910, { ClientDiscount: 0.1 });
+    insert('Orders', { ClientId: 910 });
+    expectFail(() => apply(), /has no lines; add at least one/);
+    // Orders' update rule is rollbackAll: the client change was not committed either.
+    expectFail(() => apply(), /has no lines/);
+});

@@ -30,3 +30,7 @@ test('valid changes apply', () => {
     expect(product.ProductId).toBeGreaterThan(0);
     expect(select('Products', product.ProductId).ProductName).toBe('New Webcam');
 });
+
+test('stock cannot be negative', () => {
+    expectFail(() => update('Products', 9300, { UnitsInStock: -2 }), 'the stock of Test Monitor cannot be negative');
+});

@@ -1,0 +1,24 @@
+import Foundation
+import Testing
+
+/// Every `swift run relata …` line of the README works as written.
+@Suite struct ReadmeExamplesTests {
+    static func examples() throws -> [[String]] {
+        let readme = try String(contentsOf: RelataProcess.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        return readme.split(separator: "\n").filter { $0.hasPrefix("swift run relata ") }
+            .map { $0.dropFirst("swift run relata ".count).split(separator: " ").map(String.init) }
+    }
+
+    @Test func theReadmeHasCommandLineExamples() throws {
+        let subcommands = Set(try Self.examples().compactMap(\.first))
+        #expect(subcommands == ["run", "test", "check", "types"])
+    }
+
+    @Test(arguments: try examples())
+    func readmeExampleRuns(_ arguments: [String]) throws {
+        let result = try RelataProcess.run(arguments)
+        // `run` on the scenario refuses some edits on purpose (status 1); the rest must pass.
+        #expect(result.status == (arguments.first == "run" ? 1 : 0), "\(arguments.joined(separator: " ")): \(result.errorOutput)")
+        #expect(!result.output.isEmpty || arguments.contains("--output"))
+    }
+}
