@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+/// The progress bar appears on a terminal and nowhere else.
+@Suite struct ProgressBarTests {
+    static let script = "/usr/bin/script"
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: script), "needs script(1) to give the binary a terminal"))
+    func drawnOnATerminal() throws {
+        // script(1) runs the command with a pseudo-terminal as its standard output and error.
+        let command = "\(RelataProcess.binary.path) test \(RelataProcess.pcTradeSchema)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.script)
+        process.arguments = ["-qec", command, "/dev/null"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.contains("\r\u{1B}[2K[########################] 28/28"))
+    }
+
+    @Test func absentWhenPiped() throws {
+        let result = try RelataProcess.run(["test", RelataProcess.pcTradeSchema])
+        #expect(!result.errorOutput.contains("[#"))
+        #expect(!result.output.contains("\u{1B}"))
+    }
+}
