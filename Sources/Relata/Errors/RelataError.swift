@@ -54,6 +54,10 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let calculationFailed = Code("calculationFailed")
         /// A schema file (or an edits or test file) that cannot be read or does not describe valid tables.
         public static let invalidSchema = Code("invalidSchema")
+        /// A briefcase file that is damaged, is not a briefcase, or comes from a newer format version.
+        public static let invalidBriefcase = Code("invalidBriefcase")
+        /// A file that could not be read or written (the message carries the system's reason).
+        public static let fileFailed = Code("fileFailed")
         /// A row that cannot be decoded into the requested Swift type.
         public static let decodingFailed = Code("decodingFailed")
     }

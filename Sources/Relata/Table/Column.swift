@@ -103,6 +103,13 @@ final class TypedColumn<Element: ColumnElement> {
         nullBits.reserveCapacity(capacity / 64 + 1)
     }
 
+    /// Replaces the whole column (a briefcase load): `nullWords` holds one bit per element.
+    func restore(elements: [Element], nullWords: [UInt64]) {
+        precondition(nullWords.count == (elements.count + 63) / 64, "the NULL bitmap does not match the elements")
+        self.elements = elements
+        nullBits = nullWords
+    }
+
     func remove(slots: [Int]) {
         guard !slots.isEmpty else { return }
         var kept: [Element] = []

@@ -1,0 +1,137 @@
+import Foundation
+
+/// Appends little-endian numbers, strings and raw arrays to a byte buffer.
+struct BinaryWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    mutating func write<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func write(_ value: Double) { write(value.bitPattern) }
+
+    mutating func write(_ bool: Bool) { write(UInt8(bool ? 1 : 0)) }
+
+    /// A length (u32) then the UTF-8 bytes.
+    mutating func write(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            write(UInt32(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    /// A length (u64) then the bytes.
+    mutating func write(bytes data: some Collection<UInt8>) {
+        write(UInt64(data.count))
+        bytes.append(contentsOf: data)
+    }
+
+    /// The raw memory of an array of plain values (numbers, bitmaps), preceded by its count (u64).
+    /// Little-endian machines only write their memory as is (every platform Swift runs on today).
+    mutating func write<T: BitwiseCopyable>(raw array: [T]) {
+        write(UInt64(array.count))
+        array.withUnsafeBytes { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func append(_ other: BinaryWriter) { bytes.append(contentsOf: other.bytes) }
+
+    mutating func write(rawBytesOf value: some BitwiseCopyable) {
+        withUnsafeBytes(of: value) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func reserve(more count: Int) { bytes.reserveCapacity(bytes.count + count) }
+}
+
+/// Reads what ``BinaryWriter`` wrote; every read is checked against the end of the data.
+struct BinaryReader {
+    private let bytes: UnsafeRawBufferPointer
+    private(set) var offset: Int
+    let end: Int
+    /// What is being read, for error messages (`table Orders`).
+    var context: String
+
+    init(_ bytes: UnsafeRawBufferPointer, from offset: Int = 0, to end: Int? = nil, context: String) {
+        self.bytes = bytes
+        self.offset = offset
+        self.end = end ?? bytes.count
+        self.context = context
+    }
+
+    var remaining: Int { end - offset }
+
+    private mutating func take(_ count: Int) throws -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else {
+            throw BriefcaseFormat.damaged("\(context): the data ends early (needed \(count) bytes at offset \(offset), \(remaining) left)")
+        }
+        defer { offset += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+    }
+
+    mutating func read<T: FixedWidthInteger>(_: T.Type = T.self) throws -> T {
+        let raw = try take(MemoryLayout<T>.size)
+        var value = T.zero
+        withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: raw) }
+        return T(littleEndian: value)
+    }
+
+    mutating func readDouble() throws -> Double { Double(bitPattern: try read(UInt64.self)) }
+
+    mutating func readBool() throws -> Bool {
+        switch try read(UInt8.self) {
+        case 0: return false
+        case 1: return true
+        case let other: throw BriefcaseFormat.damaged("\(context): \(other) is not a boolean")
+        }
+    }
+
+    /// A count that must fit what is left, at `size` bytes per element at least.
+    mutating func readCount(elementSize: Int = 1, _ what: String) throws -> Int {
+        let count = try read(UInt64.self)
+        guard count <= UInt64(remaining / max(elementSize, 1)) else {
+            throw BriefcaseFormat.damaged("\(context): \(what) claims \(count) entries, more than the data holds")
+        }
+        return Int(count)
+    }
+
+    mutating func readString() throws -> String {
+        let length = Int(try read(UInt32.self))
+        let raw = try take(length)
+        let utf8 = raw.bindMemory(to: UInt8.self)
+        let decoded: String?
+        if #available(macOS 15, iOS 18, *) {
+            decoded = String(validating: utf8, as: UTF8.self)
+        } else {
+            decoded = String(bytes: utf8, encoding: .utf8)
+        }
+        guard let string = decoded else {
+            throw BriefcaseFormat.damaged("\(context): a string is not valid UTF-8")
+        }
+        return string
+    }
+
+    mutating func readBytes() throws -> UnsafeRawBufferPointer {
+        try take(try readCount("a byte block"))
+    }
+
+    mutating func read<T: BitwiseCopyable>(raw _: T.Type, _ what: String) throws -> [T] {
+        let count = try readCount(elementSize: MemoryLayout<T>.stride, what)
+        let raw = try take(count * MemoryLayout<T>.stride)
+        return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
+            UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+            initialized = count
+        }
+    }
+
+    mutating func skip(_ count: Int) throws { _ = try take(count) }
+
+    /// A reader over the next `length` bytes (this reader does not move).
+    func subreader(length: Int) throws -> BinaryReader {
+        guard length >= 0, length <= remaining else {
+            throw BriefcaseFormat.damaged("\(context): a block of \(length) bytes runs past the end of the data")
+        }
+        return BinaryReader(bytes, from: offset, to: offset + length, context: context)
+    }
+}

@@ -1,0 +1,244 @@
+import Foundation
+
+/// A table's bytes in a briefcase: everything needed to bring it back with its
+/// pending changes (see ``BriefcaseFormat``). Calculated and lookup fields,
+/// indexes, observers and rules are code, not data: add them again after a load.
+extension DataTable {
+    func writeBriefcase(into writer: inout BinaryWriter) throws {
+        writer.reserve(more: slotCount * (fields.count * 9 + 8))
+        for byte in BriefcaseFormat.tableMagic { writer.write(byte) }
+        writer.write(name)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        writer.write(bytes: try encoder.encode(fields))
+        writer.write(nextTemporaryKey)
+        writer.write(Int64(nextChangeId))
+        writer.write(UInt64(slotCount))
+        for column in columns { column.writeBriefcase(into: &writer) }
+        writer.write(UInt64(changes.keys.count))
+        for (slot, record) in changes {
+            writer.write(UInt64(slot))
+            writer.write(UInt8(record.state.ordinal))
+            writer.write(Int64(record.changeId))
+            writer.write(record.failureMessage != nil)
+            if let message = record.failureMessage { writer.write(message) }
+            Self.write(record.pending, into: &writer)
+            writer.write(record.edit != nil)
+            if let edit = record.edit { Self.write(edit, into: &writer) }
+        }
+    }
+
+    private static func write(_ values: FieldValues, into writer: inout BinaryWriter) {
+        let entries = Array(values)
+        writer.write(UInt32(entries.count))
+        for (field, value) in entries {
+            writer.write(UInt32(field))
+            value.writeBriefcase(into: &writer)
+        }
+    }
+
+    static func readBriefcase(from reader: inout BinaryReader) throws -> DataTable {
+        for byte in BriefcaseFormat.tableMagic where try reader.read(UInt8.self) != byte {
+            throw BriefcaseFormat.damaged("\(reader.context): a table does not start where it should")
+        }
+        let name = try reader.readString()
+        reader.context = "table \(name)"
+        let fieldJSON = try reader.readBytes()
+        let fields: [FieldDefinition]
+        do {
+            fields = try JSONDecoder().decode([FieldDefinition].self, from: Data(fieldJSON))
+        } catch {
+            throw BriefcaseFormat.damaged("table \(name): the field definitions do not decode (\(error))")
+        }
+        let table = try DataTable(name: name, fields: fields)
+        table.nextTemporaryKey = try reader.read(Int64.self)
+        table.nextChangeId = Int(try reader.read(Int64.self))
+        let slotCount = try reader.readCount(elementSize: 0, "the row count")
+        for (field, column) in zip(fields, table.columns) {
+            reader.context = "table \(name), field \(field.name)"
+            try column.readBriefcase(from: &reader, count: slotCount)
+        }
+        reader.context = "table \(name)"
+        table.changes.restoreEmptySlots(slotCount)
+        table.handles = Array(repeating: nil, count: slotCount)
+        let recordCount = try reader.readCount(elementSize: 20, "the change records")
+        var seen = Set<Int>()
+        for _ in 0..<recordCount {
+            let slot = Int(try reader.read(UInt64.self))
+            guard slot < slotCount, seen.insert(slot).inserted else {
+                throw BriefcaseFormat.damaged("table \(name): a change record names row slot \(slot), which is out of range or repeated")
+            }
+            let ordinal = Int(try reader.read(UInt8.self))
+            guard RowState.allCases.indices.contains(ordinal) else {
+                throw BriefcaseFormat.damaged("table \(name): \(ordinal) is not a row state")
+            }
+            var record = RowChanges(state: RowState.allCases.first { Int($0.ordinal) == ordinal }!)
+            record.changeId = Int(try reader.read(Int64.self))
+            table.nextChangeId = max(table.nextChangeId, record.changeId + 1)
+            if try reader.readBool() { record.failureMessage = try reader.readString() }
+            record.pending = try readValues(from: &reader, fields: fields, table: name)
+            if try reader.readBool() { record.edit = try readValues(from: &reader, fields: fields, table: name) }
+            table.setChanges(record, at: slot)
+        }
+        return table
+    }
+
+    private static func readValues(from reader: inout BinaryReader, fields: [FieldDefinition], table: String) throws -> FieldValues {
+        var values: FieldValues = [:]
+        for _ in 0..<(try reader.read(UInt32.self)) {
+            let field = Int(try reader.read(UInt32.self))
+            guard fields.indices.contains(field) else {
+                throw BriefcaseFormat.damaged("table \(table): a change names field \(field + 1), the table has \(fields.count)")
+            }
+            let value = try Value.readBriefcase(from: &reader)
+            do throws(CoercionFailure) {
+                values[field] = try fields[field].type.coerced(value)
+            } catch {
+                throw BriefcaseFormat.damaged("table \(table), field \(fields[field].name): a pending value does not fit (\(error.message))")
+            }
+        }
+        return values
+    }
+}
+
+extension ChangeStore {
+    /// Starts a restored table: `count` slots, none with a record yet.
+    mutating func restoreEmptySlots(_ count: Int) {
+        precondition(slotCount == 0, "restoring into a table that has rows")
+        self = ChangeStore()
+        for _ in 0..<count { appendSlot() }
+    }
+}
+
+extension Column {
+    func writeBriefcase(into writer: inout BinaryWriter) {
+        func nulls<E>(_ column: TypedColumn<E>) { writer.write(raw: column.nullWords) }
+        switch self {
+        case .integer(let column):
+            nulls(column)
+            writer.write(raw: column.elements)
+        case .double(let column):
+            nulls(column)
+            writer.write(raw: column.elements)
+        case .boolean(let column):
+            nulls(column)
+            writer.write(raw: column.elements.map { $0 ? UInt8(1) : 0 })
+        case .date(let column):
+            nulls(column)
+            writer.write(raw: column.elements.map(\.timeIntervalSinceReferenceDate))
+        case .decimal(let column):
+            nulls(column)
+            writer.write(UInt64(column.count))
+            for element in column.elements { writer.write(element.description) }
+        case .string(let column):
+            nulls(column)
+            writer.write(UInt64(column.count))
+            for element in column.elements { writer.write(element) }
+        case .guid(let column):
+            nulls(column)
+            writer.write(UInt64(column.count))
+            for element in column.elements { writer.write(rawBytesOf: element.uuid) }
+        case .blob(let column):
+            nulls(column)
+            writer.write(UInt64(column.count))
+            for element in column.elements { writer.write(bytes: element) }
+        }
+    }
+
+    func readBriefcase(from reader: inout BinaryReader, count: Int) throws {
+        let nullWords = try reader.read(raw: UInt64.self, "the NULL bitmap")
+        guard nullWords.count == (count + 63) / 64 else {
+            throw BriefcaseFormat.damaged("\(reader.context): the NULL bitmap has \(nullWords.count) words for \(count) rows")
+        }
+        func elements<E: BitwiseCopyable>(_: E.Type) throws -> [E] {
+            let values = try reader.read(raw: E.self, "the values")
+            guard values.count == count else {
+                throw BriefcaseFormat.damaged("\(reader.context): \(values.count) values for \(count) rows")
+            }
+            return values
+        }
+        func decoded<E>(_ decode: (inout BinaryReader) throws -> E) throws -> [E] {
+            guard try reader.read(UInt64.self) == UInt64(count) else {
+                throw BriefcaseFormat.damaged("\(reader.context): the number of values does not match the \(count) rows")
+            }
+            var values: [E] = []
+            values.reserveCapacity(count)
+            for _ in 0..<count { values.append(try decode(&reader)) }
+            return values
+        }
+        switch self {
+        case .integer(let column): column.restore(elements: try elements(Int64.self), nullWords: nullWords)
+        case .double(let column): column.restore(elements: try elements(Double.self), nullWords: nullWords)
+        case .boolean(let column):
+            let bytes = try elements(UInt8.self)
+            guard bytes.allSatisfy({ $0 <= 1 }) else { throw BriefcaseFormat.damaged("\(reader.context): a boolean is neither 0 nor 1") }
+            column.restore(elements: bytes.map { $0 == 1 }, nullWords: nullWords)
+        case .date(let column):
+            column.restore(elements: try elements(Double.self).map(Date.init(timeIntervalSinceReferenceDate:)), nullWords: nullWords)
+        case .decimal(let column):
+            column.restore(elements: try decoded { reader in
+                let text = try reader.readString()
+                guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                    throw BriefcaseFormat.damaged("\(reader.context): '\(text)' is not a decimal")
+                }
+                return decimal
+            }, nullWords: nullWords)
+        case .string(let column): column.restore(elements: try decoded { try $0.readString() }, nullWords: nullWords)
+        case .guid(let column):
+            column.restore(elements: try decoded { reader in
+                var uuid = UUID.zero.uuid
+                let bytes = try (0..<16).map { _ in try reader.read(UInt8.self) }
+                withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes) }
+                return UUID(uuid: uuid)
+            }, nullWords: nullWords)
+        case .blob(let column): column.restore(elements: try decoded { Data(try $0.readBytes()) }, nullWords: nullWords)
+        }
+    }
+}
+
+extension Value {
+    private enum Tag: UInt8 {
+        case null, integer, double, decimal, boolean, string, date, guid, blob
+    }
+
+    func writeBriefcase(into writer: inout BinaryWriter) {
+        switch self {
+        case .null: writer.write(Tag.null.rawValue)
+        case .integer(let value): writer.write(Tag.integer.rawValue); writer.write(value)
+        case .double(let value): writer.write(Tag.double.rawValue); writer.write(value)
+        case .decimal(let value): writer.write(Tag.decimal.rawValue); writer.write(value.description)
+        case .boolean(let value): writer.write(Tag.boolean.rawValue); writer.write(value)
+        case .string(let value): writer.write(Tag.string.rawValue); writer.write(value)
+        case .date(let value): writer.write(Tag.date.rawValue); writer.write(value.timeIntervalSinceReferenceDate)
+        case .guid(let value):
+            writer.write(Tag.guid.rawValue)
+            writer.write(rawBytesOf: value.uuid)
+        case .blob(let value): writer.write(Tag.blob.rawValue); writer.write(bytes: value)
+        }
+    }
+
+    static func readBriefcase(from reader: inout BinaryReader) throws -> Value {
+        let byte = try reader.read(UInt8.self)
+        guard let tag = Tag(rawValue: byte) else { throw BriefcaseFormat.damaged("\(reader.context): \(byte) is not a value tag") }
+        switch tag {
+        case .null: return .null
+        case .integer: return .integer(try reader.read(Int64.self))
+        case .double: return .double(try reader.readDouble())
+        case .decimal:
+            let text = try reader.readString()
+            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw BriefcaseFormat.damaged("\(reader.context): '\(text)' is not a decimal")
+            }
+            return .decimal(decimal)
+        case .boolean: return .boolean(try reader.readBool())
+        case .string: return .string(try reader.readString())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: try reader.readDouble()))
+        case .guid:
+            var uuid = UUID.zero.uuid
+            let bytes = try (0..<16).map { _ in try reader.read(UInt8.self) }
+            withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes) }
+            return .guid(UUID(uuid: uuid))
+        case .blob: return .blob(Data(try reader.readBytes()))
+        }
+    }
+}
