@@ -43,7 +43,9 @@ let package = Package(
         .executableTarget(name: "relata-rules-demo", dependencies: [
             "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/RulesDemo"),
-        .testTarget(name: "RelataTests", dependencies: ["Relata"]),
+        .testTarget(name: "RelataTests", dependencies: ["Relata", "relata-briefcase-writer"]),
+        // The child process the briefcase crash test kills while it saves.
+        .executableTarget(name: "relata-briefcase-writer", dependencies: ["Relata"], path: "Tests/BriefcaseWriter"),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript"]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript"]),

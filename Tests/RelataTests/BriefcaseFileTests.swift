@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+@testable import Relata
+
+/// Bad briefcase files give clear errors, never a crash or a partial load; the folder layout saves and loads tables alone.
+@Suite struct BriefcaseFileTests {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-briefcase-files-\(UUID().uuidString)")
+
+    init() throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    func saved() throws -> (URL, [UInt8]) {
+        let briefcase = Briefcase()
+        briefcase.addTable(try BriefcaseTests.makeTable())
+        let url = folder.appendingPathComponent("good.briefcase")
+        try briefcase.save(to: url)
+        return (url, Array(try Data(contentsOf: url)))
+    }
+
+    func loadError(_ bytes: [UInt8]) throws -> RelataError? {
+        let url = folder.appendingPathComponent("bad-\(UUID().uuidString).briefcase")
+        try Data(bytes).write(to: url)
+        return #expect(throws: RelataError.self) { try Briefcase(contentsOf: url) }
+    }
+
+    @Test func aForeignFileIsNotABriefcase() throws {
+        let error = try loadError(Array("{\"name\": \"not a briefcase\"}".utf8))
+        #expect(error?.code == .invalidBriefcase)
+        #expect(error?.message.hasPrefix("not a Relata briefcase") == true)
+        #expect(try loadError([])?.message.hasPrefix("not a Relata briefcase") == true)
+    }
+
+    @Test func aNewerFormatSaysSo() throws {
+        var (_, bytes) = try saved()
+        bytes[8] = 2   // the version, little-endian
+        #expect(try loadError(bytes)?.message.contains("briefcase format 2, newer than this Relata reads (up to 1)") == true)
+    }
+
+    @Test func aTruncatedFileSaysSo() throws {
+        let (_, bytes) = try saved()
+        for length in [10, 21, bytes.count / 2, bytes.count - 1] {
+            let message = try loadError(Array(bytes.prefix(length)))?.message ?? ""
+            #expect(message.contains("cut short") || message.contains("ends early"), "\(length): \(message)")
+        }
+    }
+
+    @Test func everyFlippedByteIsCaught() throws {
+        let (_, bytes) = try saved()
+        // Flip one byte at many places (every 7th byte): each load fails cleanly, none crashes.
+        for position in stride(from: 0, to: bytes.count, by: 7) {
+            var damaged = bytes
+            damaged[position] ^= 0x5A
+            let error = try loadError(damaged)
+            #expect(error?.code == .invalidBriefcase, "byte \(position)")
+        }
+    }
+
+    @Test func aDamagedPayloadWithAMatchingChecksumIsStillCaught() throws {
+        // A tool that recomputes the checksum over nonsense: the reader still checks every marker, count and tag.
+        let (_, bytes) = try saved()
+        func resummed(_ change: (inout [UInt8]) -> Void) -> [UInt8] {
+            var damaged = Array(bytes.dropLast(8))
+            change(&damaged)
+            let checksum = damaged.withUnsafeBytes { BriefcaseFormat.checksum($0) }
+            withUnsafeBytes(of: checksum.littleEndian) { damaged.append(contentsOf: $0) }
+            return damaged
+        }
+        // Header 21 bytes, no properties (4), one table (4), its length (8): the table's marker starts at 37.
+        let marker = try loadError(resummed { $0[37] = UInt8(ascii: "X") })
+        #expect(marker?.message.contains("a table does not start where it should") == true)
+        // The table's name length (a u32 after the marker) made huge.
+        let name = try loadError(resummed { $0[48] = 0x7F })
+        #expect(name?.message.contains("the data ends early") == true)
+    }
+
+    @Test func anInterruptedSaveLeavesThePreviousBriefcase() throws {
+        let url = folder.appendingPathComponent("interrupted.briefcase")
+        let first = Briefcase()
+        first.properties["Generation"] = "1"
+        try first.save(to: url)
+        // A save killed while writing leaves part of its new bytes in the temporary file.
+        let partial = Array(try Data(contentsOf: url).prefix(30))
+        try Data(partial).write(to: AtomicFile.temporaryURL(for: url))
+        #expect(try Briefcase(contentsOf: url).properties["Generation"] == "1")
+        first.properties["Generation"] = "2"
+        try first.save(to: url)
+        #expect(try Briefcase(contentsOf: url).properties["Generation"] == "2")
+        #expect(!FileManager.default.fileExists(atPath: AtomicFile.temporaryURL(for: url).path))
+    }
+
+    @Test func anInterruptedFolderSaveLeavesThePreviousBriefcase() throws {
+        let url = folder.appendingPathComponent("interrupted-folder.briefcase")
+        let briefcase = Briefcase()
+        let table = try DataTable(name: "T", fields: [FieldDefinition("X", .integer)])
+        try table.loadRows([[1]])
+        briefcase.addTable(table)
+        try briefcase.save(to: url, layout: .folder)
+        // A save killed after writing its table file, before the manifest was replaced.
+        try Data("half a table".utf8).write(to: url.appendingPathComponent("2-1.table"))
+        try Data("half a manifest".utf8).write(to: AtomicFile.temporaryURL(for: url.appendingPathComponent("manifest.briefcase")))
+        #expect(try Briefcase(contentsOf: url).table(named: "T")?.rows.first?["X"] == 1)
+        try table.rows[0].setValue(2, forKey: "X")
+        try briefcase.save(to: url, layout: .folder)
+        #expect(try Briefcase(contentsOf: url).table(named: "T")?.rows.first?["X"] == 2)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: url.path)) == ["manifest.briefcase", "2-1.table"],
+                "the leftovers of the interrupted save are gone")
+    }
+
+    @Test func aMissingFileIsAFileError() {
+        let error = #expect(throws: RelataError.self) { try Briefcase(contentsOf: folder.appendingPathComponent("none.briefcase")) }
+        #expect(error?.code == .fileFailed)
+    }
+
+    @Test func aFolderSavesAndLoadsOneTableAlone() throws {
+        let briefcase = Briefcase()
+        let things = try BriefcaseTests.makeTable()
+        let other = try DataTable(name: "Other", fields: [FieldDefinition("X", .integer)])
+        try other.loadRows([[1], [2]])
+        briefcase.addTable(things)
+        briefcase.addTable(other)
+        briefcase.properties["DataVersion"] = "1"
+        let url = folder.appendingPathComponent("folder.briefcase")
+        try briefcase.save(to: url, layout: .folder)
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: url.path))
+        #expect(files == ["manifest.briefcase", "1-1.table", "1-2.table"])
+
+        try other.rows[0].setValue(100, forKey: "X")
+        briefcase.properties["DataVersion"] = "2"
+        try briefcase.save(tables: ["Other"], toFolder: url)
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: url.path)) == ["manifest.briefcase", "1-1.table", "2-2.table"],
+                "only Other's file was rewritten; the old one is gone")
+
+        let loaded = try Briefcase(contentsOf: url)
+        #expect(loaded.properties["DataVersion"] == "2")
+        #expect(BriefcaseTests.snapshot(loaded.table(named: "Things")!) == BriefcaseTests.snapshot(things))
+        #expect(loaded.table(named: "Other")?.rows.map { $0["X"] } == [100, 2])
+
+        try FileManager.default.removeItem(at: url.appendingPathComponent("1-1.table"))
+        #expect(try Briefcase.loadTable(named: "other", from: url).rows[0]["X"] == 100, "one table loads without the others")
+        let missing = #expect(throws: RelataError.self) { try Briefcase(contentsOf: url) }
+        #expect(missing?.message.contains("lists 1-1.table for table Things, but the file is missing") == true)
+        #expect(throws: RelataError.self) { try briefcase.save(tables: ["Nope"], toFolder: url) }
+    }
+
+    @Test func aFileBriefcaseLoadsOneTableByName() throws {
+        let (url, _) = try saved()
+        #expect(try Briefcase.loadTable(named: "THINGS", from: url).name == "Things")
+        #expect((#expect(throws: RelataError.self) { try Briefcase.loadTable(named: "Nope", from: url) })?.code == .unknownTable)
+    }
+}
