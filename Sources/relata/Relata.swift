@@ -15,5 +15,5 @@ struct Relata: ParsableCommand {
               64  the command line itself is wrong (an unknown option, a missing argument)
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self])
+        subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self])
 }

@@ -16,8 +16,10 @@ struct RunCommand: ParsableCommand {
             as applied, refused (by a row rule or a bad value) or failed (at the apply), with the rule's \
             message and script location, and the row's calculated and lookup values.
 
-            Example:
+            Examples:
               relata run Examples/PCTrade/PCTrade.schema.json --edits Examples/PCTrade/edits/scenario.json
+              relata run Examples/PCTrade/PCTrade.schema.json --edits Examples/PCTrade/edits/scenario.json \\
+                --no-apply --save-briefcase /tmp/pctrade.briefcase
             """)
 
     @Argument(help: "The schema file (JSON; see Documentation/Schema.md).")
@@ -29,6 +31,9 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Run the row rules only; leave the changes pending instead of applying them.")
     var noApply = false
 
+    @Option(help: "Save the tables afterwards, pending changes included, to this briefcase file.")
+    var saveBriefcase: String?
+
     @Flag(help: "Print the verdicts as JSON.")
     var json = false
 
@@ -39,6 +44,12 @@ struct RunCommand: ParsableCommand {
             let edits = try Edit.list(contentsOf: URL(fileURLWithPath: self.edits))
             let adapter = try schema.makeAdapter(logger: Logger(label: "relata.rules"))
             let report = try EditRun(adapter: adapter, edits: edits, apply: !noApply).report
+            if let saveBriefcase {
+                let briefcase = Briefcase()
+                for table in adapter.tables { briefcase.addTable(table) }
+                briefcase.properties["Schema"] = schema.description.name
+                try briefcase.save(to: URL(fileURLWithPath: saveBriefcase))
+            }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

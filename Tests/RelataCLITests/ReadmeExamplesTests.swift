@@ -11,14 +11,16 @@ import Testing
 
     @Test func theReadmeHasCommandLineExamples() throws {
         let subcommands = Set(try Self.examples().compactMap(\.first))
-        #expect(subcommands == ["run", "test", "check", "types"])
+        #expect(subcommands == ["run", "test", "check", "types", "briefcase"])
     }
 
-    @Test(arguments: try examples())
-    func readmeExampleRuns(_ arguments: [String]) throws {
-        let result = try RelataProcess.run(arguments)
-        // `run` on the scenario refuses some edits on purpose (status 1); the rest must pass.
-        #expect(result.status == (arguments.first == "run" ? 1 : 0), "\(arguments.joined(separator: " ")): \(result.errorOutput)")
-        #expect(!result.output.isEmpty || arguments.contains("--output"))
+    /// In README order: later examples may use what earlier ones wrote (a briefcase).
+    @Test func readmeExamplesRunInOrder() throws {
+        for arguments in try Self.examples() {
+            let result = try RelataProcess.run(arguments)
+            // `run` on the scenario refuses some edits on purpose (status 1); the rest must pass.
+            #expect(result.status == (arguments.first == "run" ? 1 : 0), "\(arguments.joined(separator: " ")): \(result.errorOutput)")
+            #expect(!result.output.isEmpty || arguments.contains("--output"))
+        }
     }
 }
