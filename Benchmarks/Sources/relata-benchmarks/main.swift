@@ -90,7 +90,8 @@ switch suite {
 case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
 case "error-cost": try runErrorCost()
+case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
 default:
-    print("usage: relata-benchmarks [core|rules] [rows]")
+    print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
     exit(2)
 }

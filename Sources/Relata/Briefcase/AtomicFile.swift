@@ -53,7 +53,7 @@ enum AtomicFile {
 
     static func read(_ url: URL) throws -> Data {
         do {
-            return try Data(contentsOf: url, options: .mappedIfSafe)
+            return try Data(contentsOf: url)
         } catch {
             throw RelataError(.fileFailed, "cannot read the file (\(error.localizedDescription))", location: url.path)
         }

@@ -43,6 +43,29 @@ struct BinaryWriter {
     }
 
     mutating func reserve(more count: Int) { bytes.reserveCapacity(bytes.count + count) }
+
+    /// Writes a u64 to fill in later with ``patch(_:at:)`` (a length not known yet); returns its offset.
+    mutating func placeholder() -> Int {
+        defer { write(UInt64(0)) }
+        return bytes.count
+    }
+
+    mutating func patch(_ value: UInt64, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { raw in
+            for index in 0..<8 { bytes[offset + index] = raw[index] }
+        }
+    }
+}
+
+extension String {
+    /// Whether bytes are valid UTF-8 (ASCII is checked first, quickly).
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+        if #available(macOS 15, iOS 18, *) {
+            return String(validating: bytes, as: UTF8.self) != nil
+        }
+        return String(bytes: bytes, encoding: .utf8) != nil
+    }
 }
 
 /// Reads what ``BinaryWriter`` wrote; every read is checked against the end of the data.
@@ -100,16 +123,10 @@ struct BinaryReader {
         let length = Int(try read(UInt32.self))
         let raw = try take(length)
         let utf8 = raw.bindMemory(to: UInt8.self)
-        let decoded: String?
-        if #available(macOS 15, iOS 18, *) {
-            decoded = String(validating: utf8, as: UTF8.self)
-        } else {
-            decoded = String(bytes: utf8, encoding: .utf8)
-        }
-        guard let string = decoded else {
+        guard String.isValidUTF8(utf8) else {
             throw BriefcaseFormat.damaged("\(context): a string is not valid UTF-8")
         }
-        return string
+        return String(decoding: utf8, as: UTF8.self)
     }
 
     mutating func readBytes() throws -> UnsafeRawBufferPointer {

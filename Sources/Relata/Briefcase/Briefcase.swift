@@ -97,16 +97,16 @@ public final class Briefcase {
     public func save(to url: URL, layout: Layout = .file) throws {
         switch layout {
         case .file:
-            var payload = BinaryWriter()
-            BriefcaseContainer.write(properties, into: &payload)
-            payload.write(UInt32(tables.count))
-            for table in tables {
-                var bytes = BinaryWriter()
-                try table.writeBriefcase(into: &bytes)
-                payload.write(UInt64(bytes.bytes.count))
-                payload.append(bytes)
+            let bytes = try BriefcaseContainer.make(.briefcase) { writer in
+                BriefcaseContainer.write(properties, into: &writer)
+                writer.write(UInt32(tables.count))
+                for table in tables {
+                    let length = writer.placeholder()
+                    try table.writeBriefcase(into: &writer)
+                    writer.patch(UInt64(writer.bytes.count - length - 8), at: length)
+                }
             }
-            try AtomicFile.write(BriefcaseContainer.make(.briefcase, payload: payload), to: url)
+            try AtomicFile.write(bytes, to: url)
         case .folder:
             try BriefcaseManifest.save(tables: tables, only: nil, properties: properties, to: url)
         }

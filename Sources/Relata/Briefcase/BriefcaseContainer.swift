@@ -22,14 +22,15 @@ enum BriefcaseContainer {
         }
     }
 
-    /// Frames a payload.
-    static func make(_ kind: Kind, payload: BinaryWriter) -> [UInt8] {
-        var writer = BinaryWriter(capacity: payload.bytes.count + BriefcaseFormat.headerSize + 9)
+    /// Frames a payload that `body` writes: header, payload, checksum, in one buffer.
+    static func make(_ kind: Kind, capacity: Int = 0, _ body: (inout BinaryWriter) throws -> Void) rethrows -> [UInt8] {
+        var writer = BinaryWriter(capacity: capacity + BriefcaseFormat.headerSize + 8)
         for byte in BriefcaseFormat.magic { writer.write(byte) }
         writer.write(BriefcaseFormat.version)
         writer.write(kind.rawValue)
-        writer.write(UInt64(payload.bytes.count))
-        writer.append(payload)
+        let length = writer.placeholder()
+        try body(&writer)
+        writer.patch(UInt64(writer.bytes.count - BriefcaseFormat.headerSize), at: length)
         let checksum = writer.bytes.withUnsafeBytes { BriefcaseFormat.checksum($0) }
         writer.write(checksum)
         return writer.bytes

@@ -67,21 +67,21 @@ enum BriefcaseManifest {
                 entries.append(Entry(table: table.name, file: previous.file))
                 continue
             }
-            var payload = BinaryWriter()
-            try table.writeBriefcase(into: &payload)
+            let bytes = try BriefcaseContainer.make(.table) { try table.writeBriefcase(into: &$0) }
             let file = "\(generation)-\(index + 1).table"
-            try AtomicFile.write(BriefcaseContainer.make(.table, payload: payload), to: folder.appendingPathComponent(file))
+            try AtomicFile.write(bytes, to: folder.appendingPathComponent(file))
             entries.append(Entry(table: table.name, file: file))
         }
-        var payload = BinaryWriter()
-        payload.write(generation)
-        BriefcaseContainer.write(properties, into: &payload)
-        payload.write(UInt32(entries.count))
-        for entry in entries {
-            payload.write(entry.table)
-            payload.write(entry.file)
+        let manifest = BriefcaseContainer.make(.manifest) { writer in
+            writer.write(generation)
+            BriefcaseContainer.write(properties, into: &writer)
+            writer.write(UInt32(entries.count))
+            for entry in entries {
+                writer.write(entry.table)
+                writer.write(entry.file)
+            }
         }
-        try AtomicFile.write(BriefcaseContainer.make(.manifest, payload: payload), to: folder.appendingPathComponent(fileName))
+        try AtomicFile.write(manifest, to: folder.appendingPathComponent(fileName))
         removeUnused(in: folder, keeping: Set(entries.map(\.file)))
     }
 

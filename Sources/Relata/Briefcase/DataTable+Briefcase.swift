@@ -131,9 +131,19 @@ extension Column {
             writer.write(UInt64(column.count))
             for element in column.elements { writer.write(element.description) }
         case .string(let column):
+            // All lengths, then all bytes: one block each, read back without a check per string.
             nulls(column)
-            writer.write(UInt64(column.count))
-            for element in column.elements { writer.write(element) }
+            var lengths: [UInt32] = []
+            lengths.reserveCapacity(column.count)
+            var utf8: [UInt8] = []
+            for var element in column.elements {
+                element.withUTF8 { bytes in
+                    lengths.append(UInt32(bytes.count))
+                    utf8.append(contentsOf: bytes)
+                }
+            }
+            writer.write(raw: lengths)
+            writer.write(bytes: utf8)
         case .guid(let column):
             nulls(column)
             writer.write(UInt64(column.count))
@@ -183,7 +193,28 @@ extension Column {
                 }
                 return decimal
             }, nullWords: nullWords)
-        case .string(let column): column.restore(elements: try decoded { try $0.readString() }, nullWords: nullWords)
+        case .string(let column):
+            let lengths = try elements(UInt32.self)
+            let block = try reader.readBytes().bindMemory(to: UInt8.self)
+            guard lengths.reduce(0, { $0 + Int($1) }) == block.count else {
+                throw BriefcaseFormat.damaged("\(reader.context): the string lengths do not add up to the text block")
+            }
+            let ascii = block.allSatisfy { $0 < 0x80 }
+            var strings: [String] = []
+            strings.reserveCapacity(count)
+            var start = 0
+            for length in lengths {
+                let slice = UnsafeBufferPointer(rebasing: block[start..<start + Int(length)])
+                start += Int(length)
+                guard ascii || String.isValidUTF8(slice) else {
+                    throw BriefcaseFormat.damaged("\(reader.context): a string is not valid UTF-8")
+                }
+                strings.append(String(unsafeUninitializedCapacity: slice.count) { buffer in
+                    _ = buffer.initialize(fromContentsOf: slice)
+                    return slice.count
+                })
+            }
+            column.restore(elements: strings, nullWords: nullWords)
         case .guid(let column):
             column.restore(elements: try decoded { reader in
                 var uuid = UUID.zero.uuid
