@@ -80,13 +80,7 @@ public final class RuleFixture {
     @discardableResult
     public func apply() throws -> [Delta] {
         let deltas = try adapter.applyChanges(for: adapter.tables)
-        if let delta = deltas.first(where: \.hasErrors), let change = delta.failedChanges.first {
-            if var error = adapter.ruleError(forChange: change.changeId, of: delta.tableName) {
-                error.message = change.message ?? error.message
-                throw error
-            }
-            throw ScriptError(.ruleFailed, change.message ?? "the change failed", table: delta.tableName)
-        }
+        if let failure = adapter.firstFailure(in: deltas) { throw failure }
         return deltas
     }
 }

@@ -28,9 +28,7 @@ struct BriefcaseCommand: ParsableCommand {
                 let url = URL(fileURLWithPath: briefcase)
                 let summary = Summary(try Briefcase(contentsOf: url), folder: BriefcaseCommand.isFolder(url))
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    Terminal.print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+                    try Terminal.printJSON(summary)
                 } else {
                     Terminal.print(summary.text(name: url.lastPathComponent))
                 }
@@ -64,9 +62,7 @@ struct BriefcaseCommand: ParsableCommand {
                 let table = try Briefcase.loadTable(named: self.table, from: URL(fileURLWithPath: briefcase))
                 let data: Data
                 if changes {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    data = try encoder.encode(try table.makeDelta())
+                    data = try Terminal.json(try table.makeDelta())
                 } else {
                     data = try table.jsonData(prettyPrinted: true)
                 }

@@ -51,9 +51,7 @@ struct CheckCommand: ParsableCommand {
             }
             errors = diagnostics.filter { $0.severity == .error }.count
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                Terminal.print(String(decoding: try encoder.encode(diagnostics), as: UTF8.self))
+                try Terminal.printJSON(diagnostics)
                 return
             }
             for diagnostic in diagnostics { Terminal.print(diagnostic.description) }

@@ -51,9 +51,7 @@ struct RunCommand: ParsableCommand {
                 try briefcase.save(to: URL(fileURLWithPath: saveBriefcase))
             }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                Terminal.print(String(decoding: try encoder.encode(report), as: UTF8.self))
+                try Terminal.printJSON(report)
             } else {
                 Terminal.print(report.text(schema: schema.description.name))
             }

@@ -8,6 +8,17 @@ enum Terminal {
         Swift.print(text)
     }
 
+    /// JSON for machines: pretty-printed, keys sorted, slashes as they are.
+    static func json(_ value: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(value)
+    }
+
+    static func printJSON(_ value: some Encodable) throws {
+        print(String(decoding: try json(value), as: UTF8.self))
+    }
+
     static func error(_ text: String) {
         FileHandle.standardError.write(Data("relata: error: \(text)\n".utf8))
     }

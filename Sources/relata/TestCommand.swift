@@ -77,9 +77,7 @@ struct TestCommand: ParsableCommand {
             failed = failedCount > 0
             if json {
                 let output = Output(results: results, passed: passedCount, failed: failedCount, coverage: recorder?.report())
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                Terminal.print(String(decoding: try encoder.encode(output), as: UTF8.self))
+                try Terminal.printJSON(output)
                 return
             }
             for result in results { Terminal.print(result.summary) }

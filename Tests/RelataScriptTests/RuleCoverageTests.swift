@@ -20,13 +20,19 @@ import Testing
         function lineTotal(row) { return row.Quantity * row.UnitPrice; }
         """
 
-    @Test func countsCallsAndReachedFailSites() throws {
-        let coverage = RuleCoverage()
+    /// An adapter following `coverage`, with the script on an OrderDetails table of two rows.
+    func makeAdapter(_ coverage: RuleCoverage) throws -> (LocalDataAdapter, DataTable) {
         let adapter = try LocalDataAdapter(engine: ScriptEngine())
         adapter.coverage = coverage
         let details = try adapter.addTable(name: "OrderDetails", fields: detailFields,
-                                           csv: "DetailId,OrderId,Product,Quantity,UnitPrice\n1,10,Widget,2,9.99\n",
+                                           csv: "DetailId,OrderId,Product,Quantity,UnitPrice\n1,10,Widget,2,9.99\n2,10,Gadget,3,1.5\n",
                                            script: RuleScript(Self.script, fileName: "OrderDetails.js"))
+        return (adapter, details)
+    }
+
+    @Test func countsCallsAndReachedFailSites() throws {
+        let coverage = RuleCoverage()
+        let (adapter, details) = try makeAdapter(coverage)
         try adapter.addCalculatedField(name: "Total", type: .float, table: "OrderDetails", function: "lineTotal")
         _ = try details.rows[0].value(forKey: "Total")
         try details.rows[0].setValue(5, forKey: "Quantity")                                // passes
@@ -47,11 +53,7 @@ import Testing
 
     @Test func batchValidationIsCountedToo() throws {
         let coverage = RuleCoverage()
-        let adapter = try LocalDataAdapter(engine: ScriptEngine())
-        adapter.coverage = coverage
-        let details = try adapter.addTable(name: "OrderDetails", fields: detailFields,
-                                           csv: "DetailId,OrderId,Product,Quantity,UnitPrice\n1,10,Widget,2,9.99\n2,10,Gadget,3,1.5\n",
-                                           script: RuleScript(Self.script, fileName: "OrderDetails.js"))
+        let (adapter, details) = try makeAdapter(coverage)
         details.withoutRules { for row in details.rows { try? row.setValue(-1, forKey: "Quantity") } }
         #expect(try adapter.validateChanges(for: details).count == 2)
         let script = try #require(coverage.report().scripts.first)

@@ -208,6 +208,23 @@ extension LocalDataAdapter {
         applyErrors[table.lowercased()]?[changeId]
     }
 
+    /// The error of the first change that failed in `deltas` (as an apply returned them):
+    /// the rule's error with its location when a rule failed it, else the change's message.
+    /// Tests use it to treat a partly failed apply as a failure.
+    ///
+    /// ```swift
+    /// let deltas = try adapter.applyChanges(for: adapter.tables)
+    /// if let failure = adapter.firstFailure(in: deltas) { throw failure }
+    /// ```
+    public func firstFailure(in deltas: [Delta]) -> ScriptError? {
+        guard let delta = deltas.first(where: \.hasErrors), let change = delta.failedChanges.first else { return nil }
+        guard var error = ruleError(forChange: change.changeId, of: delta.tableName) else {
+            return ScriptError(.ruleFailed, change.message ?? "the change failed", table: delta.tableName)
+        }
+        error.message = change.message ?? error.message
+        return error
+    }
+
     /// A rule's `fail` message as it is; any other error with its location.
     static func message(of error: any Error) -> String {
         if let error = error as? ScriptError, error.kind == .ruleFailed { return error.message }

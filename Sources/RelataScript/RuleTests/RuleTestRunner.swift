@@ -140,13 +140,7 @@ public final class RuleTestRunner {
         context.defineFunction("apply") { [weak self] context, _, _ in
             guard let adapter = self?.current else { throw ScriptError(.runtime, "apply() works only inside a test(…) body") }
             let deltas = try adapter.applyChanges(for: adapter.tables)
-            if let delta = deltas.first(where: \.hasErrors), let change = delta.failedChanges.first {
-                if var error = adapter.ruleError(forChange: change.changeId, of: delta.tableName) {
-                    error.message = change.message ?? error.message
-                    throw error
-                }
-                throw ScriptError(.ruleFailed, change.message ?? "the change failed", table: delta.tableName)
-            }
+            if let failure = adapter.firstFailure(in: deltas) { throw failure }
             return JSValueMakeNumber(context.ref, Double(deltas.reduce(0) { $0 + $1.changes.count }))
         }
     }
