@@ -66,6 +66,9 @@ import Testing
         let noFile = try schemaError(#"{"name": "S", "tables": [{"name": "T", "data": "T.csv", "fields": []}]}"#)
         #expect(noFile?.description.contains("'T.csv' does not exist") == true)
 
+        let lookup = try schemaError(#"{"name": "S", "tables": [{"name": "T", "fields": [{"name": "X", "type": "integer"}], "lookupFields": [{"name": "L", "sourceField": "Nope", "lookupTable": "T", "lookupKeyField": "X", "lookupResultField": "X"}]}]}"#)
+        #expect(lookup?.description.contains("s.schema.json: table T has no field 'Nope'") == true)
+
         let notJSON = try schemaError("{ name: S }")
         #expect(notJSON?.description.contains("not valid JSON") == true)
 

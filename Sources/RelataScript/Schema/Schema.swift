@@ -69,7 +69,19 @@ public struct Schema: Sendable {
     }
 
     /// Adds the schema's tables and rules to an adapter.
+    ///
+    /// - Throws: the ``RelataError`` of a relationship, lookup or calculated field the
+    ///   tables cannot have (naming the schema file), or a script's ``ScriptError``.
     public func load(into adapter: LocalDataAdapter) throws {
+        do {
+            try loadTables(into: adapter)
+        } catch var error as RelataError where error.location == nil {
+            error.location = url.path
+            throw error
+        }
+    }
+
+    private func loadTables(into adapter: LocalDataAdapter) throws {
         for table in description.tables {
             try adapter.addTable(makeTable(table))
             if let rule = table.updateRule { adapter.setUpdateRule(UpdateRule(onFailure: rule), forTable: table.name) }
