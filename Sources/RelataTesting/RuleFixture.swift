@@ -23,12 +23,7 @@ public final class RuleFixture {
         adapter = try Schema(contentsOf: url).makeAdapter()
         for (name, rows) in fixtures.sorted(by: { $0.key < $1.key }) {
             let table = try self.table(name)
-            try table.loadRows(try rows.map { row in
-                if let unknown = row.keys.first(where: { table.field(named: $0) == nil }) {
-                    throw RelataError(.unknownField, "a fixture row names a field the table does not have", table: table.name, field: unknown)
-                }
-                return table.fields.map { field in row.first { $0.key.caseInsensitiveCompare(field.name) == .orderedSame }?.value ?? .null }
-            })
+            try table.loadRows(named: rows)
         }
     }
 

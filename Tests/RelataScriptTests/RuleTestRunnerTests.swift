@@ -81,6 +81,6 @@ import Testing
     @Test func badFixturesAreReported() throws {
         let results = try run("fixture('Clients', [{ ClientId: 1, Nope: 2 }]); test('x', () => {});")
         #expect(results.first?.passed == false)
-        #expect(results.first?.message?.contains("the table has no field 'Nope'") == true)
+        #expect(results.first?.message?.contains("fixture('Clients', …): Clients.Nope, row 1 to load: the table has no such field") == true)
     }
 }

@@ -27,6 +27,16 @@ import Testing
         #expect(clients.primaryKeyFields.map(\.name) == ["ClientId"])
     }
 
+    @Test func rowsLoadByFieldName() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Name", .string)])
+        try table.loadRows(named: [["id": 1, "NAME": "one"], ["Id": 2]])
+        #expect(table.rows.map { $0["Name"] } == ["one", .null])
+        #expect(table.rows.allSatisfy { $0.rowState == .unchanged })
+        let error = #expect(throws: RelataError.self) { try table.loadRows(named: [["Id": 3], ["Nmae": "x"]]) }
+        #expect(error?.description == "T.Nmae, row 2 to load: the table has no such field (fields: Id, Name)")
+        #expect(table.rowCount == 2, "nothing of a bad batch is loaded")
+    }
+
     @Test func duplicateFieldNamesAreRejected() {
         let error = relataError {
             _ = try DataTable(name: "T", fields: [FieldDefinition("A", .integer), FieldDefinition("a", .string)])

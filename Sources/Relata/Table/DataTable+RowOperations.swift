@@ -78,6 +78,29 @@ extension DataTable {
         return row
     }
 
+    /// Loads rows given by field name (case-insensitively) as original data; fields a
+    /// row does not name are NULL.
+    ///
+    /// ```swift
+    /// try clients.loadRows(named: [["ClientId": 7, "ClientName": "Initech"]])
+    /// ```
+    /// - Throws: ``RelataError/Code/unknownField`` naming the row (counting from 1) for a
+    ///   name the table does not have, before anything is loaded; the value errors of ``loadRows(_:)``.
+    public func loadRows(named rows: [[String: Value]]) throws {
+        let ordered = try rows.enumerated().map { position, row -> [Value] in
+            var values = [Value](repeating: .null, count: fields.count)
+            for (name, value) in row {
+                guard let index = fieldIndex(named: name) else {
+                    throw RelataError(.unknownField, "the table has no such field (fields: \(fields.map(\.name).joined(separator: ", ")))",
+                                      table: self.name, field: name, row: "row \(position + 1) to load")
+                }
+                values[index] = value
+            }
+            return values
+        }
+        try loadRows(ordered)
+    }
+
     /// Loads rows as original data (state ``RowState/unchanged``), as a data source delivers them.
     ///
     /// Each row lists one value per stored field, in field order.

@@ -156,14 +156,14 @@ public final class RuleTestRunner {
             }
             let rows = JSValueToObject(context.ref, context.property("rows", of: entry), nil)!
             let rowCount = Int(JSValueToNumber(context.ref, context.property("length", of: rows), nil))
-            let values = try (0..<rowCount).map { position -> [Value] in
-                let row = try context.dictionary(from: JSObjectGetPropertyAtIndex(context.ref, rows, UInt32(position), nil), table: table)
-                if let unknown = row.keys.first(where: { table.field(named: $0) == nil }) {
-                    throw ScriptError(.runtime, "fixture('\(table.name)', …) row \(position + 1): the table has no field '\(unknown)'", file: file.name)
-                }
-                return table.fields.map { field in row.first { $0.key.caseInsensitiveCompare(field.name) == .orderedSame }?.value ?? .null }
+            let values = try (0..<rowCount).map { position in
+                try context.dictionary(from: JSObjectGetPropertyAtIndex(context.ref, rows, UInt32(position), nil), table: table)
             }
-            try table.loadRows(values)
+            do {
+                try table.loadRows(named: values)
+            } catch let error as RelataError {
+                throw ScriptError(.runtime, "fixture('\(table.name)', …): \(error)", file: file.name)
+            }
         }
     }
 
