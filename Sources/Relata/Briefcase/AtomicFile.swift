@@ -1,4 +1,11 @@
 import Foundation
+#if canImport(Darwin)
+import Darwin
+private let systemWrite = Darwin.write
+#elseif canImport(Glibc)
+import Glibc
+private let systemWrite = Glibc.write
+#endif
 
 /// Writes a file so that a crash at any moment leaves either the old file or the
 /// new one, whole: the bytes go to a temporary file beside it, are flushed to
@@ -19,7 +26,7 @@ enum AtomicFile {
             try bytes.withUnsafeBytes { buffer in
                 var written = 0
                 while written < buffer.count {
-                    let result = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+                    let result = systemWrite(descriptor, buffer.baseAddress! + written, buffer.count - written)
                     if result < 0 {
                         if errno == EINTR { continue }
                         throw failure("cannot write", temporary)
