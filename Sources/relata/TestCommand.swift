@@ -49,6 +49,9 @@ struct TestCommand: ParsableCommand {
             guard !files.isEmpty else {
                 throw ValidationError("no test files: name them, or list them under \"tests\" in \(self.schema)")
             }
+            for file in files where !FileManager.default.fileExists(atPath: file.url.path) {
+                throw RelataError(.fileFailed, "the test file does not exist", location: file.url.path)
+            }
             let recorder = coverage ? RuleCoverage() : nil
             let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64(timeLimit * 1000))),
                                             coverage: recorder, logger: rulesLogger)

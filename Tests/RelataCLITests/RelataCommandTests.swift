@@ -109,6 +109,15 @@ import Testing
         #expect(unknownField.status == 1)
         #expect(unknownField.output.contains("Orders.Statuss: the table has no such field"))
 
+        let noTests = try RelataProcess.run(["test", schema, "missing.test.js"])
+        #expect(noTests.status == 2)
+        #expect(noTests.errorOutput.contains("missing.test.js: the test file does not exist"))
+
+        let brokenTest = try folder.write("broken.test.js", "test('x', () => {\n  expect(1).toBe(;\n});\n")
+        let syntax = try RelataProcess.run(["test", schema, brokenTest])
+        #expect(syntax.status == 1, "a test file that does not parse is a failing test")
+        #expect(syntax.output.contains("broken.test.js:2:18"))
+
         let usage = try RelataProcess.run(["frobnicate"])
         #expect(usage.status == 64)
     }
