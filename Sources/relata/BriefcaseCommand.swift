@@ -26,7 +26,7 @@ struct BriefcaseCommand: ParsableCommand {
         func run() throws {
             try reportingFailures {
                 let url = URL(fileURLWithPath: briefcase)
-                let summary = Summary(try Briefcase(contentsOf: url), folder: BriefcaseCommand.isFolder(url))
+                let summary = Summary(try Briefcase(contentsOf: url), folder: Briefcase.layout(of: url) == .folder)
                 if json {
                     try Terminal.printJSON(summary)
                 } else {
@@ -73,11 +73,6 @@ struct BriefcaseCommand: ParsableCommand {
                 }
             }
         }
-    }
-
-    static func isFolder(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 
     /// What `show` prints.

@@ -124,6 +124,8 @@ import Testing
         try briefcase.save(to: url, layout: .folder)
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: url.path))
         #expect(files == ["manifest.briefcase", "1-1.table", "1-2.table"])
+        #expect(Briefcase.layout(of: url) == .folder)
+        #expect(Briefcase.layout(of: try saved().0) == .file)
 
         try other.rows[0].setValue(100, forKey: "X")
         briefcase.properties["DataVersion"] = "2"

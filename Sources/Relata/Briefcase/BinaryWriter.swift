@@ -142,6 +142,14 @@ struct BinaryReader {
         }
     }
 
+    /// Sixteen bytes as ``BinaryWriter/write(rawBytesOf:)`` wrote a UUID's.
+    mutating func readUUID() throws -> UUID {
+        let raw = try take(16)
+        var uuid = UUID.zero.uuid
+        withUnsafeMutableBytes(of: &uuid) { $0.copyMemory(from: raw) }
+        return UUID(uuid: uuid)
+    }
+
     mutating func skip(_ count: Int) throws { _ = try take(count) }
 
     /// A reader over the next `length` bytes (this reader does not move).

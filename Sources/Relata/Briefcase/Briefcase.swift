@@ -149,9 +149,12 @@ public final class Briefcase {
         tables.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
-    static func isFolder(_ url: URL) -> Bool {
+    /// How the briefcase at `url` lies on disk: a folder is ``Layout/folder``, anything else ``Layout/file``.
+    public static func layout(of url: URL) -> Layout {
         var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue ? .folder : .file
     }
+
+    static func isFolder(_ url: URL) -> Bool { layout(of: url) == .folder }
 }
 

@@ -216,12 +216,7 @@ extension Column {
             }
             column.restore(elements: strings, nullWords: nullWords)
         case .guid(let column):
-            column.restore(elements: try decoded { reader in
-                var uuid = UUID.zero.uuid
-                let bytes = try (0..<16).map { _ in try reader.read(UInt8.self) }
-                withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes) }
-                return UUID(uuid: uuid)
-            }, nullWords: nullWords)
+            column.restore(elements: try decoded { try $0.readUUID() }, nullWords: nullWords)
         case .blob(let column): column.restore(elements: try decoded { Data(try $0.readBytes()) }, nullWords: nullWords)
         }
     }
@@ -265,10 +260,7 @@ extension Value {
         case .string: return .string(try reader.readString())
         case .date: return .date(Date(timeIntervalSinceReferenceDate: try reader.readDouble()))
         case .guid:
-            var uuid = UUID.zero.uuid
-            let bytes = try (0..<16).map { _ in try reader.read(UInt8.self) }
-            withUnsafeMutableBytes(of: &uuid) { $0.copyBytes(from: bytes) }
-            return .guid(UUID(uuid: uuid))
+            return .guid(try reader.readUUID())
         case .blob: return .blob(Data(try reader.readBytes()))
         }
     }
