@@ -156,7 +156,13 @@ extension LocalDataAdapter {
             for index in delta.changes.indices { delta.changes[index].resolve() }
             return
         }
-        var views = scripts.map { DeltaView(delta: delta, context: $0.context) }
+        var views: [DeltaView]
+        do {
+            views = try scripts.map { try DeltaView(delta: delta, context: $0.context) }
+        } catch {
+            for index in delta.changes.indices { delta.changes[index].fail(Self.message(of: error)) }
+            return
+        }
         func record(_ error: any Error, change: Int) {
             if let error = error as? ScriptError { applyErrors[table.name.lowercased(), default: [:]][change] = error }
         }
@@ -264,17 +270,21 @@ final class DeltaView {
     let object: JSObjectRef
     let changes: [JSObjectRef]
 
-    init(delta: Delta, context: ScriptContext) {
+    init(delta: Delta, context: ScriptContext) throws {
         self.context = context
-        let make = context.optionalGlobalFunction(named: "__relataChange")!
-        changes = delta.changes.map { change in
+        let make = try context.helper("change")
+        changes = try delta.changes.map { change in
+            let names = Array(Set(change.oldValues.keys).union(change.newValues.keys)).sorted()
             let arguments: [JSValueRef] = [
                 context.string(change.type.rawValue), JSValueMakeNumber(context.ref, Double(change.changeId)),
-                context.object(from: change.oldValues), context.object(from: change.newValues),
+                context.makeArray(names.map { context.string($0) }),
+                try context.object(from: change.oldValues), try context.object(from: change.newValues),
                 context.string(change.status.rawValue), change.message.map { context.string($0) } ?? JSValueMakeNull(context.ref),
             ]
-            let value = (try? context.call(make, arguments)) ?? JSValueMakeNull(context.ref)
-            return JSValueToObject(context.ref, value, nil)!
+            guard let object = JSValueToObject(context.ref, try context.call(make, arguments), nil) else {
+                throw ScriptError(.runtime, "could not show change \(change.changeId) of \(delta.tableName) to the rules")
+            }
+            return object
         }
         object = context.makeObject()
         context.setProperty("name", of: object, to: context.string(delta.tableName), readOnly: true)
@@ -282,7 +292,7 @@ final class DeltaView {
         context.setProperty("length", of: object, to: JSValueMakeNumber(context.ref, Double(changes.count)), readOnly: true)
         context.setProperty("changes", of: object, to: context.makeArray(changes), readOnly: true)
         for (index, change) in changes.enumerated() {
-            JSObjectSetPropertyAtIndex(context.ref, object, UInt32(index), change, nil)
+            JSObjectSetPropertyAtIndex(context.ref, object, UInt32(truncatingIfNeeded: index), change, nil)
         }
         JSValueProtect(context.ref, object)
     }
@@ -297,10 +307,11 @@ final class DeltaView {
 }
 
 extension ScriptContext {
-    /// A plain object of field values.
-    func object(from values: [String: Value]) -> JSObjectRef {
-        let object = makeObject()
-        for (key, value) in values.sorted(by: { $0.key < $1.key }) { setProperty(key, of: object, to: jsValue(value)) }
+    /// A plain object of field values, keyed by field name (any name, `__proto__` included).
+    func object(from values: [String: Value]) throws -> JSObjectRef {
+        let sorted = values.sorted { $0.key < $1.key }
+        let made = try call(helper("valuesObject"), [makeArray(sorted.map { string($0.key) }), makeArray(sorted.map { jsValue($0.value) })])
+        guard let object = JSValueToObject(ref, made, nil) else { throw ScriptError(.runtime, "could not show field values to the rules") }
         return object
     }
 }

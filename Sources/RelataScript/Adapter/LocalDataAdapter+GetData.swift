@@ -43,11 +43,11 @@ extension LocalDataAdapter {
     private func fireDataEvent(_ event: String, names: [String], expression: String?, parameters: [String: Value]) throws {
         for script in host.allScripts where script.handler(event) != nil {
             try host.fire(event, in: script, table: script.table) { context in
-                let requests = names.map { name -> JSValueRef in
+                let requests = try names.map { name -> JSValueRef in
                     let request = context.makeObject()
                     context.setProperty("tableName", of: request, to: context.string(name))
                     context.setProperty("where", of: request, to: expression.map { context.string($0) } ?? JSValueMakeNull(context.ref))
-                    context.setProperty("parameters", of: request, to: context.object(from: parameters))
+                    context.setProperty("parameters", of: request, to: try context.object(from: parameters))
                     return request
                 }
                 return [context.makeArray(names.map { context.string($0) }), context.makeArray(requests)]

@@ -1,32 +1,36 @@
 internal import CJavaScriptCore
 
 extension RuleHost {
-    /// Makes a freshly loaded script report to `coverage`: each top-level function is
-    /// wrapped to count its calls (handlers are found by name, so the wrappers are what
-    /// events, batch loops and calculated fields call), and `fail()` reports its caller.
-    func instrument(_ context: ScriptContext, for coverage: RuleCoverage, script: RuleScript) throws {
+    /// Makes `fail()` in a scope report its caller to `coverage`; installed before the script runs.
+    func instrumentFailures(_ context: ScriptContext, for coverage: RuleCoverage, script: RuleScript) throws {
         coverage.register(script)
-        let file = script.fileName
-        context.defineFunction("__relataCalled") { [weak coverage] context, _, arguments in
-            if let name = arguments.first.flatMap({ JSString.string(of: $0, in: context.ref) }) { coverage?.functionCalled(name, in: file) }
-            return JSValueMakeUndefined(context.ref)
-        }
-        context.defineFunction("__relataFailReached") { [weak coverage] context, _, arguments in
+        context.setProperty("failReached", of: context.runtime, to: NativeFunction.make(in: context) { [weak coverage] context, _, arguments in
             let stack = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
             if let frame = StackFrame.innermostInScripts(of: stack) {
                 coverage?.failReached(file: frame.file, line: frame.line, column: frame.column)
             }
             return JSValueMakeUndefined(context.ref)
-        }
-        let wrap = try context.compileFunction("""
-            (function (names) {
+        })
+    }
+
+    /// Makes a freshly loaded script report to `coverage`: each top-level function is
+    /// wrapped to count its calls (handlers are found by name, so the wrappers are what
+    /// events, batch loops and calculated fields call).
+    func instrument(_ context: ScriptContext, for coverage: RuleCoverage, script: RuleScript) throws {
+        let file = script.fileName
+        context.setProperty("called", of: context.runtime, to: NativeFunction.make(in: context) { [weak coverage] context, _, arguments in
+            if let name = arguments.first.flatMap({ JSString.string(of: $0, in: context.ref) }) { coverage?.functionCalled(name, in: file) }
+            return JSValueMakeUndefined(context.ref)
+        })
+        let wrap = try context.compile("""
+            function (names) {
                 for (const name of names) {
                     const original = globalThis[name];
                     if (typeof original !== 'function') continue;
-                    globalThis[name] = function (...args) { __relataCalled(name); return original.apply(this, args); };
+                    globalThis[name] = function (...args) { relata.called(name); return original.apply(this, args); };
                 }
-            })
-            """, fileName: ScriptContext.bootstrapFile, line: 1)
+            }
+            """)
         _ = try context.call(wrap, [context.makeArray(coverage.functionNames(in: file).map { context.string($0) })])
     }
 }

@@ -10,7 +10,8 @@ enum NativeFunction {
 
     final class Box {
         let body: Body
-        unowned(unsafe) let context: ScriptContext
+        /// Weak: the context owns (through its global object) the function that owns this box.
+        weak var context: ScriptContext?
         init(_ body: @escaping Body, context: ScriptContext) {
             self.body = body
             self.context = context
@@ -26,18 +27,22 @@ enum NativeFunction {
     nonisolated(unsafe) private static let functionClass: JSClassRef = {
         var definition = kJSClassDefinitionEmpty
         definition.className = UnsafePointer(strdup("RelataFunction"))
-        definition.callAsFunction = { _, function, this, count, arguments, exception in
+        definition.callAsFunction = { ctx, function, this, count, arguments, exception in
             guard let function, let pointer = JSObjectGetPrivate(function) else { return nil }
             let box = Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
-            let values = (0..<count).map { arguments![$0]! }
-            do {
-                return try box.body(box.context, this, values)
-            } catch let error as ScriptError {
-                exception?.pointee = box.context.makeError(error)
-            } catch {
-                exception?.pointee = box.context.makeError("\(error)")
+            guard let context = box.context else {
+                exception?.pointee = JSString.with("this function belongs to rules that were unloaded") { JSValueMakeString(ctx, $0) }
+                return nil
             }
-            return JSValueMakeUndefined(box.context.ref)
+            let values: [JSValueRef] = (0..<count).map { arguments?[$0] ?? JSValueMakeUndefined(context.ref) }
+            do {
+                return try box.body(context, this, values)
+            } catch let error as ScriptError {
+                exception?.pointee = context.makeError(error)
+            } catch {
+                exception?.pointee = context.makeError("\(error)")
+            }
+            return JSValueMakeUndefined(context.ref)
         }
         definition.finalize = { object in
             guard let object, let pointer = JSObjectGetPrivate(object) else { return }

@@ -79,3 +79,40 @@ extension ScriptContext {
         }
     }
 }
+
+/// Numbers that come back from JavaScript are untrusted: they may be fractions,
+/// NaN, infinities or far beyond `Int`'s range.
+extension ScriptContext {
+    /// The value as an `Int` when it is an integral number that fits, else nil.
+    func integer(from value: JSValueRef) -> Int? {
+        guard JSValueIsNumber(ref, value) else { return nil }
+        return Int(exactly: JSValueToNumber(ref, value, nil))
+    }
+
+    /// The value as an index into a collection of `count` elements, else nil.
+    func index(from value: JSValueRef, count: Int) -> Int? {
+        guard let index = integer(from: value), index >= 0, index < count else { return nil }
+        return index
+    }
+
+    /// The `length` of an array-like object, read defensively (0 when it is not a sane length).
+    func length(of object: JSObjectRef) -> Int {
+        guard let length = integer(from: property("length", of: object)), length >= 0, length <= Int(UInt32.max) else { return 0 }
+        return length
+    }
+
+    /// The elements of an array that are objects (anything else in it, or a value that is no array, is skipped).
+    func objects(in value: JSValueRef) -> [JSObjectRef] {
+        guard JSValueIsArray(ref, value), let array = JSValueToObject(ref, value, nil) else { return [] }
+        return (0..<length(of: array)).compactMap { index in
+            let element = element(index, of: array)
+            return JSValueIsObject(ref, element) ? JSValueToObject(ref, element, nil) : nil
+        }
+    }
+
+    /// The element at an index of an array-like object.
+    func element(_ index: Int, of object: JSObjectRef) -> JSValueRef {
+        guard let index = UInt32(exactly: index) else { return JSValueMakeUndefined(ref) }
+        return JSObjectGetPropertyAtIndex(ref, object, index, nil) ?? JSValueMakeUndefined(ref)
+    }
+}

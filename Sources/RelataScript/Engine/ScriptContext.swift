@@ -6,30 +6,97 @@ import Relata
 /// get their own, so that every table's top-level handlers stay separate.
 final class ScriptContext {
     let ref: JSGlobalContextRef
-    /// The engine this context belongs to (unowned: the engine owns its contexts' lifetime).
-    unowned(unsafe) var engine: ScriptEngine!
+    /// The virtual machine this context lives in; held strongly, so the group outlives the context.
+    let machine: VirtualMachine
+    /// Relata's own helpers (`relata.error`, `relata.describe`, …): an object that
+    /// only Relata's code holds, so no script can shadow or overwrite them.
+    private(set) var runtime: JSObjectRef
     /// Values kept alive for the context's lifetime (compiled functions, prototypes).
     private var protected: [JSValueRef] = []
+    /// Functions Relata generated in this context (batch loops, cursor factories), by key.
+    private var generatedFunctions: [String: JSObjectRef] = [:]
 
     /// The file name of Relata's own JavaScript, skipped when locating errors.
     static let bootstrapFile = "relata:bootstrap"
 
-    init(group: JSContextGroupRef) {
-        ref = JSGlobalContextCreateInGroup(group, nil)
+    init(machine: VirtualMachine) throws {
+        self.machine = machine
+        let ref = JSGlobalContextCreateInGroup(machine.group, nil)!
         JSString.with("eval and new Function are disabled in Relata scripts") { JSGlobalContextSetEvalEnabled(ref, false, $0) }
+        self.ref = ref
+        runtime = JSObjectMake(ref, nil, nil)
+        JSValueProtect(ref, runtime)
+        try install(Self.coreHelpers)
     }
 
-    /// Releases the context; call once, when its engine or rule set goes away.
-    func release() {
+    deinit {
         for value in protected { JSValueUnprotect(ref, value) }
-        protected = []
+        JSValueUnprotect(ref, runtime)
         JSGlobalContextRelease(ref)
     }
 
-    func installBootstrap() throws {
-        _ = try evaluate("""
-            function __relataError(message) { return new Error(message) }
-            """, fileName: Self.bootstrapFile, line: 1)
+    /// The helpers every context has: errors made with a stack, and thrown values described.
+    private static let coreHelpers = """
+        relata.error = function (message) { return new Error(message); };
+        // Across contexts (realms) `instanceof Error` fails; the internal tag does not.
+        relata.isError = function (value) { return Object.prototype.toString.call(value) === '[object Error]'; };
+        relata.show = function (value) {
+            if (typeof value === 'string') return value;
+            if (typeof value === 'function') return 'a function';
+            if (value instanceof Date) return isNaN(value) ? 'Invalid Date' : value.toISOString();
+            try { const json = JSON.stringify(value); if (json !== undefined) return json; } catch (e) {}
+            try { return String(value); } catch (e) { return 'a value that cannot be shown'; }
+        };
+        relata.describe = function (e) {
+            if (!relata.isError(e)) return '\\u0001' + relata.show(e);
+            return [e.name, e.__relataFail === true ? '1' : '0', e.message, e.stack, e.sourceURL, e.line, e.column].join('\\u0000');
+        };
+        """
+
+    /// Runs Relata's own JavaScript with `relata` (the ``runtime`` object) in scope:
+    /// what it stores there is out of every script's reach.
+    func install(_ source: String) throws {
+        let installer = try compile("function (relata) { \(source)\n }", binding: false)
+        _ = try call(installer, [runtime])
+    }
+
+    /// Compiles a function expression of Relata's own (generated code) with `relata` in scope.
+    func compile(_ expression: String) throws -> JSObjectRef {
+        try compile(expression, binding: true)
+    }
+
+    private func compile(_ expression: String, binding: Bool) throws -> JSObjectRef {
+        let source = binding ? "(function (relata) { 'use strict'; return (\(expression)); })" : "(\(expression))"
+        let value = try evaluate(source, fileName: Self.bootstrapFile, line: 1)
+        guard var function = JSValueToObject(ref, value, nil), JSObjectIsFunction(ref, function) else {
+            throw ScriptError(.runtime, "Relata's own script did not compile to a function")
+        }
+        if binding {
+            let bound = try call(function, [runtime])
+            guard let object = JSValueToObject(ref, bound, nil) else {
+                throw ScriptError(.runtime, "Relata's own script did not compile to an object")
+            }
+            function = object
+        }
+        protect(function)
+        return function
+    }
+
+    /// A generated function kept with this context (so it lives and dies with it), made once per key.
+    func generated(_ key: String, _ make: () throws -> String) throws -> JSObjectRef {
+        if let known = generatedFunctions[key] { return known }
+        let function = try compile(make())
+        generatedFunctions[key] = function
+        return function
+    }
+
+    /// One of Relata's helpers in ``runtime``.
+    func helper(_ name: String) throws -> JSObjectRef {
+        let value = property(name, of: runtime)
+        guard let object = JSValueToObject(ref, value, nil), JSObjectIsFunction(ref, object) else {
+            throw ScriptError(.runtime, "Relata's helper \(name) is missing")
+        }
+        return object
     }
 
     var global: JSObjectRef { JSContextGetGlobalObject(ref) }
@@ -45,7 +112,7 @@ final class ScriptContext {
     // MARK: Running scripts
 
     func evaluate(_ source: String, fileName: String, line: Int) throws -> JSValueRef {
-        engine.checkThread()
+        machine.checkThread()
         var exception: JSValueRef?
         let result = JSString.with(source) { script in
             JSString.with(fileName) { url in
@@ -73,7 +140,7 @@ final class ScriptContext {
     }
 
     func call(_ function: JSObjectRef, _ arguments: [JSValueRef], this: JSObjectRef? = nil) throws -> JSValueRef {
-        engine.checkThread()
+        machine.checkThread()
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
         let result = arguments.withUnsafeBufferPointer { buffer in
@@ -83,16 +150,16 @@ final class ScriptContext {
         return result ?? JSValueMakeUndefined(ref)
     }
 
-    /// Calls a function and returns what it threw (nil when it returned normally),
-    /// for callers that read the thrown value's properties.
-    func exception(calling function: JSObjectRef, _ arguments: [JSValueRef]) -> JSValueRef? {
-        engine.checkThread()
+    /// Calls a function and returns what it returned or what it threw, for callers
+    /// that read the thrown value's properties.
+    func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef]) -> (returned: JSValueRef?, thrown: JSValueRef?) {
+        machine.checkThread()
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
-        _ = arguments.withUnsafeBufferPointer { buffer in
+        let result = arguments.withUnsafeBufferPointer { buffer in
             JSObjectCallAsFunction(ref, function, nil, buffer.count, buffer.baseAddress, &exception)
         }
-        return exception
+        return exception.map { (nil, $0) } ?? (result, nil)
     }
 
     /// The global function with a name, or an error naming what is there instead.
@@ -146,7 +213,7 @@ final class ScriptContext {
 
     /// A JavaScript Error whose stack shows the script that called into Swift.
     func makeError(_ message: String) -> JSValueRef {
-        if let make = optionalGlobalFunction(named: "__relataError") {
+        if let make = try? helper("error") {
             var exception: JSValueRef?
             var argument: JSValueRef? = string(message)
             if let error = JSObjectCallAsFunction(ref, make, nil, 1, &argument, &exception), exception == nil { return error }
@@ -175,32 +242,40 @@ final class ScriptContext {
 
     /// Turns a JavaScript exception into a ``ScriptError``, copying everything out of it at once.
     func error(from exception: JSValueRef, file: String?) -> ScriptError {
-        if engine.watchdog.fired {
-            engine.watchdog.fired = false
+        if machine.watchdog.fired {
+            machine.watchdog.fired = false
             var description = describe(exception)
             description.name = "TimeLimit"
-            description.message = "the script ran longer than the time limit (\(engine.timeLimit)) and was stopped; look for a loop that never ends"
+            description.message = "the script ran longer than the time limit (\(machine.timeLimit)) and was stopped; look for a loop that never ends"
             return description.error(file: file, kind: .timeLimitExceeded)
         }
         return describe(exception).error(file: file)
     }
 
-    /// Reads what Relata needs from an exception through the C API.
+    /// Reads what Relata needs from an exception through the C API. A thrown value
+    /// that is not an `Error` is described by its text (JSON for plain objects).
     func describe(_ exception: JSValueRef) -> ExceptionDescription {
-        guard JSValueIsObject(ref, exception), let object = JSValueToObject(ref, exception, nil) else {
-            return ExceptionDescription(name: nil, message: JSString.string(of: exception, in: ref) ?? "?")
+        let isError = (try? helper("isError")).flatMap { try? call($0, [exception]) }.map { JSValueToBoolean(ref, $0) } ?? false
+        guard isError, let object = JSValueToObject(ref, exception, nil) else {
+            return ExceptionDescription(name: nil, message: shown(exception))
         }
         func text(_ name: String) -> String? {
             let value = property(name, of: object)
             return JSValueIsUndefined(ref, value) ? nil : JSString.string(of: value, in: ref)
         }
-        func number(_ name: String) -> Int? {
-            let value = property(name, of: object)
-            return JSValueIsNumber(ref, value) ? Int(JSValueToNumber(ref, value, nil)) : nil
-        }
         return ExceptionDescription(name: text("name") ?? "Error", message: text("message") ?? "",
                                     isFailure: JSValueToBoolean(ref, property("__relataFail", of: object)),
-                                    stack: text("stack"), sourceURL: text("sourceURL"), line: number("line"), column: number("column"))
+                                    stack: text("stack"), sourceURL: text("sourceURL"),
+                                    line: integer(from: property("line", of: object)),
+                                    column: integer(from: property("column", of: object)))
+    }
+
+    /// A value as a person reads it: strings as they are, objects as JSON.
+    func shown(_ value: JSValueRef) -> String {
+        if let show = try? helper("show"), let text = try? call(show, [value]), let shown = JSString.string(of: text, in: ref) {
+            return shown
+        }
+        return JSString.string(of: value, in: ref) ?? "a value that cannot be shown"
     }
 }
 
@@ -245,7 +320,7 @@ struct ExceptionDescription {
     /// at the innermost stack frame in a user's script (so `fail()` and host errors
     /// point at their caller), else at the exception's own `sourceURL`, `line` and `column`.
     func error(file: String?, kind: ScriptError.Kind? = nil) -> ScriptError {
-        guard let name else { return ScriptError(kind ?? .runtime, "uncaught exception: \(message)", file: file) }
+        guard let name else { return ScriptError(kind ?? .runtime, "threw \(message) (a value that is not an Error)", file: file) }
         let kind = kind ?? (isFailure ? .ruleFailed : name == "SyntaxError" ? .syntax : .runtime)
         var error = ScriptError(kind, isFailure || name == "Error" || kind == .timeLimitExceeded ? message : "\(name): \(message)", file: file)
         let bootstrap = ScriptContext.bootstrapFile

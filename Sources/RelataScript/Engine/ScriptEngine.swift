@@ -22,16 +22,13 @@ public final class ScriptEngine {
     /// The longest a single call into JavaScript may run, in CPU time, before it
     /// is stopped with ``ScriptError/Kind/timeLimitExceeded``. The engine stays usable.
     public var timeLimit: Duration {
-        didSet { armTimeLimit() }
+        get { machine.timeLimit }
+        set { machine.timeLimit = newValue }
     }
 
-    let group: JSContextGroupRef
+    let machine: VirtualMachine
     /// The engine's main context; ``ScriptContext`` makes more in the same VM.
     let context: ScriptContext
-    let watchdog = Watchdog()
-    #if DEBUG
-    private let owner = pthread_self()
-    #endif
 
     /// Creates an engine.
     ///
@@ -39,19 +36,8 @@ public final class ScriptEngine {
     /// let engine = try ScriptEngine(timeLimit: .milliseconds(200))
     /// ```
     public init(timeLimit: Duration = .seconds(1)) throws {
-        Self.configureJavaScriptCore
-        self.timeLimit = timeLimit
-        group = JSContextGroupCreate()
-        context = ScriptContext(group: group)
-        context.engine = self
-        armTimeLimit()
-        try context.installBootstrap()
-    }
-
-    deinit {
-        JSContextGroupClearExecutionTimeLimit(group)
-        context.release()
-        JSContextGroupRelease(group)
+        machine = VirtualMachine(timeLimit: timeLimit)
+        context = try ScriptContext(machine: machine)
     }
 
     /// Runs a script and returns its completion value (NULL for anything that is not a field value).
@@ -96,35 +82,7 @@ public final class ScriptEngine {
         return (try? context.globalFunction(named: name)) != nil
     }
 
-    /// JavaScriptCore reads its options once, when the first VM is made. Polling
-    /// traps make compiled loops check for termination themselves instead of
-    /// waiting for a signal, so the time limit stops a runaway loop reliably
-    /// even while other threads run their own engines.
-    private static let configureJavaScriptCore: Void = {
-        setenv("JSC_usePollingTraps", "true", 0)
-    }()
-
-    func checkThread() {
-        #if DEBUG
-        precondition(pthread_equal(owner, pthread_self()) != 0,
-                     "a ScriptEngine was used on a thread other than the one that created it; use one engine per thread")
-        #endif
-    }
-
-    private func armTimeLimit() {
-        let seconds = Double(timeLimit.components.seconds) + Double(timeLimit.components.attoseconds) / 1e18
-        // The callback must return true (terminate) every time: returning false would disarm the limit.
-        JSContextGroupSetExecutionTimeLimit(group, seconds, { _, box in
-            guard let box else { return true }
-            Unmanaged<Watchdog>.fromOpaque(box).takeUnretainedValue().fired = true
-            return true
-        }, Unmanaged.passUnretained(watchdog).toOpaque())
-    }
-}
-
-/// Remembers that the time limit stopped a script, so the exception it leaves can be reported as such.
-final class Watchdog {
-    var fired = false
+    func checkThread() { machine.checkThread() }
 }
 
 @available(*, unavailable, message: "A ScriptEngine belongs to the thread that created it; make one engine per thread.")

@@ -2,21 +2,37 @@
 /// and (installed from Swift) `insert`, `update`, `remove`, `select`,
 /// `selectWhere`, `lda` and `apply`. Documented in `Documentation/RuleTests.md`.
 enum RuleTestLibrary {
+    /// Installed with `relata` in scope (see ``ScriptContext/install(_:)``): what the runner
+    /// reads back lives in `relata`, where a test file cannot reach it; the functions a test
+    /// file calls become read-only globals.
     static let source = #"""
-        var __relataTests = [];
-        var __relataFixtures = [];
+        relata.tests = [];
+        relata.fixtures = [];
 
         function test(name, body) {
             if (typeof name !== 'string' || typeof body !== 'function')
                 throw new TypeError('test(name, body) needs a name and a function');
-            __relataTests.push({ name: name, body: body, stack: new Error().stack });
+            relata.tests.push({ name: name, body: body, stack: String(new Error().stack) });
         }
 
         function fixture(table, rows) {
             if (typeof table !== 'string' || !Array.isArray(rows))
                 throw new TypeError('fixture(table, rows) needs a table name and an array of rows');
-            __relataFixtures.push({ table: table, rows: rows });
+            relata.fixtures.push({ table: table, rows: rows.slice() });
         }
+
+        // Runs a test body; a body that returns a promise (an async test) is awaited:
+        // JavaScriptCore runs the promise's jobs before the call into it returns, so
+        // the runner finds the outcome in the returned record.
+        relata.runTest = function (body) {
+            const result = body();
+            if (result === null || (typeof result !== 'object' && typeof result !== 'function') || typeof result.then !== 'function')
+                return null;
+            const outcome = { settled: false, rejected: false, error: undefined };
+            Promise.resolve(result).then(() => { outcome.settled = true; },
+                                         (error) => { outcome.settled = true; outcome.rejected = true; outcome.error = error; });
+            return outcome;
+        };
 
         class ExpectationFailure extends Error {
             constructor(message) { super(message); this.name = 'ExpectationFailure'; }
@@ -24,10 +40,8 @@ enum RuleTestLibrary {
 
         function __relataShow(value) {
             if (value instanceof RegExp) return String(value);
-            if (value instanceof Date) return value.toISOString();
             if (typeof value === 'string') return JSON.stringify(value);
-            if (typeof value === 'function') return 'a function';
-            try { return JSON.stringify(value) ?? String(value); } catch (e) { return String(value); }
+            return relata.show(value);
         }
 
         function __relataMatches(text, pattern) {
@@ -39,7 +53,7 @@ enum RuleTestLibrary {
                 return "the rule failure '" + error.message + "'" + (error.location ? ' at ' + error.location : '');
             if (error && error.relataKind)
                 return "the error '" + error.message + "'" + (error.location ? ' at ' + error.location : '');
-            if (error instanceof Error) return "the error '" + error.message + "'";
+            if (relata.isError(error)) return "the error '" + error.message + "'";
             return 'the thrown value ' + __relataShow(error);
         }
 
@@ -68,7 +82,7 @@ enum RuleTestLibrary {
             const wanted = 'an error' + (pattern === undefined ? '' : ' matching ' + __relataShow(pattern));
             const caught = __relataCatch(body);
             if (caught === null) throw new ExpectationFailure('expected ' + wanted + ', but nothing failed');
-            const message = caught.error instanceof Error ? caught.error.message : String(caught.error);
+            const message = relata.isError(caught.error) ? caught.error.message : relata.show(caught.error);
             if (pattern !== undefined && !__relataMatches(message, pattern))
                 throw new ExpectationFailure('expected ' + wanted + ', got ' + __relataDescribeError(caught.error));
             return caught.error;
@@ -109,5 +123,9 @@ enum RuleTestLibrary {
                 },
             };
         }
+
+        for (const [name, value] of [['test', test], ['fixture', fixture], ['expectFail', expectFail], ['expectError', expectError],
+                                     ['expectPass', expectPass], ['expect', expect], ['ExpectationFailure', ExpectationFailure]])
+            Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
         """#
 }

@@ -39,17 +39,16 @@ public final class RuleTestRunner {
         public let tests: [(name: String, line: Int)]
         fileprivate let context: ScriptContext
         fileprivate let bodies: [JSObjectRef]
-        fileprivate let fixtures: JSObjectRef
+        fileprivate let fixtures: [(table: String, rows: [JSValueRef])]
 
-        fileprivate init(name: String, tests: [(name: String, line: Int)], context: ScriptContext, bodies: [JSObjectRef], fixtures: JSObjectRef) {
+        fileprivate init(name: String, tests: [(name: String, line: Int)], context: ScriptContext, bodies: [JSObjectRef],
+                         fixtures: [(table: String, rows: [JSValueRef])]) {
             self.name = name
             self.tests = tests
             self.context = context
             self.bodies = bodies
             self.fixtures = fixtures
         }
-
-        deinit { context.release() }
     }
 
     /// Reads a test file and registers its tests (its top level runs now).
@@ -67,30 +66,32 @@ public final class RuleTestRunner {
 
     /// Registers the tests of test source text.
     public func load(source: String, name: String) throws -> File {
-        let context = ScriptContext(group: engine.group)
-        context.engine = engine
-        do {
-            try context.installBootstrap()
-            _ = try context.evaluate(RuleTestLibrary.source, fileName: ScriptContext.bootstrapFile, line: 1)
-            installEditing(in: context)
-            _ = try context.evaluate(source, fileName: name, line: 1)
-        } catch {
-            context.release()
-            throw error
-        }
-        let registered = context.property("__relataTests", of: context.global)
-        let array = JSValueToObject(context.ref, registered, nil)!
-        let count = Int(JSValueToNumber(context.ref, context.property("length", of: array), nil))
+        let context = try ScriptContext(machine: engine.machine)
+        try context.install(RuleTestLibrary.source)
+        installEditing(in: context)
+        _ = try context.evaluate(source, fileName: name, line: 1)
+        // What `test` and `fixture` recorded lives where the file cannot reach; it is still read defensively.
         var tests: [(name: String, line: Int)] = []
         var bodies: [JSObjectRef] = []
-        for index in 0..<count {
-            let entry = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, UInt32(index), nil), nil)!
+        for entry in context.objects(in: context.property("tests", of: context.runtime)) {
+            guard let body = JSValueToObject(context.ref, context.property("body", of: entry), nil), JSObjectIsFunction(context.ref, body) else {
+                continue
+            }
             let stack = JSString.string(of: context.property("stack", of: entry), in: context.ref) ?? ""
             tests.append((JSString.string(of: context.property("name", of: entry), in: context.ref) ?? "",
                           StackFrame.innermostInScripts(of: stack)?.line ?? 0))
-            bodies.append(context.protect(JSValueToObject(context.ref, context.property("body", of: entry), nil)!))
+            bodies.append(context.protect(body))
         }
-        let fixtures = context.protect(JSValueToObject(context.ref, context.property("__relataFixtures", of: context.global), nil)!)
+        var fixtures: [(table: String, rows: [JSValueRef])] = []
+        for entry in context.objects(in: context.property("fixtures", of: context.runtime)) {
+            let table = JSString.string(of: context.property("table", of: entry), in: context.ref) ?? ""
+            let rows = context.property("rows", of: entry)
+            context.protect(rows)
+            let values = JSValueToObject(context.ref, rows, nil).map { array in
+                (0..<context.length(of: array)).map { context.element($0, of: array) }
+            } ?? []
+            fixtures.append((table, values))
+        }
         return File(name: name, tests: tests, context: context, bodies: bodies, fixtures: fixtures)
     }
 
@@ -106,7 +107,7 @@ public final class RuleTestRunner {
                 try loadFixtures(of: file, into: adapter)
                 current = adapter
                 defer { current = nil }
-                if let thrown = file.context.exception(calling: file.bodies[index], []) {
+                if let thrown = try outcome(of: file.bodies[index], in: file) {
                     result.passed = false
                     (result.message, result.location) = describe(thrown, in: file)
                 }
@@ -121,6 +122,19 @@ public final class RuleTestRunner {
             progress(result)
         }
         return results
+    }
+
+    /// What a test body threw, awaiting a promise it returns; nil when it passed.
+    private func outcome(of body: JSObjectRef, in file: File) throws -> JSValueRef? {
+        let context = file.context
+        let (returned, thrown) = context.outcome(calling: try context.helper("runTest"), [body])
+        if let thrown { return thrown }
+        // The call returned, so JavaScriptCore has run the promise jobs it queued.
+        guard let returned, let record = JSValueToObject(context.ref, returned, nil), JSValueIsObject(context.ref, returned) else { return nil }
+        guard JSValueToBoolean(context.ref, context.property("settled", of: record)) else {
+            return context.makeError("the test returned a promise that never settled (rules and tests have no timers or I/O to wait for)")
+        }
+        return JSValueToBoolean(context.ref, context.property("rejected", of: record)) ? context.property("error", of: record) : nil
     }
 
     // MARK: The editing API of test files
@@ -147,17 +161,16 @@ public final class RuleTestRunner {
 
     private func loadFixtures(of file: File, into adapter: LocalDataAdapter) throws {
         let context = file.context
-        let count = Int(JSValueToNumber(context.ref, context.property("length", of: file.fixtures), nil))
-        for index in 0..<count {
-            let entry = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, file.fixtures, UInt32(index), nil), nil)!
-            let tableName = JSString.string(of: context.property("table", of: entry), in: context.ref) ?? ""
+        for (tableName, rows) in file.fixtures {
             guard let table = adapter.table(named: tableName) else {
                 throw ScriptError(.runtime, "fixture('\(tableName)', …): the schema has no such table (tables: \(adapter.tables.map(\.name).joined(separator: ", ")))", file: file.name)
             }
-            let rows = JSValueToObject(context.ref, context.property("rows", of: entry), nil)!
-            let rowCount = Int(JSValueToNumber(context.ref, context.property("length", of: rows), nil))
-            let values = try (0..<rowCount).map { position in
-                try context.dictionary(from: JSObjectGetPropertyAtIndex(context.ref, rows, UInt32(position), nil), table: table)
+            let values = try rows.enumerated().map { position, row in
+                do {
+                    return try context.dictionary(from: row, table: table)
+                } catch let error as ScriptError {
+                    throw ScriptError(.runtime, "fixture('\(table.name)', …), row \(position + 1): \(error.message)", file: file.name)
+                }
             }
             do {
                 try table.loadRows(named: values)

@@ -5,10 +5,12 @@ import Relata
 /// Runs rule functions over many rows of one table with one call into
 /// JavaScript per chunk of rows, instead of one per row.
 ///
-/// The rows are seen through a *cursor*: an object of a class generated for
-/// the table, whose field accessors read and write shared `Float64Array`s for
-/// the numeric, boolean and date fields the script mentions (the JIT turns
-/// those into plain memory reads), and call back into Swift for the others.
+/// The rows are seen through a *cursor*: an object with one accessor property
+/// per field — and nothing else, so any field name a schema allows (`get`, `i`,
+/// `constructor`, `__proto__`) works — whose accessors read and write shared
+/// `Float64Array`s for the numeric, boolean and date fields the script mentions
+/// (the JIT turns those into plain memory reads), and call back into Swift for
+/// the others. The current row index lives in a closure no script can reach.
 /// Writes are collected and applied, with validation, after the loop.
 final class BatchCursor {
     enum Kind: Equatable {
@@ -25,13 +27,18 @@ final class BatchCursor {
     private var current: [SharedColumn] = []
     private var originals: [SharedColumn] = []
     private var written: [SharedFlags] = []
+    /// `{ row, old, at(i), index() }`: the cursors and their position.
+    private let handle: JSObjectRef
     let cursor: JSObjectRef
     let oldCursor: JSObjectRef?
+    private let moveTo: JSObjectRef
+    private let position: JSObjectRef
 
     /// Prepares a cursor over `rows`. `source` is the script text: only the fields it
     /// mentions get shared arrays. `withOriginals` adds an `old` cursor over the original values.
+    /// `factory` gives the generated cursor factory of a table and its shared fields.
     init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool, pool: SharedArrayPool,
-         classes: (DataTable, [(name: String, kind: Kind)], ScriptContext) throws -> (row: JSObjectRef, old: JSObjectRef)) throws {
+         factory: (DataTable, [(name: String, kind: Kind)], ScriptContext) throws -> JSObjectRef) throws {
         self.context = context
         self.pool = pool
         self.table = table
@@ -41,7 +48,7 @@ final class BatchCursor {
             guard kind != .slow, Self.mentions(source, field.name) else { return nil }
             return (field.name, kind)
         }
-        let (rowClass, oldClass) = try classes(table, fastFields, context)
+        let make = try factory(table, fastFields, context)
         current = fastFields.map { _ in pool.take(Double.self, count: rows.count, in: context) }
         written = fastFields.map { _ in pool.take(UInt8.self, count: rows.count, in: context, zeroed: true) }
         try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, into: current.map(\.buffer))
@@ -51,15 +58,25 @@ final class BatchCursor {
         }
         let rows = self.rows
         let writes = slowWrites
+        func row(at value: JSValueRef, in context: ScriptContext) throws -> DataTableRow {
+            guard let index = context.index(from: value, count: rows.count) else {
+                throw ScriptError(.runtime, "the row cursor is not on a row")
+            }
+            return rows[index]
+        }
+        // get(i, name): a field's value; with a null name, the row itself (for `lda`).
         let getter = NativeFunction.make(in: context) { context, _, arguments in
-            let index = Int(JSValueToNumber(context.ref, arguments[0], nil))
+            guard arguments.count == 2 else { throw ScriptError(.runtime, "the row cursor was called wrongly") }
+            let row = try row(at: arguments[0], in: context)
+            if JSValueIsNull(context.ref, arguments[1]) { return RowObject.make(row, in: context) }
             let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
-            if name == "-row" { return RowObject.make(rows[index], in: context) }
-            if let written = writes.values[index]?[name] { return context.jsValue(written) }
-            return context.jsValue(try rows[index].value(forKey: name))
+            if let index = context.integer(from: arguments[0]), let written = writes.values[index]?[name] { return context.jsValue(written) }
+            return context.jsValue(try row.value(forKey: name))
         }
         let setter = NativeFunction.make(in: context) { context, _, arguments in
-            let index = Int(JSValueToNumber(context.ref, arguments[0], nil))
+            guard arguments.count == 3, let index = context.index(from: arguments[0], count: rows.count) else {
+                throw ScriptError(.runtime, "the row cursor was called wrongly")
+            }
             let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
             let row = rows[index]
             guard let field = row.table.field(named: name) else {
@@ -81,20 +98,29 @@ final class BatchCursor {
             writes.values[index, default: [:]][field.name] = value
             return JSValueMakeUndefined(context.ref)
         }
-        let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns.map { $0.array }) }
-        cursor = try Self.construct(rowClass, [arrays(current), arrays(written), getter, setter], in: context)
-        if withOriginals {
-            let originalGetter = NativeFunction.make(in: context) { context, _, arguments in
-                let index = Int(JSValueToNumber(context.ref, arguments[0], nil))
-                let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
-                return context.jsValue(rows[index].originalValue(forKey: name) ?? .null)
-            }
-            oldCursor = try Self.construct(oldClass, [arrays(originals), originalGetter], in: context)
-        } else {
-            oldCursor = nil
+        let originalGetter = NativeFunction.make(in: context) { context, _, arguments in
+            guard arguments.count == 2 else { throw ScriptError(.runtime, "the row cursor was called wrongly") }
+            let row = try row(at: arguments[0], in: context)
+            let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
+            return context.jsValue(row.originalValue(forKey: name) ?? .null)
         }
-        JSValueProtect(context.ref, cursor)
-        if let oldCursor { JSValueProtect(context.ref, oldCursor) }
+        let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns.map { $0.array }) }
+        let made = try context.call(make, [arrays(current), arrays(written),
+                                           withOriginals ? arrays(originals) : JSValueMakeNull(context.ref),
+                                           getter, setter, originalGetter])
+        guard let handle = JSValueToObject(context.ref, made, nil),
+              let cursor = JSValueToObject(context.ref, context.property("row", of: handle), nil),
+              let old = JSValueToObject(context.ref, context.property("old", of: handle), nil),
+              let moveTo = JSValueToObject(context.ref, context.property("at", of: handle), nil),
+              let position = JSValueToObject(context.ref, context.property("index", of: handle), nil) else {
+            throw ScriptError(.runtime, "could not build the row cursor of table \(table.name)")
+        }
+        self.handle = handle
+        self.cursor = cursor
+        self.oldCursor = withOriginals ? old : nil
+        self.moveTo = moveTo
+        self.position = position
+        JSValueProtect(context.ref, handle)
     }
 
     /// Values written through Swift (fields without a shared array), by row index.
@@ -109,8 +135,18 @@ final class BatchCursor {
     deinit {
         pool.recycle(current + originals, context: context)
         pool.recycle(written, context: context)
-        JSValueUnprotect(context.ref, cursor)
-        if let oldCursor { JSValueUnprotect(context.ref, oldCursor) }
+        JSValueUnprotect(context.ref, handle)
+    }
+
+    /// The arguments a generated loop takes before its own: the cursor, `old` (or null) and `at`.
+    var loopArguments: [JSValueRef] {
+        [cursor, oldCursor ?? JSValueMakeNull(context.ref), moveTo]
+    }
+
+    /// The row the cursor is on (where a stopped loop stopped), within `0..<rows.count`.
+    func currentIndex() -> Int {
+        guard let value = try? context.call(position, []) else { return max(rows.count - 1, 0) }
+        return context.index(from: value, count: rows.count) ?? max(rows.count - 1, 0)
     }
 
     /// The values the rules wrote, by row index (rows in `excluded` left out), ready to apply.
@@ -161,27 +197,23 @@ final class BatchCursor {
         }
     }
 
-    private static func construct(_ constructor: JSObjectRef, _ arguments: [JSValueRef], in context: ScriptContext) throws -> JSObjectRef {
-        var exception: JSValueRef?
-        let arguments = arguments.map { Optional($0) }
-        let object = arguments.withUnsafeBufferPointer {
-            JSObjectCallAsConstructor(context.ref, constructor, $0.count, $0.baseAddress, &exception)
-        }
-        if let exception { throw context.error(from: exception, file: nil) }
-        return object!
-    }
-
-    /// The JavaScript source of the cursor classes for a table and its fast fields.
-    static func classSource(table: DataTable, fastFields: [(name: String, kind: Kind)]) -> String {
+    /// The JavaScript source of the cursor factory for a table and its fast fields:
+    /// `function (c, w, oc, get, set, oget)` returning `{ row, old, at, index }`.
+    /// Field names only ever appear as quoted property keys.
+    static func factorySource(table: DataTable, fastFields: [(name: String, kind: Kind)]) -> String {
         func quoted(_ text: String) -> String {
             let data = try? JSONSerialization.data(withJSONObject: [text])
             return String(decoding: data ?? Data("[\"\"]".utf8), as: UTF8.self).dropFirst().dropLast().description
         }
-        let fast = Dictionary(uniqueKeysWithValues: fastFields.enumerated().map { ($1.name, ($0, $1.kind)) })
-        var row = ["constructor(c, w, get, set) { this.i = 0; this.get = get; this.set = set; "
-            + fastFields.indices.map { "this.c\($0) = c[\($0)]; this.w\($0) = w[\($0)];" }.joined(separator: " ") + " }"]
-        var old = ["constructor(c, get) { this.i = 0; this.get = get; "
-            + fastFields.indices.map { "this.c\($0) = c[\($0)];" }.joined(separator: " ") + " }"]
+        let fast = Dictionary(fastFields.enumerated().map { ($1.name, ($0, $1.kind)) }, uniquingKeysWith: { first, _ in first })
+        var lines = ["function (c, w, oc, get, set, oget) {", "let i = 0;"]
+        for index in fastFields.indices {
+            lines.append("const c\(index) = c[\(index)], w\(index) = w[\(index)], o\(index) = oc === null ? null : oc[\(index)];")
+        }
+        lines.append("const row = Object.create(relata.rowPrototype(() => i, get, set)), old = {};")
+        lines.append("const readOnly = function (v) { throw relata.error('old values are read-only'); };")
+        lines.append("const define = (object, name, get, set) => Object.defineProperty(object, name, { enumerable: true, get, set });")
+        let stored = Set(table.fields.map(\.name))
         for name in table.fields.map(\.name) + table.virtualFieldNames {
             let key = quoted(name)
             let label = quoted("\(table.name).\(name): ")
@@ -191,30 +223,32 @@ final class BatchCursor {
                 switch kind {
                 case .integer:
                     read = "v"
-                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) throw __relataError(\(label) + String(v) + ' is not a valid integer value');"
+                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) throw relata.error(\(label) + relata.show(v) + ' is not a valid integer value');"
                 case .number, .slow:
                     read = "v"
-                    check = "if (typeof v !== 'number') throw __relataError(\(label) + String(v) + ' is not a valid number');"
+                    check = "if (typeof v !== 'number' || !isFinite(v)) throw relata.error(\(label) + relata.show(v) + ' is not a valid number');"
                 case .boolean:
                     read = "v === 1"
-                    check = "if (typeof v !== 'boolean') throw __relataError(\(label) + String(v) + ' is not a valid boolean value'); v = v ? 1 : 0;"
+                    check = "if (typeof v !== 'boolean') throw relata.error(\(label) + relata.show(v) + ' is not a valid boolean value'); v = v ? 1 : 0;"
                 case .date:
                     read = "new Date(v * 1000)"
-                    check = "if (!(v instanceof Date)) throw __relataError(\(label) + String(v) + ' is not a Date'); v = v.getTime() / 1000;"
+                    check = "if (!(v instanceof Date) || isNaN(v.getTime())) throw relata.error(\(label) + relata.show(v) + ' is not a valid date'); v = v.getTime() / 1000;"
                 }
-                let getter = "get [\(key)]() { const v = this.c\(index)[this.i]; return v !== v ? null : \(read); }"
-                row.append(getter)
-                row.append("set [\(key)](v) { if (v === null || v === undefined) v = NaN; else { \(check) } this.c\(index)[this.i] = v; this.w\(index)[this.i] = 1; }")
-                old.append(getter)
+                lines.append("define(row, \(key), function () { const v = c\(index)[i]; return v !== v ? null : \(read); }, "
+                    + "function (v) { if (v === null || v === undefined) v = NaN; else { \(check) } c\(index)[i] = v; w\(index)[i] = 1; });")
+                lines.append("define(old, \(key), function () { const v = o\(index)[i]; return v !== v ? null : \(read); }, readOnly);")
             } else {
-                row.append("get [\(key)]() { return this.get(this.i, \(key)); }")
-                row.append("set [\(key)](v) { this.set(this.i, \(key), v); }")
-                old.append("get [\(key)]() { return this.get(this.i, \(key)); }")
+                lines.append("define(row, \(key), function () { return get(i, \(key)); }, function (v) { set(i, \(key), v); });")
+                if stored.contains(name) {
+                    lines.append("define(old, \(key), function () { return oget(i, \(key)); }, readOnly);")
+                }
             }
-            old.append("set [\(key)](v) { throw __relataError('old values are read-only'); }")
         }
-        row.append("get __relataRow() { return this.get(this.i, '-row'); }")
-        return "[class \(table.name.filter { $0.isLetter || $0.isNumber })Row {\n  \(row.joined(separator: "\n  "))\n}, class Old {\n  \(old.joined(separator: "\n  "))\n}]"
+        lines.append("Object.preventExtensions(old);")
+        lines.append("relata.cursors.set(row, () => get(i, null));")
+        lines.append("return { row, old, at(n) { i = n; }, index() { return i; } };")
+        lines.append("}")
+        return lines.joined(separator: "\n")
     }
 }
 

@@ -10,7 +10,8 @@ import Relata
 enum RowObject {
     final class Box {
         let row: DataTableRow
-        unowned(unsafe) let context: ScriptContext
+        /// Weak: a row object may outlive the rules that made it (a script can keep it).
+        weak var context: ScriptContext?
         init(row: DataTableRow, context: ScriptContext) {
             self.row = row
             self.context = context
@@ -53,36 +54,36 @@ enum RowObject {
         var definition = kJSClassDefinitionEmpty
         definition.className = UnsafePointer(strdup("DataTableRow"))
         definition.getProperty = { _, object, name, exception in
-            guard let box = box(object), let name else { return nil }
+            guard let box = box(object), let context = box.context, let name else { return nil }
             let key = JSString.string(name)
             do {
-                return box.context.jsValue(try box.row.value(forKey: key))
+                return context.jsValue(try box.row.value(forKey: key))
             } catch let error as RelataError where error.code == .unknownField {
                 if languageNames.contains(key) { return nil }
-                exception?.pointee = box.context.makeError(error.description)
+                exception?.pointee = context.makeError(error.description)
             } catch {
-                exception?.pointee = box.context.makeError("\(error)")
+                exception?.pointee = context.makeError("\(error)")
             }
             return nil
         }
         definition.setProperty = { _, object, name, value, exception in
-            guard let box = box(object), let name, let value else { return false }
+            guard let box = box(object), let context = box.context, let name, let value else { return false }
             let key = JSString.string(name)
             do {
                 let type = box.row.table.field(named: key)?.type
-                try box.row.setValue(try box.context.value(from: value, for: type), forKey: key)
+                try box.row.setValue(try context.value(from: value, for: type), forKey: key)
             } catch let error as ScriptError {
-                exception?.pointee = box.context.makeError("\(box.row.table.name).\(key): \(error.message)")
+                exception?.pointee = context.makeError("\(box.row.table.name).\(key): \(error.message)")
             } catch {
-                exception?.pointee = box.context.makeError("\(error)")
+                exception?.pointee = context.makeError("\(error)")
             }
             return true
         }
         // No hasProperty callback: JavaScriptCore then asks getProperty, which
         // is what makes reading a misspelt field an error instead of undefined.
         definition.deleteProperty = { _, object, name, exception in
-            guard let box = box(object) else { return false }
-            exception?.pointee = box.context.makeError("fields cannot be deleted from a row; set them to null instead")
+            guard let box = box(object), let context = box.context else { return false }
+            exception?.pointee = context.makeError("fields cannot be deleted from a row; set them to null instead")
             return true
         }
         definition.getPropertyNames = { _, object, names in

@@ -20,23 +20,23 @@ extension RuleHost {
         guard !present.isEmpty, !rows.isEmpty else { return BatchOutcome() }
         let context = script.context
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
-                                     withOriginals: withOriginals, pool: sharedArrays, classes: cursorClasses)
+                                     withOriginals: withOriginals, pool: sharedArrays, factory: cursorFactory)
         let failures = context.makeArray([])
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
+        let joinFailures = try context.helper("joinFailures")
         let each = try driver(calling: present, in: context)
         var outcome = BatchOutcome()
         var start = 0
         while start < rows.count {
             let end = min(start + Self.chunkSize, rows.count)
             do {
-                _ = try context.call(each, [cursor.cursor, cursor.oldCursor ?? JSValueMakeNull(context.ref),
-                                            JSValueMakeNumber(context.ref, Double(start)), JSValueMakeNumber(context.ref, Double(end)),
-                                            failures])
+                _ = try context.call(each, cursor.loopArguments + [JSValueMakeNumber(context.ref, Double(start)),
+                                                                   JSValueMakeNumber(context.ref, Double(end)), failures])
                 start = end
             } catch var error as ScriptError where error.kind == .timeLimitExceeded {
                 // The cursor says which row was running when the limit struck; go on after it.
-                let index = Int(JSValueToNumber(context.ref, context.property("i", of: cursor.cursor), nil))
+                let index = max(cursor.currentIndex(), start)
                 error.event = events.joined(separator: "/")
                 outcome.failures[index] = decorate(error, table: table, row: rows[index])
                 start = index + 1
@@ -44,10 +44,12 @@ extension RuleHost {
         }
         // All failures come back as one string (`index U+0003 description`, separated by U+0002):
         // one crossing instead of several per failure.
-        let joined = try context.call(context.globalFunction(named: "__relataJoinFailures"), [failures])
+        let joined = try context.call(joinFailures, [failures])
         let text = JSString.string(of: joined, in: context.ref) ?? ""
         for entry in text.parts(separatedBy: "\u{2}") where !entry.isEmpty {
-            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]) else { continue }
+            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]), rows.indices.contains(index) else {
+                continue
+            }
             var error = ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
                 .error(file: script.script.fileName)
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
@@ -60,10 +62,10 @@ extension RuleHost {
     /// Computes a calculated field for every row in one go.
     func mapBatch(_ calculation: Calculation, table: DataTable, rows: RowSet, type: DataType, field: String) throws -> [Value] {
         guard !rows.isEmpty else { return [] }
-        let context = calculation.context
-        let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + (JSString.string(of: calculation.function, in: context.ref) ?? "")
+        let (context, function, _) = try calculation.resolve()
+        let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + calculation.function
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: source, withOriginals: false,
-                                     pool: sharedArrays, classes: cursorClasses)
+                                     pool: sharedArrays, factory: cursorFactory)
         let numeric = BatchCursor.kind(of: type) != .slow
         let output = numeric ? sharedArrays.take(Double.self, count: rows.count, in: context) : nil
         defer { if let output { sharedArrays.recycle([output], context: context) } }
@@ -75,18 +77,17 @@ extension RuleHost {
             JSValueUnprotect(context.ref, plain)
             JSValueUnprotect(context.ref, odd)
         }
-        let map = try context.globalFunction(named: "__relataMap")
+        let map = try mapLoop(in: context)
         var start = 0
         while start < rows.count {
             let end = min(start + Self.chunkSize, rows.count)
             do {
-                _ = try context.call(map, [calculation.function, cursor.cursor, JSValueMakeNumber(context.ref, Double(start)),
-                                           JSValueMakeNumber(context.ref, Double(end)), output?.array ?? plain, odd,
-                                           JSValueMakeBoolean(context.ref, numeric)])
+                _ = try context.call(map, [function] + cursor.loopArguments
+                                     + [JSValueMakeNumber(context.ref, Double(start)), JSValueMakeNumber(context.ref, Double(end)),
+                                        output?.array ?? plain, odd, JSValueMakeBoolean(context.ref, numeric)])
             } catch var error as ScriptError {
-                let index = Int(JSValueToNumber(context.ref, context.property("i", of: cursor.cursor), nil))
                 error.event = "calculated field \(field)"
-                throw decorate(error, table: table, row: rows[min(index, rows.count - 1)])
+                throw decorate(error, table: table, row: rows[cursor.currentIndex()])
             }
             start = end
         }
@@ -95,14 +96,12 @@ extension RuleHost {
             let kind = BatchCursor.kind(of: type)
             values = output.buffer.prefix(rows.count).map { BatchCursor.value($0, kind: kind == .integer ? .number : kind) }
         } else {
-            values = try (0..<rows.count).map { index in
-                try context.value(from: JSObjectGetPropertyAtIndex(context.ref, plain, UInt32(index), nil)!, for: type)
-            }
+            values = try (0..<rows.count).map { index in try context.value(from: context.element(index, of: plain), for: type) }
         }
-        let oddCount = Int(JSValueToNumber(context.ref, context.property("length", of: odd), nil))
-        for pair in stride(from: 0, to: oddCount, by: 2) {
-            let index = Int(JSValueToNumber(context.ref, JSObjectGetPropertyAtIndex(context.ref, odd, UInt32(pair), nil), nil))
-            values[index] = try context.value(from: JSObjectGetPropertyAtIndex(context.ref, odd, UInt32(pair + 1), nil)!, for: type)
+        let oddCount = context.length(of: odd)
+        for pair in stride(from: 0, to: oddCount - 1, by: 2) {
+            guard let index = context.index(from: context.element(pair, of: odd), count: values.count) else { continue }
+            values[index] = try context.value(from: context.element(pair + 1, of: odd), for: type)
         }
         return values
     }
@@ -110,39 +109,39 @@ extension RuleHost {
     /// A loop that runs the handlers for rows `start..<end`, generated once per scope and
     /// list of handlers: calling them by name lets the JIT inline them into the loop.
     private func driver(calling events: [String], in context: ScriptContext) throws -> JSObjectRef {
-        let key = "\(ObjectIdentifier(context))|each|\(events.joined(separator: ","))"
-        if let cached = driverCache[key] { return cached }
         let calls = events.map { "\($0)(row, old);" }.joined(separator: " ")
-        let source = """
-            (function (row, old, start, end, failures) {
+        return try context.generated("each|\(events.joined(separator: ","))") { """
+            function (row, old, at, start, end, failures) {
                 for (let i = start; i < end; i++) {
-                    row.i = i;
-                    if (old !== null) old.i = i;
-                    try { \(calls) } catch (error) { failures.push(i, __relataDescribe(error)); }
+                    at(i);
+                    try { \(calls) } catch (error) { failures.push(i, relata.describe(error)); }
                 }
-            })
-            """
-        let function = try context.compileFunction(source, fileName: ScriptContext.bootstrapFile, line: 1)
-        driverCache[key] = function
-        return function
+            }
+            """ }
     }
 
-    /// The cursor classes for a table in a script scope, generated once.
-    private func cursorClasses(table: DataTable, fastFields: [(name: String, kind: BatchCursor.Kind)],
-                               context: ScriptContext) throws -> (row: JSObjectRef, old: JSObjectRef) {
-        let key = "\(ObjectIdentifier(context))|\(table.name)|\(fastFields.map(\.name).joined(separator: ","))"
-        if let cached = cursorClassCache[key] { return cached }
-        let source = BatchCursor.classSource(table: table, fastFields: fastFields)
-        let pair = try context.evaluate(source, fileName: ScriptContext.bootstrapFile, line: 1)
-        guard let array = JSValueToObject(context.ref, pair, nil),
-              let row = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, 0, nil), nil),
-              let old = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, 1, nil), nil) else {
-            throw ScriptError(.runtime, "could not build the row cursor of table \(table.name)")
-        }
-        context.protect(row)
-        context.protect(old)
-        cursorClassCache[key] = (row, old)
-        return (row, old)
+    /// The loop that computes a calculated field for rows `start..<end`.
+    private func mapLoop(in context: ScriptContext) throws -> JSObjectRef {
+        try context.generated("map") { """
+            function (fn, row, old, at, start, end, out, odd, numeric) {
+                for (let i = start; i < end; i++) {
+                    at(i);
+                    const v = fn(row);
+                    if (!numeric) out[i] = v;
+                    else if (typeof v === 'number') out[i] = v;
+                    else if (v === null || v === undefined) out[i] = NaN;
+                    else { out[i] = NaN; odd.push(i, v); }
+                }
+            }
+            """ }
+    }
+
+    /// The cursor factory for a table in a script scope, generated once.
+    private func cursorFactory(table: DataTable, fastFields: [(name: String, kind: BatchCursor.Kind)],
+                               context: ScriptContext) throws -> JSObjectRef {
+        // Keyed by the table object too: a table of the same name may have other fields.
+        let key = "cursor|\(table.name)|\(table.fields.map(\.name))|\(table.virtualFieldNames)|\(fastFields.map(\.name))"
+        return try context.generated(key) { BatchCursor.factorySource(table: table, fastFields: fastFields) }
     }
 
     private func decorate(_ error: ScriptError, table: DataTable, row: DataTableRow) -> ScriptError {

@@ -96,9 +96,9 @@ extension LocalDataAdapter {
     /// A row given as a row object, a batch cursor, a key value, or an array of key values.
     func row(of table: DataTable, identifiedBy value: JSValueRef, in context: ScriptContext) throws -> DataTableRow {
         var value = value
-        if JSValueIsObject(context.ref, value), let object = JSValueToObject(context.ref, value, nil),
-           !RowObject.isRow(value, in: context), JSString.with("__relataRow", { JSObjectHasProperty(context.ref, object, $0) }) {
-            value = context.property("__relataRow", of: object)
+        if JSValueIsObject(context.ref, value), !RowObject.isRow(value, in: context), let rowOf = try? context.helper("rowOf"),
+           let row = try? context.call(rowOf, [value]), !JSValueIsUndefined(context.ref, row) {
+            value = row
         }
         if let row = RowObject.row(of: value, in: context) {
             guard row.table === table else { throw ScriptError(.runtime, "the row belongs to table \(row.table.name), not \(table.name)") }
@@ -106,8 +106,7 @@ extension LocalDataAdapter {
         }
         let keys: [JSValueRef]
         if JSValueIsArray(context.ref, value), let array = JSValueToObject(context.ref, value, nil) {
-            let count = Int(JSValueToNumber(context.ref, context.property("length", of: array), nil))
-            keys = (0..<count).map { JSObjectGetPropertyAtIndex(context.ref, array, UInt32($0), nil)! }
+            keys = (0..<min(context.length(of: array), 64)).map { context.element($0, of: array) }
         } else {
             keys = [value]
         }

@@ -6,38 +6,46 @@ import Relata
 /// The globals every rule script sees: `fail`, `log`, `newGuid`, `isServer`,
 /// `session`, `lda` and `schema`.
 extension RuleHost {
+    /// Relata's side of every rule scope: helpers in `relata` (out of the scripts' reach),
+    /// then `fail` and `log` as read-only globals.
     static let bootstrap = """
-        function __relataError(message) { return new Error(message) }
-        function fail(message) {
-            const error = new Error(message === undefined ? 'the rule failed' : String(message));
-            error.name = 'RuleFailure';
-            error.__relataFail = true;
-            if (typeof __relataFailReached === 'function') __relataFailReached(error.stack);
-            throw error;
-        }
-        function log(...parts) {
-            __relataLog(parts.map(p => typeof p === 'string' ? p : JSON.stringify(p)).join(' '), new Error().stack);
-        }
-        function __relataDescribe(e) {
-            if (e === null || typeof e !== 'object') return '\\u0001' + String(e);
-            return [e.name, e.__relataFail === true ? '1' : '0', e.message, e.stack, e.sourceURL, e.line, e.column].join('\\u0000');
-        }
-        function __relataJoinFailures(failures) {
+        relata.readOnlyValues = function (names, values) {
+            const object = {};
+            for (let k = 0; k < names.length; k++) {
+                const value = values[k];
+                Object.defineProperty(object, names[k], {
+                    enumerable: true,
+                    get() { return value; },
+                    set(v) { throw relata.error('old values are read-only'); },
+                });
+            }
+            return object;
+        };
+        // Batch row cursors: what a row cursor stands for (its row, for `lda`), and the
+        // prototype that makes a misspelt field name an error, as on a row object.
+        relata.cursors = new WeakMap();
+        relata.rowOf = function (value) { const row = relata.cursors.get(value); return row === undefined ? undefined : row(); };
+        relata.languageNames = new Set(['toJSON', 'toString', 'valueOf', 'constructor', 'hasOwnProperty', 'isPrototypeOf',
+            'propertyIsEnumerable', 'toLocaleString', 'then', '__proto__', '__defineGetter__', '__defineSetter__',
+            '__lookupGetter__', '__lookupSetter__', 'length', 'inspect']);
+        relata.rowPrototype = function (index, get, set) {
+            const plain = (name) => typeof name === 'symbol' || relata.languageNames.has(name);
+            return new Proxy(Object.prototype, {
+                get(target, name, receiver) { return plain(name) ? Reflect.get(target, name, receiver) : get(index(), name); },
+                set(target, name, value, receiver) {
+                    if (plain(name)) return Reflect.set(target, name, value, receiver);
+                    set(index(), name, value);
+                    return true;
+                },
+                has(target, name) { if (plain(name)) return Reflect.has(target, name); get(index(), name); return true; },
+            });
+        };
+        relata.joinFailures = function (failures) {
             const parts = [];
             for (let k = 0; k < failures.length; k += 2) parts.push(failures[k] + '\\u0003' + failures[k + 1]);
             return parts.join('\\u0002');
-        }
-        function __relataMap(fn, row, start, end, out, odd, numeric) {
-            for (let i = start; i < end; i++) {
-                row.i = i;
-                const v = fn(row);
-                if (!numeric) out[i] = v;
-                else if (typeof v === 'number') out[i] = v;
-                else if (v === null || v === undefined) out[i] = NaN;
-                else { out[i] = NaN; odd.push(i, v); }
-            }
-        }
-        function __relataChange(type, changeId, oldValues, newValues, status, message) {
+        };
+        relata.change = function (type, changeId, names, oldValues, newValues, status, message) {
             const change = {
                 type, changeId, changeID: changeId, oldValues, newValues, status, message,
                 get isInsert() { return this.type === 'insert' },
@@ -46,21 +54,38 @@ extension RuleHost {
                 get failed() { return this.status === 'failed' },
                 get error() { return this.message },
             };
-            for (const key of new Set(Object.keys(oldValues).concat(Object.keys(newValues)))) {
-                if (key in change) continue;
+            for (const key of names) {
+                if (Object.prototype.hasOwnProperty.call(change, key)) continue;
                 Object.defineProperty(change, key, {
                     enumerable: true,
-                    get() { return key in this.newValues ? this.newValues[key] : this.oldValues[key] },
+                    get() { return Object.prototype.hasOwnProperty.call(newValues, key) ? newValues[key] : oldValues[key] },
                 });
             }
             return change;
-        }
+        };
+        relata.valuesObject = function (names, values) {
+            const object = {};
+            for (let k = 0; k < names.length; k++)
+                Object.defineProperty(object, names[k], { value: values[k], enumerable: true, writable: true, configurable: true });
+            return object;
+        };
+        const fail = function fail(message) {
+            const error = new Error(message === undefined ? 'the rule failed' : relata.show(message));
+            error.name = 'RuleFailure';
+            error.__relataFail = true;
+            if (relata.failReached) relata.failReached(error.stack);
+            throw error;
+        };
+        const log = function log(...parts) {
+            relata.log(parts.map(p => typeof p === 'string' ? p : relata.show(p)).join(' '), new Error().stack);
+        };
+        for (const [name, value] of [['fail', fail], ['log', log]])
+            Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
         """
 
     func installGlobals(in context: ScriptContext, table: String?) throws {
-        _ = try context.evaluate(Self.bootstrap, fileName: ScriptContext.bootstrapFile, line: 1)
         let logger = self.logger
-        context.defineFunction("__relataLog") { context, _, arguments in
+        context.setProperty("log", of: context.runtime, to: NativeFunction.make(in: context) { context, _, arguments in
             let text = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
             let stack = arguments.count > 1 ? JSString.string(of: arguments[1], in: context.ref) ?? "" : ""
             let frame = StackFrame.innermostInScripts(of: stack)
@@ -69,7 +94,8 @@ extension RuleHost {
             if let table { metadata["table"] = "\(table)" }
             logger.info("\(text)", metadata: metadata)
             return JSValueMakeUndefined(context.ref)
-        }
+        })
+        try context.install(Self.bootstrap)
         context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
         installSession(in: context)
         installSchema(in: context)

@@ -15,10 +15,6 @@ final class RuleHost {
     /// Table scripts by table name (folded to lower case).
     private(set) var tableScripts: [String: CompiledScript] = [:]
     private(set) var schemaScript: CompiledScript?
-    /// Generated row-cursor classes for batch runs, by scope, table and shared fields.
-    var cursorClassCache: [String: (row: JSObjectRef, old: JSObjectRef)] = [:]
-    /// Generated batch loops, by scope and handlers.
-    var driverCache: [String: JSObjectRef] = [:]
     /// Shared arrays reused between batch runs.
     let sharedArrays = SharedArrayPool()
     /// Supplies `lda`, `schema` and `session` to scripts. Weak: the adapter owns this host.
@@ -30,11 +26,6 @@ final class RuleHost {
         self.adapter = adapter
     }
 
-    deinit {
-        sharedArrays.removeAll()
-        for script in tableScripts.values { script.context.release() }
-        schemaScript?.context.release()
-    }
 
     /// A script compiled into its own global scope.
     final class CompiledScript {
@@ -61,26 +52,18 @@ final class RuleHost {
 
     /// Compiles and runs a script's top level in a new scope; syntax and top-level errors are thrown here.
     func load(_ script: RuleScript, table: String?) throws {
-        let context = ScriptContext(group: engine.group)
-        context.engine = engine
-        do {
-            try context.installBootstrap()
-            try installGlobals(in: context, table: table)
-            _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
-            if let coverage = adapter?.coverage { try instrument(context, for: coverage, script: script) }
-        } catch {
-            context.release()
-            throw error
-        }
+        let context = try ScriptContext(machine: engine.machine)
+        try installGlobals(in: context, table: table)
+        if let coverage = adapter?.coverage { try instrumentFailures(context, for: coverage, script: script) }
+        _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
+        if let coverage = adapter?.coverage { try instrument(context, for: coverage, script: script) }
         let compiled = CompiledScript(script: script, context: context, table: table)
-        cursorClassCache.removeAll()
-        driverCache.removeAll()
         sharedArrays.removeAll()
+        // The scope a script replaces lives on while anything still holds it (a calculated
+        // field compiled there, a cursor); every JavaScriptCore resource is freed by its owner.
         if let table {
-            tableScripts[table.lowercased()]?.context.release()
             tableScripts[table.lowercased()] = compiled
         } else {
-            schemaScript?.context.release()
             schemaScript = compiled
         }
     }
@@ -137,7 +120,8 @@ final class RuleHost {
 
 /// Connects one table to the rule host: the row events of ``DataTableRules``.
 final class TableRules: DataTableRules {
-    unowned(unsafe) let host: RuleHost
+    /// Weak: the adapter owns the host, and a table may outlive its adapter.
+    weak var host: RuleHost?
     let tableName: String
 
     init(host: RuleHost, tableName: String) {
@@ -154,8 +138,8 @@ final class TableRules: DataTableRules {
         if inserting {
             try fire("beforeInsert", row)
         } else {
-            try host.fire("beforeUpdate", table: tableName, row: row.label) { context in
-                [RowObject.make(row, in: context), originals(of: row, in: context)]
+            try liveHost().fire("beforeUpdate", table: tableName, row: row.label) { context in
+                [RowObject.make(row, in: context), try originals(of: row, in: context)]
             }
         }
     }
@@ -165,17 +149,20 @@ final class TableRules: DataTableRules {
     }
 
     private func fire(_ event: String, _ row: DataTableRow) throws {
-        try host.fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
+        try liveHost().fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
+    }
+
+    private func liveHost() throws -> RuleHost {
+        guard let host else { throw ScriptError(.runtime, "the rules of table \(tableName) were unloaded with their adapter", table: tableName) }
+        return host
     }
 
 
-    /// `old`: a frozen object of the row's original values.
-    private func originals(of row: DataTableRow, in context: ScriptContext) -> JSValueRef {
-        let object = context.makeObject()
-        for field in row.table.fields {
-            context.setProperty(field.name, of: object, to: context.jsValue(row.originalValue(forKey: field.name) ?? .null),
-                                readOnly: true)
-        }
-        return object
+    /// `old`: the row's original values, read-only (writing one throws, as in a batch).
+    private func originals(of row: DataTableRow, in context: ScriptContext) throws -> JSValueRef {
+        let fields = row.table.fields
+        let names = context.makeArray(fields.map { context.string($0.name) })
+        let values = context.makeArray(fields.map { context.jsValue(row.originalValue(forKey: $0.name) ?? .null) })
+        return try context.call(context.helper("readOnlyValues"), [names, values])
     }
 }
