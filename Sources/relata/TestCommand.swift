@@ -30,7 +30,7 @@ struct TestCommand: ParsableCommand {
     @Flag(help: "Report which script functions ran and which fail() calls were reached.")
     var coverage = false
 
-    @Option(help: "Stop a test after this many seconds of script time.")
+    @Option(help: "Stop a test after this many seconds of script time (more than 0, at most 86400).")
     var timeLimit: Double = 5
 
     @Flag(help: "Show what the rules log(…) while the tests run (hidden otherwise).")
@@ -38,6 +38,12 @@ struct TestCommand: ParsableCommand {
 
     @Flag(help: "Print the results (and coverage) as JSON.")
     var json = false
+
+    func validate() throws {
+        guard timeLimit.isFinite, timeLimit > 0, timeLimit <= 86_400 else {
+            throw ValidationError("--time-limit must be a number of seconds above 0 and at most 86400 (a day), not \(timeLimit)")
+        }
+    }
 
     func run() throws {
         var failed = false
@@ -53,7 +59,7 @@ struct TestCommand: ParsableCommand {
                 throw RelataError(.fileFailed, "the test file does not exist", location: file.url.path)
             }
             let recorder = coverage ? RuleCoverage() : nil
-            let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64(timeLimit * 1000))),
+            let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64((timeLimit * 1000).rounded(.up)))),
                                             coverage: recorder, logger: rulesLogger)
             let started = ContinuousClock.now
             var results: [RuleTestResult] = []

@@ -76,3 +76,23 @@ final class LogRecorder: @unchecked Sendable {
         }
     }
 }
+
+/// A schema written to a temporary folder (with the files it names), removed when the value goes.
+final class TemporarySchema {
+    let folder: URL
+    let url: URL
+
+    init(_ json: String, files: [String: String] = [:]) throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-schema-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, text) in files {
+            let file = folder.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: file)
+        }
+        url = folder.appendingPathComponent("s.schema.json")
+        try Data(json.utf8).write(to: url)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+}

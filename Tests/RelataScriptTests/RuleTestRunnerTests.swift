@@ -84,3 +84,68 @@ import Testing
         #expect(results.first?.message?.contains("fixture('Clients', …): Clients.Nope, row 1 to load: the table has no such field") == true)
     }
 }
+
+/// Rule test files tell the truth: hostile files cannot crash the runner, promises are awaited,
+/// and a runaway rule fails only its own test.
+@Suite struct RuleTestTruthTests {
+    func run(_ source: String, timeLimit: Duration = .seconds(1)) throws -> [RuleTestResult] {
+        let runner = try RuleTestRunner(schema: Schema(contentsOf: SchemaTests.pcTrade), engine: ScriptEngine(timeLimit: timeLimit))
+        return runner.run(try runner.load(source: source, name: "t.test.js"))
+    }
+
+    @Test func aFileOverwritingTheRunnersNamesCannotCrashIt() throws {
+        let results = try run("""
+            var __relataTests = null, __relataFixtures = 5, relata = null;
+            test('still runs', () => { expect(1).toBe(1); });
+            test = null; expect = null;
+            test('also registered', () => { expect(2).toBe(2); });
+            """)
+        #expect(results.map(\.passed) == [true, true])
+    }
+
+    @Test func asyncTestsAreAwaited() throws {
+        let results = try run("""
+            test('resolves', async () => { await null; expect(1).toBe(1); });
+            test('rejects', () => Promise.reject(new Error('nope')));
+            test('fails after await', async () => { await Promise.resolve(); expect(1).toBe(2); });
+            test('never settles', () => new Promise(() => {}));
+            test('rejects with a plain object', async () => { throw { code: 42 }; });
+            """)
+        #expect(results.map(\.passed) == [true, false, false, false, false])
+        #expect(results[1].message?.contains("nope") == true)
+        #expect(results[2].message?.contains("expected 2, got 1") == true, "\(results[2].message ?? "")")
+        #expect(results[3].message?.contains("never settled") == true)
+        #expect(results[4].message?.contains(#"{"code":42}"#) == true, "\(results[4].message ?? "")")
+    }
+
+    @Test func aRunawayTestFailsAloneAndTheNextOneRuns() throws {
+        let results = try run("""
+            test('runs away', () => { while (true) {} });
+            test('next', () => { expect(select('Clients', 1)).toBeTruthy(); });
+            test('runs away in a rule', () => { expectPass(() => { for (;;) {} }); });
+            test('after that', () => { expect(1).toBe(1); });
+            """, timeLimit: .milliseconds(200))
+        #expect(results.map(\.passed) == [false, true, false, true], "\(results.map { $0.message ?? "" })")
+        #expect(results[0].message?.contains("time limit") == true)
+    }
+}
+
+extension RuleTestTruthTests {
+    @Test func aRuleThatRunsAwayFailsItsOwnTestOnly() throws {
+        let schema = try TemporarySchema("""
+            {"name": "S", "tables": [{"name": "T", "script": "T.js", "data": "T.csv",
+              "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Name", "type": "string"}]}]}
+            """, files: ["T.js": "function beforePost(row) { if (row.Name === 'loop') while (true) {} }", "T.csv": "Id,Name\n1,a\n"])
+        let runner = try RuleTestRunner(schema: Schema(contentsOf: schema.url), engine: ScriptEngine(timeLimit: .milliseconds(200)))
+        let file = try runner.load(source: """
+            test('loops', () => { update('T', 1, { Name: 'loop' }); });
+            test('next', () => { update('T', 1, { Name: 'b' }); expect(select('T', 1).Name).toBe('b'); });
+            test('loops inside expectFail', () => { expectFail(() => update('T', 1, { Name: 'loop' })); });
+            test('after that', () => { expect(select('T', 1).Name).toBe('a'); });
+            """, name: "t.test.js")
+        let results = runner.run(file)
+        #expect(results.map(\.passed) == [false, true, false, true], "\(results.map { $0.message ?? "" })")
+        #expect(results[0].message?.contains("time limit") == true)
+        #expect(results[0].message?.contains("T.js in beforePost") == true, "\(results[0].message ?? "")")
+    }
+}

@@ -38,6 +38,7 @@ enum NativeFunction {
             do {
                 return try box.body(context, this, values)
             } catch let error as ScriptError {
+                if error.kind == .timeLimitExceeded { context.machine.termination = error }
                 exception?.pointee = context.makeError(error)
             } catch {
                 exception?.pointee = context.makeError("\(error)")

@@ -116,7 +116,7 @@ final class ScriptContext {
         var exception: JSValueRef?
         let result = JSString.with(source) { script in
             JSString.with(fileName) { url in
-                JSEvaluateScript(ref, script, nil, url, Int32(clamping: line), &exception)
+                machine.enter(in: ref) { JSEvaluateScript(ref, script, nil, url, Int32(clamping: line), &exception) }
             }
         }
         if let exception { throw locatingSyntaxError(error(from: exception, file: fileName), in: source, firstLine: line) }
@@ -144,7 +144,7 @@ final class ScriptContext {
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
         let result = arguments.withUnsafeBufferPointer { buffer in
-            JSObjectCallAsFunction(ref, function, this, buffer.count, buffer.baseAddress, &exception)
+            machine.enter(in: ref) { JSObjectCallAsFunction(ref, function, this, buffer.count, buffer.baseAddress, &exception) }
         }
         if let exception { throw error(from: exception, file: nil) }
         return result ?? JSValueMakeUndefined(ref)
@@ -157,7 +157,7 @@ final class ScriptContext {
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
         let result = arguments.withUnsafeBufferPointer { buffer in
-            JSObjectCallAsFunction(ref, function, nil, buffer.count, buffer.baseAddress, &exception)
+            machine.enter(in: ref) { JSObjectCallAsFunction(ref, function, nil, buffer.count, buffer.baseAddress, &exception) }
         }
         return exception.map { (nil, $0) } ?? (result, nil)
     }
@@ -248,6 +248,10 @@ final class ScriptContext {
             description.name = "TimeLimit"
             description.message = "the script ran longer than the time limit (\(machine.timeLimit)) and was stopped; look for a loop that never ends"
             return description.error(file: file, kind: .timeLimitExceeded)
+        }
+        if let termination = machine.termination {
+            machine.termination = nil
+            return termination
         }
         return describe(exception).error(file: file)
     }

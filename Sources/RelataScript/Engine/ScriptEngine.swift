@@ -82,6 +82,12 @@ public final class ScriptEngine {
         return (try? context.globalFunction(named: name)) != nil
     }
 
+    /// Runs JavaScriptCore's garbage collector now (tests use it to prove nothing still in use is freed).
+    func collectGarbage() {
+        checkThread()
+        JSGarbageCollect(context.ref)
+    }
+
     func checkThread() { machine.checkThread() }
 }
 

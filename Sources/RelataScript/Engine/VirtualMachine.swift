@@ -8,6 +8,10 @@ final class VirtualMachine {
     let group: JSContextGroupRef
     /// Set by the time-limit callback, so the exception the limit leaves is reported as such.
     let watchdog = Watchdog()
+    /// The time-limit error of a script that ran inside a call from JavaScript into Swift
+    /// (a rule run by `lda` or a test's `insert`): JavaScriptCore terminates the outer script
+    /// too, and this says why and where, instead of a bare "execution terminated".
+    var termination: ScriptError?
     /// The longest a single call into JavaScript may run, in CPU time.
     var timeLimit: Duration {
         didSet { armTimeLimit() }
@@ -43,13 +47,34 @@ final class VirtualMachine {
         #endif
     }
 
+    /// Calls into JavaScript now running (nested when JavaScript calls Swift that calls JavaScript).
+    private var depth = 0
+
+    /// Runs one call into JavaScript. When the time limit struck during it, the outermost
+    /// call clears what JavaScriptCore keeps of the termination — otherwise a termination
+    /// that ended in a nested call (a rule run by a test's `insert`) would stop the next,
+    /// unrelated script before its first statement.
+    func enter<T>(in context: JSGlobalContextRef, _ body: () -> T) -> T {
+        depth += 1
+        defer {
+            depth -= 1
+            if depth == 0 && watchdog.struck {
+                watchdog.struck = false
+                JSString.with("0") { _ = JSEvaluateScript(context, $0, nil, nil, 1, nil) }
+            }
+        }
+        return body()
+    }
+
     private func armTimeLimit() {
         let seconds = Double(timeLimit.components.seconds) + Double(timeLimit.components.attoseconds) / 1e18
         // The callback must return true (terminate) every time: returning false would disarm the limit.
         // The watchdog is passed unretained: this machine owns it and clears the limit before it goes.
         JSContextGroupSetExecutionTimeLimit(group, seconds, { _, box in
             guard let box else { return true }
-            Unmanaged<Watchdog>.fromOpaque(box).takeUnretainedValue().fired = true
+            let watchdog = Unmanaged<Watchdog>.fromOpaque(box).takeUnretainedValue()
+            watchdog.fired = true
+            watchdog.struck = true
             return true
         }, Unmanaged.passUnretained(watchdog).toOpaque())
     }
@@ -57,7 +82,10 @@ final class VirtualMachine {
 
 /// Remembers that the time limit stopped a script, so the exception it leaves can be reported as such.
 final class Watchdog {
+    /// The limit stopped a script and the error it left has not been reported yet.
     var fired = false
+    /// The limit stopped a script during the outermost call that is running.
+    var struck = false
 }
 
 @available(*, unavailable, message: "A VirtualMachine belongs to the thread that created it.")

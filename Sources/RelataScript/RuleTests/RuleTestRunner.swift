@@ -101,6 +101,7 @@ public final class RuleTestRunner {
         var results: [RuleTestResult] = []
         for (index, test) in file.tests.enumerated() where filter(test.name) {
             let started = ContinuousClock.now
+            engine.machine.termination = nil
             var result = RuleTestResult(file: file.name, test: test.name, line: test.line, passed: true, milliseconds: 0)
             do {
                 let adapter = try schema.makeAdapter(engine: engine, logger: logger, coverage: coverage)
@@ -183,12 +184,16 @@ public final class RuleTestRunner {
     /// What went wrong in a test, and where in the test file.
     private func describe(_ thrown: JSValueRef, in file: File) -> (message: String, location: String?) {
         let context = file.context
+        if context.machine.watchdog.fired || context.machine.termination != nil {
+            let error = context.error(from: thrown, file: file.name)
+            let origin = [error.location, error.event.map { "in \($0)" }].compactMap { $0 }.joined(separator: " ")
+            return (error.message + (origin.isEmpty ? "" : " (\(origin))"), error.location)
+        }
         let description = context.describe(thrown)
         let frame = description.stack.flatMap { StackFrame.innermostInScripts(of: $0) }
         let location = frame.map { "\($0.file):\($0.line):\($0.column)" }
         if description.name == "ExpectationFailure" { return (description.message, location) }
         let error = context.error(from: thrown, file: file.name)
-        if error.kind == .timeLimitExceeded { return (error.message, location) }
         guard let object = JSValueToObject(context.ref, thrown, nil), JSValueIsObject(context.ref, thrown) else {
             return ("the test threw \(description.message)", location)
         }
