@@ -74,6 +74,43 @@ import Testing
         #expect(name?.message.contains("the data ends early") == true)
     }
 
+    /// Checksums catch accidents, not a hostile writer: a valid checksum over out-of-range
+    /// slots, change ids and counters is refused, never trusted.
+    @Test func outOfRangeNumbersWithAValidChecksumAreRefused() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
+        try table.loadRows(named: [["Id": 1, "N": 1], ["Id": 2, "N": 2]])
+        try table.rows[0].setValue(5, forKey: "N")
+        let briefcase = Briefcase()
+        briefcase.addTable(table)
+        let url = folder.appendingPathComponent("one-change.briefcase")
+        try briefcase.save(to: url)
+        let bytes = Array(try Data(contentsOf: url))
+        // The table is last; its one change record is its last 36 bytes: slot u64, state u8, change id i64,
+        // no message (1), one pending value (u32 count, u32 field, tag, i64), no edit buffer (1).
+        let record = bytes.count - 8 - 36
+        func patched(at offset: Int, _ value: UInt64) -> [UInt8] {
+            var damaged = Array(bytes.dropLast(8))
+            withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { damaged[offset + index] = byte } }
+            let checksum = damaged.withUnsafeBytes { BriefcaseFormat.checksum($0) }
+            withUnsafeBytes(of: checksum.littleEndian) { damaged.append(contentsOf: $0) }
+            return damaged
+        }
+        #expect(try Briefcase(contentsOf: url).table(named: "T")?.rows[0]["N"] == 5, "the unpatched file loads")
+        for slot in [UInt64.max, UInt64(Int.max) + 1, 2] {
+            #expect(try loadError(patched(at: record, slot))?.message.contains("row slot") == true, "slot \(slot)")
+        }
+        for changeId in [UInt64(Int64.max), UInt64(bitPattern: -1), UInt64(1) << 60] {
+            #expect(try loadError(patched(at: record + 9, changeId))?.message.contains("change id") == true, "change id \(changeId)")
+        }
+        // The counters sit before the columns: after the name and the field JSON; found by their values.
+        let counters = try #require(bytes.indices.first { index in
+            index + 16 <= bytes.count && bytes[index..<index + 8].elementsEqual(withUnsafeBytes(of: Int64(-1).littleEndian, Array.init))
+        })
+        #expect(try loadError(patched(at: counters, UInt64(bitPattern: Int64.min)))?.message.contains("temporary key") == true)
+        #expect(try loadError(patched(at: counters, 5))?.message.contains("temporary key") == true)
+        #expect(try loadError(patched(at: counters + 8, UInt64(Int64.max)))?.message.contains("next change id") == true)
+    }
+
     @Test func anInterruptedSaveLeavesThePreviousBriefcase() throws {
         let url = folder.appendingPathComponent("interrupted.briefcase")
         let first = Briefcase()

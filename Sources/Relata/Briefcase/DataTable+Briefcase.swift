@@ -50,9 +50,21 @@ extension DataTable {
         } catch {
             throw BriefcaseFormat.damaged("table \(name): the field definitions do not decode (\(error))")
         }
-        let table = try DataTable(name: name, fields: fields)
+        let table: DataTable
+        do { table = try DataTable(name: name, fields: fields) } catch let error as RelataError {
+            throw BriefcaseFormat.damaged("table \(name): the field definitions are not valid (\(error))")
+        }
+        // Counters are checked against the range the table itself keeps them in: temporary keys
+        // count down from -1, change ids up from 0, far from where arithmetic on them could overflow.
         table.nextTemporaryKey = try reader.read(Int64.self)
-        table.nextChangeId = Int(try reader.read(Int64.self))
+        guard Self.temporaryKeyRange.contains(table.nextTemporaryKey) else {
+            throw BriefcaseFormat.damaged("table \(name): the next temporary key \(table.nextTemporaryKey) is out of range")
+        }
+        let nextChangeId = try reader.read(Int64.self)
+        guard Self.changeIdRange.contains(nextChangeId) else {
+            throw BriefcaseFormat.damaged("table \(name): the next change id \(nextChangeId) is out of range")
+        }
+        table.nextChangeId = Int(nextChangeId)
         let slotCount = try reader.readCount(elementSize: 0, "the row count")
         for (field, column) in zip(fields, table.columns) {
             reader.context = "table \(name), field \(field.name)"
@@ -64,16 +76,23 @@ extension DataTable {
         let recordCount = try reader.readCount(elementSize: 20, "the change records")
         var seen = Set<Int>()
         for _ in 0..<recordCount {
-            let slot = Int(try reader.read(UInt64.self))
-            guard slot < slotCount, seen.insert(slot).inserted else {
-                throw BriefcaseFormat.damaged("table \(name): a change record names row slot \(slot), which is out of range or repeated")
+            let rawSlot = try reader.read(UInt64.self)
+            guard let slot = Int(exactly: rawSlot), slot < slotCount, seen.insert(slot).inserted else {
+                throw BriefcaseFormat.damaged("table \(name): a change record names row slot \(rawSlot), which is out of range or repeated")
             }
             let ordinal = Int(try reader.read(UInt8.self))
             guard RowState.allCases.indices.contains(ordinal) else {
                 throw BriefcaseFormat.damaged("table \(name): \(ordinal) is not a row state")
             }
-            var record = RowChanges(state: RowState.allCases.first { Int($0.ordinal) == ordinal }!)
-            record.changeId = Int(try reader.read(Int64.self))
+            guard let state = RowState.allCases.first(where: { Int($0.ordinal) == ordinal }) else {
+                throw BriefcaseFormat.damaged("table \(name): \(ordinal) is not a row state")
+            }
+            var record = RowChanges(state: state)
+            let changeId = try reader.read(Int64.self)
+            guard Self.changeIdRange.contains(changeId) else {
+                throw BriefcaseFormat.damaged("table \(name): change id \(changeId) is out of range")
+            }
+            record.changeId = Int(changeId)
             table.nextChangeId = max(table.nextChangeId, record.changeId + 1)
             if try reader.readBool() { record.failureMessage = try reader.readString() }
             record.pending = try readValues(from: &reader, fields: fields, table: name)
@@ -82,6 +101,11 @@ extension DataTable {
         }
         return table
     }
+
+    /// Temporary keys a briefcase may hold: -1 down to -2^53 (exact in JavaScript, far from `Int64.min`).
+    static let temporaryKeyRange: ClosedRange<Int64> = -(1 << 53)...(-1)
+    /// Change ids a briefcase may hold: 0 up to 2^53.
+    static let changeIdRange: ClosedRange<Int64> = 0...(1 << 53)
 
     private static func readValues(from reader: inout BinaryReader, fields: [FieldDefinition], table: String) throws -> FieldValues {
         var values: FieldValues = [:]
@@ -184,7 +208,9 @@ extension Column {
             guard bytes.allSatisfy({ $0 <= 1 }) else { throw BriefcaseFormat.damaged("\(reader.context): a boolean is neither 0 nor 1") }
             column.restore(elements: bytes.map { $0 == 1 }, nullWords: nullWords)
         case .date(let column):
-            column.restore(elements: try elements(Double.self).map(Date.init(timeIntervalSinceReferenceDate:)), nullWords: nullWords)
+            let seconds = try elements(Double.self)
+            guard seconds.allSatisfy(\.isFinite) else { throw BriefcaseFormat.damaged("\(reader.context): a date is not a finite time") }
+            column.restore(elements: seconds.map(Date.init(timeIntervalSinceReferenceDate:)), nullWords: nullWords)
         case .decimal(let column):
             column.restore(elements: try decoded { reader in
                 let text = try reader.readString()
@@ -258,7 +284,10 @@ extension Value {
             return .decimal(decimal)
         case .boolean: return .boolean(try reader.readBool())
         case .string: return .string(try reader.readString())
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: try reader.readDouble()))
+        case .date:
+            let seconds = try reader.readDouble()
+            guard seconds.isFinite else { throw BriefcaseFormat.damaged("\(reader.context): a date is not a finite time") }
+            return .date(Date(timeIntervalSinceReferenceDate: seconds))
         case .guid:
             return .guid(try reader.readUUID())
         case .blob: return .blob(Data(try reader.readBytes()))

@@ -76,7 +76,11 @@ extension DataTable {
         }
         let slots = slotsByChangeId(delta)
         var refreshed: [Int: [(field: Int, value: Value)]] = [:]
+        var seen = Set<Int>()
         for change in delta.changes {
+            guard seen.insert(change.changeId).inserted else {
+                throw RelataError(.invalidDelta, "the delta has change \(change.changeId) twice", table: name)
+            }
             guard let slot = slots[change.changeId] else {
                 throw RelataError(.invalidDelta, "the delta has change \(change.changeId), which no row of the table has", table: name)
             }

@@ -69,7 +69,8 @@ public final class DataTable {
 
     /// Creates an empty table.
     ///
-    /// - Throws: ``RelataError/Code/invalidDefinition`` for an empty or duplicate field name.
+    /// - Throws: ``RelataError/Code/invalidDefinition`` for an empty or duplicate field name
+    ///   (names differing only in case are duplicates), or a negative size, precision or scale.
     public init(name: String, fields: [FieldDefinition]) throws {
         self.name = name
         self.fields = fields
@@ -78,6 +79,13 @@ public final class DataTable {
         for (index, field) in fields.enumerated() {
             guard !field.name.isEmpty else {
                 throw RelataError(.invalidDefinition, "field \(index + 1) has an empty name", table: name)
+            }
+            for (attribute, value) in [("size", field.size), ("precision", field.precision), ("scale", field.scale)] where value < 0 {
+                throw RelataError(.invalidDefinition, "the \(attribute) is \(value); it cannot be negative", table: name, field: field.name)
+            }
+            guard field.precision <= 1000, field.precision == 0 || field.scale <= field.precision else {
+                throw RelataError(.invalidDefinition, "precision \(field.precision) and scale \(field.scale) do not fit (precision at most 1000, scale at most the precision)",
+                                  table: name, field: field.name)
             }
             let folded = field.name.lowercased()
             guard byFoldedName[folded] == nil else {
