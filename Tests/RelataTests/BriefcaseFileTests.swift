@@ -111,6 +111,14 @@ import Testing
         #expect(try loadError(patched(at: counters + 8, UInt64(Int64.max)))?.message.contains("next change id") == true)
     }
 
+    /// Found by `Scripts/fuzz.sh briefcase`: a payload length near `UInt64.max` overflowed
+    /// while the error message was being written.
+    @Test func aHugePayloadLengthIsDamageNotATrap() throws {
+        let bytes = try #require(Data(base64Encoded: "UkVMQVRBQkMBAAAAAPv/////////AAD///8A9P9hmbl+Lg=="))
+        let error = #expect(throws: RelataError.self) { try Briefcase(data: bytes) }
+        #expect(error?.message.contains("cut short or added to") == true)
+    }
+
     @Test func anInterruptedSaveLeavesThePreviousBriefcase() throws {
         let url = folder.appendingPathComponent("interrupted.briefcase")
         let first = Briefcase()

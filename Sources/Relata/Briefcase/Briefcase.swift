@@ -56,18 +56,33 @@ public final class Briefcase {
             properties = manifest.properties
             tables = try manifest.entries.map { try BriefcaseManifest.readTable($0, in: url) }
         } else {
-            (properties, tables) = try BriefcaseContainer.read(url, expecting: .briefcase) { reader in
-                let properties = try BriefcaseContainer.readProperties(from: &reader)
-                var tables: [DataTable] = []
-                for _ in 0..<(try reader.read(UInt32.self)) {
-                    let length = try reader.readCount("a table")
-                    var table = try reader.subreader(length: length)
-                    tables.append(try DataTable.readBriefcase(from: &table))
-                    try reader.skip(length)
-                }
-                return (properties, tables)
-            }
+            (properties, tables) = try BriefcaseContainer.read(url, expecting: .briefcase, Self.readContents)
         }
+    }
+
+    /// Loads a single-file briefcase from its bytes (as ``save(to:layout:)`` writes them with the file layout),
+    /// checked exactly as a file is.
+    ///
+    /// ```swift
+    /// let briefcase = try Briefcase(data: receivedBytes)
+    /// ```
+    public convenience init(data: Data) throws {
+        self.init()
+        (properties, tables) = try data.withUnsafeBytes { bytes in
+            try BriefcaseContainer.read(bytes, expecting: .briefcase, name: "briefcase data", Self.readContents)
+        }
+    }
+
+    private static func readContents(_ reader: inout BinaryReader) throws -> ([String: String], [DataTable]) {
+        let properties = try BriefcaseContainer.readProperties(from: &reader)
+        var tables: [DataTable] = []
+        for _ in 0..<(try reader.read(UInt32.self)) {
+            let length = try reader.readCount("a table")
+            var table = try reader.subreader(length: length)
+            tables.append(try DataTable.readBriefcase(from: &table))
+            try reader.skip(length)
+        }
+        return (properties, tables)
     }
 
     /// The names of the tables, in order.

@@ -67,7 +67,7 @@ enum BriefcaseContainer {
         let length = try header.read(UInt64.self)
         let payloadStart = header.offset
         guard length <= UInt64(bytes.count), payloadStart + Int(length) + 8 == bytes.count else {
-            throw BriefcaseFormat.damaged("the file is \(bytes.count) bytes, its header says \(UInt64(payloadStart) + length + 8): it was cut short or added to")
+            throw BriefcaseFormat.damaged("the file is \(bytes.count) bytes, its header says its payload alone is \(length): it was cut short or added to")
         }
         let payloadEnd = payloadStart + Int(length)
         var trailer = BinaryReader(bytes, from: payloadEnd, context: name)

@@ -92,6 +92,15 @@ public struct Edit: Decodable, Sendable, Equatable {
         try JSONFile.decode([Edit].self, from: url)
     }
 
+    /// Reads the JSON text of an edits file; errors name it as `name`.
+    ///
+    /// ```swift
+    /// let edits = try Edit.list(json: Data(#"[{"update": "Orders", "key": [1], "values": {"Status": "paid"}}]"#.utf8))
+    /// ```
+    public static func list(json: Data, name: String = "edits") throws -> [Edit] {
+        try JSONFile.decode([Edit].self, from: json, name: name)
+    }
+
     /// `insert Orders`, `update Products (key 7)`.
     public var summary: String {
         let keyText = key.isEmpty ? "" : " (key " + key.map(\.text).joined(separator: ", ") + ")"

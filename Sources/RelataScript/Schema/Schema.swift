@@ -24,6 +24,16 @@ public struct Schema: Sendable {
         try self.init(JSONFile.decode(SchemaDescription.self, from: url), url: url)
     }
 
+    /// A schema from the JSON text of a schema file; relative paths in it are resolved beside `url`,
+    /// which errors name as the file.
+    ///
+    /// ```swift
+    /// let schema = try Schema(json: Data(text.utf8), url: URL(fileURLWithPath: "Shop/Shop.schema.json"))
+    /// ```
+    public init(json: Data, url: URL) throws {
+        try self.init(JSONFile.decode(SchemaDescription.self, from: json, name: url.path), url: url)
+    }
+
     /// A schema from a description; relative paths in it are resolved beside `url`.
     public init(_ description: SchemaDescription, url: URL) throws {
         self.description = description

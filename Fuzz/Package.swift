@@ -1,0 +1,33 @@
+// swift-tools-version:6.1
+// libFuzzer targets for every decoder and parser that takes outside input, in their own
+// package so the main build stays lean. Build and run one with `Scripts/fuzz.sh TARGET [SECONDS]`
+// (see Documentation/Fuzzing.md); `Scripts/test.sh` runs each for a short time.
+import PackageDescription
+
+/// Each target is one file defining `LLVMFuzzerTestOneInput`; libFuzzer supplies `main`.
+func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .executableTarget(name: name, dependencies: dependencies + ["FuzzSupport"],
+                      swiftSettings: [.unsafeFlags(["-parse-as-library"])])
+}
+
+let relata: Target.Dependency = .product(name: "Relata", package: "Relata")
+let relataScript: Target.Dependency = .product(name: "RelataScript", package: "Relata")
+
+let package = Package(
+    name: "RelataFuzz",
+    platforms: [.macOS(.v14)],
+    dependencies: [
+        .package(name: "Relata", path: ".."),
+    ],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [relata]),
+        fuzzTarget("fuzz-briefcase", [relata]),
+        fuzzTarget("fuzz-csv", [relata]),
+        fuzzTarget("fuzz-json-table", [relata]),
+        fuzzTarget("fuzz-expression", [relata]),
+        fuzzTarget("fuzz-schema", [relata, relataScript]),
+        fuzzTarget("fuzz-edits", [relata, relataScript]),
+        fuzzTarget("fuzz-rule-tests", [relata, relataScript]),
+    ],
+    swiftLanguageModes: [.v6]
+)

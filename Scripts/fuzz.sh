@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs a libFuzzer target over its committed seed corpus (Fuzz/Corpus/TARGET).
+#   Scripts/fuzz.sh TARGET [SECONDS]    # one target, 60 s by default
+#   Scripts/fuzz.sh all [SECONDS]       # every target in turn
+# Targets: briefcase csv json-table expression schema edits rule-tests (see Documentation/Fuzzing.md).
+# New inputs that reach new code go to .build-fuzz/corpus/TARGET; a crashing input is saved as
+# .build-fuzz/artifacts/TARGET-crash-… and the script fails: turn it into a regression test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(briefcase csv json-table expression schema edits rule-tests)
+target=${1:?"usage: Scripts/fuzz.sh TARGET|all [SECONDS]; targets: ${targets[*]}"}
+seconds=${2:-60}
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 64; }
+if [ "$target" = all ]; then selected=("${targets[@]}"); else selected=("$target"); fi
+for name in "${selected[@]}"; do
+    [ -d "Fuzz/Corpus/$name" ] || { echo "no fuzz target '$name'; targets: ${targets[*]}" >&2; exit 64; }
+done
+
+mkdir -p .build-fuzz
+if ! swift build --package-path Fuzz --scratch-path .build-fuzz --sanitize fuzzer --sanitize address > .build-fuzz/build.log 2>&1; then
+    grep -E "error:" .build-fuzz/build.log >&2 || tail -40 .build-fuzz/build.log >&2
+    echo "the fuzz targets did not build" >&2
+    exit 1
+fi
+
+# JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+for name in "${selected[@]}"; do
+    corpus=.build-fuzz/corpus/$name
+    mkdir -p "$corpus" .build-fuzz/artifacts
+    echo "Fuzzing $name for $seconds s…"
+    log=.build-fuzz/$name.log
+    if ! .build-fuzz/debug/fuzz-"$name" "$corpus" "Fuzz/Corpus/$name" -max_total_time="$seconds" -timeout=20 \
+        -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name-" > "$log" 2>&1; then
+        tail -60 "$log" >&2
+        echo "fuzz target $name found a crash; the input is in .build-fuzz/artifacts/" >&2
+        exit 1
+    fi
+    echo "  $(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}') executions, $(grep -m1 'stat::new_units_added' "$log" | awk '{print $2}') new inputs, corpus $(ls "$corpus" | wc -l) files"
+done
