@@ -155,7 +155,7 @@ import Testing
         let table = try DataTable(name: "T", fields: [FieldDefinition("Small", .smallInt)])
         let error = relataError { try table.loadRows([[1], [70000]]) }
         #expect(error?.code == .valueOutOfRange)
-        #expect(error?.row == "loaded row 2")
+        #expect(error?.location == "row 2 to load")
         #expect(relataError { try table.loadRows([[1, 2]]) }?.code == .invalidImport)
     }
 }

@@ -23,10 +23,10 @@ import Testing
     }
 
     @Test func csvErrorsNameLineColumnAndField() {
-        let bad = relataError { _ = try DataTable(name: "Clients", fields: clientFields, csv: "ClientId,ClientDiscount\n1,0.1\n2,lots\n") }
+        let bad = relataError { _ = try DataTable(name: "Clients", fields: clientFields, csv: "ClientId,ClientName,ClientDiscount\n1,A,0.1\n2,B,lots\n") }
         #expect(bad?.code == .invalidImport)
         #expect(bad?.field == "ClientDiscount")
-        #expect(bad?.location == "line 3, column 2")
+        #expect(bad?.location == "line 3, column 3")
         let header = relataError { _ = try DataTable(name: "Clients", fields: clientFields, csv: "ClientId,Bogus\n1,2\n") }
         #expect(header?.message.contains("'Bogus'") == true)
         let quote = relataError { _ = try DataTable(name: "Clients", fields: clientFields, csv: "ClientId,ClientName\n1,\"open\n") }
@@ -58,7 +58,7 @@ import Testing
     @Test func jsonErrors() {
         let notArray = relataError { _ = try DataTable(name: "C", fields: clientFields, json: Data(#"{"a":1}"#.utf8)) }
         #expect(notArray?.code == .invalidImport)
-        let key = relataError { _ = try DataTable(name: "C", fields: clientFields, json: Data(#"[{"ClientId":1},{"Oops":2}]"#.utf8)) }
+        let key = relataError { _ = try DataTable(name: "C", fields: clientFields, json: Data(#"[{"ClientId":1,"ClientName":"A"},{"Oops":2}]"#.utf8)) }
         #expect(key?.field == "Oops")
         let type = relataError { _ = try DataTable(name: "C", fields: clientFields, json: Data(#"[{"ClientName":true}]"#.utf8)) }
         #expect(type?.location == "object 1")

@@ -36,6 +36,9 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let rowLocked = Code("rowLocked")
         /// An operation that the row's state does not allow (editing a deleted row, posting outside edit mode, …).
         public static let invalidRowState = Code("invalidRowState")
+        /// A primary key used twice or left NULL, or a foreign key without its parent row
+        /// (or a parent row deleted while rows still refer to it).
+        public static let constraintViolation = Code("constraintViolation")
         /// A key that no row of the table has.
         public static let rowNotFound = Code("rowNotFound")
         /// A row that does not belong to the table it was passed to.

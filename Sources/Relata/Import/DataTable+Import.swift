@@ -19,7 +19,9 @@ extension DataTable {
     /// let clients = try DataTable(name: "Clients", fields: fields, csv: csv)
     /// ```
     /// - Throws: ``RelataError/Code/invalidImport`` naming the line, column and field,
-    ///   for an unknown column, a cell that does not parse, or a row with too many cells.
+    ///   for an unknown column, a cell that does not parse, or a line with too few or too many cells;
+    ///   ``RelataError/Code/requiredValueMissing`` and ``RelataError/Code/constraintViolation``
+    ///   naming the line for a missing required value or a primary key that is NULL or used twice.
     public convenience init(name: String, fields: [FieldDefinition], csv: String) throws {
         try self.init(name: name, fields: fields)
         let records: [CSVReader.Record]
@@ -37,7 +39,7 @@ extension DataTable {
         var remaining = records.dropFirst().makeIterator()
         try appendOriginalRows {
             guard let record = remaining.next() else { return nil }
-            guard record.cells.count <= columnFields.count else {
+            guard record.cells.count == columnFields.count else {
                 throw RelataError(.invalidImport, "the line has \(record.cells.count) cells, the header names \(columnFields.count) columns",
                                   table: self.name, location: "line \(record.line)")
             }
@@ -52,7 +54,7 @@ extension DataTable {
                                       location: "line \(record.line), column \(position + 1)")
                 }
             }
-            return values
+            return (values, "line \(record.line)")
         }
     }
 
@@ -96,7 +98,7 @@ extension DataTable {
                                       location: "object \(position + 1)")
                 }
             }
-            return values
+            return (values, "object \(position + 1)")
         }
     }
 

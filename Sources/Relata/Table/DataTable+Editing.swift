@@ -28,6 +28,8 @@ extension DataTable {
             if checkingRequired, let missing = fields.indices.first(where: { fields[$0].required && !fields[$0].autoIncrement && (merged[$0] ?? .null).isNull }) {
                 throw error(.requiredValueMissing, "the field is required; set it before posting the new row", field: missing, slot: slot)
             }
+            // Still hidden, so not in the key's index: checked as a row about to be added.
+            try checkPrimaryKey(slot: nil, changing: merged.dictionary)
             record.pending = merged
             record.edit = nil
             if case .state(let next) = record.state.after(.posted) { record.state = next }
@@ -35,6 +37,7 @@ extension DataTable {
             notifyChanged()
             return
         }
+        try checkPrimaryKey(slot: slot, changing: edit.dictionary)
         record.edit = nil
         setChanges(record, at: slot)
         performBatchUpdates {

@@ -51,6 +51,9 @@ extension DataTable {
         if rules == nil { for (index, value) in given { pending[index] = value } }
         let temporaryKeys = fields.indices.filter { fields[$0].autoIncrement }
         for index in temporaryKeys { pending[index] = .integer(nextTemporaryKey) }
+        if rules == nil && !inEditMode {
+            try checkPrimaryKey(slot: nil, changing: pending)
+        }
         if !temporaryKeys.isEmpty { nextTemporaryKey -= 1 }
 
         let slot = appendSlot(originals: Array(repeating: .null, count: fields.count))
@@ -122,24 +125,34 @@ extension DataTable {
                 throw RelataError(.invalidImport, "row \(position) has \(values.count) values, the table has \(fields.count) fields",
                                   table: name)
             }
-            return values
+            return (values, "row \(position) to load")
         }
     }
 
-    /// Appends rows of original values until `next` returns nil, checking each value's type.
-    func appendOriginalRows(_ next: () throws -> [Value]?) throws {
-        var position = 0
+    /// Appends rows of original values until `next` returns nil, checking each row as a
+    /// database would: each value's type, required values, and a primary key that is set
+    /// and not used by another row. Errors name the row by `location` (its line in a file).
+    func appendOriginalRows(_ next: () throws -> (values: [Value], location: String)?) throws {
         var coerced = [Value](repeating: .null, count: fields.count)
+        let required = fields.indices.filter { fields[$0].required && !fields[$0].autoIncrement }
         try performBatchUpdates {
-            while let values = try next() {
-                position += 1
+            while let (values, location) = try next() {
                 for index in fields.indices {
                     do throws(CoercionFailure) {
                         coerced[index] = try fields[index].type.coerced(values[index])
                     } catch {
-                        throw RelataError(error.code, error.message, table: name, field: fields[index].name,
-                                          row: "loaded row \(position)")
+                        throw RelataError(error.code, error.message, table: name, field: fields[index].name, location: location)
                     }
+                }
+                if let missing = required.first(where: { coerced[$0].isNull }) {
+                    throw RelataError(.requiredValueMissing, "the field is required and the row has no value for it",
+                                      table: name, field: fields[missing].name, location: location)
+                }
+                do {
+                    try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: keyFieldIndexes.map { ($0, coerced[$0]) }))
+                } catch var error as RelataError {
+                    error.location = location
+                    throw error
                 }
                 let slot = appendSlot(originals: coerced)
                 if !indexes.isEmpty { updateIndexes(slot: slot, becameVisible: true) }

@@ -35,6 +35,8 @@ struct TableReference {
     weak var table: DataTable?
     let field: Int
     let keyField: Int
+    /// A declared foreign key (checked when changes are applied), not only a lookup's link.
+    var isConstraint: Bool
 }
 
 extension DataTable {
@@ -130,7 +132,7 @@ extension DataTable {
         let result = try lookupTable.requireFieldIndex(lookupResultField)
         lookupFields.append(LookupField(name: name, sourceField: source, lookupTable: lookupTable,
                                         keyIndex: index, resultField: result))
-        try addForeignKey(sourceField, references: lookupTable, field: lookupKeyField)
+        try addReference(sourceField, to: lookupTable, field: lookupKeyField, isConstraint: false)
         if lookupTable !== self {
             lookupObservations.append(lookupTable.observe { [weak self] event in
                 if event == .tableChanged { self?.lookupTableDidChange() }
@@ -145,11 +147,21 @@ extension DataTable {
     /// ```swift
     /// try orderDetails.addForeignKey("OrderId", references: orders, field: "OrderId")
     /// ```
+    ///
+    /// A foreign key is also a constraint: a LocalDataAdapter's apply fails a change
+    /// that would leave a row here referring to a missing row of `table`, or delete a
+    /// row of `table` that rows here still refer to.
     public func addForeignKey(_ field: String, references table: DataTable, field keyField: String) throws {
+        try addReference(field, to: table, field: keyField, isConstraint: true)
+    }
+
+    private func addReference(_ field: String, to table: DataTable, field keyField: String, isConstraint: Bool) throws {
         let source = try requireFieldIndex(field)
         let key = try table.requireFieldIndex(keyField)
-        if !table.references.contains(where: { $0.table === self && $0.field == source && $0.keyField == key }) {
-            table.references.append(TableReference(table: self, field: source, keyField: key))
+        if let existing = table.references.firstIndex(where: { $0.table === self && $0.field == source && $0.keyField == key }) {
+            table.references[existing].isConstraint = table.references[existing].isConstraint || isConstraint
+        } else {
+            table.references.append(TableReference(table: self, field: source, keyField: key, isConstraint: isConstraint))
         }
     }
 

@@ -20,6 +20,7 @@ extension DataTable {
             return
         }
         guard rules != nil else {
+            if isVisible(slot: slot) { try checkPrimaryKey(slot: slot, changing: [field: checked]) }
             commit(checked, field: field, slot: slot)
             return
         }

@@ -1,0 +1,39 @@
+/// The constraints a database enforces, enforced in memory as rows are written, so
+/// that offline verdicts match what a data server says later: primary keys are
+/// unique and never NULL. (Foreign keys are checked when changes are applied.)
+extension DataTable {
+    /// Checks the primary key a slot would have with `changes` over its posted values:
+    /// every key field set, and no other visible row holding the same key.
+    ///
+    /// - Throws: ``RelataError/Code/constraintViolation`` naming the table, the key and the row that holds it.
+    func checkPrimaryKey(slot: Int?, changing changes: [Int: Value]) throws {
+        guard !keyFieldIndexes.isEmpty else { return }
+        if slot != nil, !keyFieldIndexes.contains(where: { changes[$0] != nil }) { return }
+        let key = keyFieldIndexes.map { field in changes[field] ?? slot.map { postedValue(slot: $0, field: field) } ?? .null }
+        if let missing = zip(keyFieldIndexes, key).first(where: { $1.isNull })?.0 {
+            throw error(.constraintViolation, "the field is part of the primary key and cannot be NULL", field: missing, slot: slot)
+        }
+        if let holder = self.slot(holdingKey: key, except: slot) {
+            throw error(.constraintViolation, "the primary key (\(keyText(key))) is already used by \(rowLabel(slot: holder))", slot: slot)
+        }
+    }
+
+    /// The visible slot (other than `except`) whose primary key is `key`, through the key's index.
+    func slot(holdingKey key: [Value], except: Int?) -> Int? {
+        guard let first = keyFieldIndexes.first, let index = try? index(forField: fields[first].name) else { return nil }
+        return index.slots(for: key[0]).first { candidate in
+            candidate != except && zip(keyFieldIndexes, key).allSatisfy { postedValue(slot: candidate, field: $0) == $1 }
+        }
+    }
+
+    /// `OrderId=10, Line=2`.
+    func keyText(_ key: [Value]) -> String {
+        zip(keyFieldIndexes, key).map { "\(fields[$0].name)=\($1.text)" }.joined(separator: ", ")
+    }
+
+    /// The fields of other tables that must refer to existing rows of this one (declared
+    /// with ``addForeignKey(_:references:field:)``; lookups alone do not constrain).
+    var constrainingReferences: [TableReference] {
+        references.filter { $0.isConstraint && $0.table != nil }
+    }
+}
