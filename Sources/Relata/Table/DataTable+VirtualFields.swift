@@ -163,6 +163,9 @@ extension DataTable {
         } else {
             table.references.append(TableReference(table: self, field: source, keyField: key, isConstraint: isConstraint))
         }
+        if isConstraint, !parentReferences.contains(where: { $0.table === table && $0.field == source && $0.keyField == key }) {
+            parentReferences.append(TableReference(table: table, field: source, keyField: key, isConstraint: true))
+        }
     }
 
     /// Throws away every cached calculated value.

@@ -62,6 +62,8 @@ public final class DataTable {
     var batchHasChanges = false
     /// Fields of other tables (or this one) that hold this table's key values.
     var references: [TableReference] = []
+    /// The declared foreign keys of this table: `table` is the parent, `field` this table's, `keyField` the parent's.
+    var parentReferences: [TableReference] = []
     /// The business rules consulted before rows change; see ``DataTableRules``.
     public var rules: (any DataTableRules)?
     /// Observations this table keeps on the tables its lookup fields read.

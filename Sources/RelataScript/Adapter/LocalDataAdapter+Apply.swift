@@ -63,6 +63,8 @@ extension LocalDataAdapter {
             work += pendingScriptChanges(after: work)
         }
 
+        failForeignKeyViolations(&work)
+
         var rollbackReason: String?
         if let failure = work.lazy.compactMap({ item -> String? in
             guard self.updateRule(forTable: item.table.name).onFailure == .rollbackAll,
@@ -100,6 +102,28 @@ extension LocalDataAdapter {
             fireAfterEvent("afterCommit", tables: work.map(\.table))
         }
         return work.map(\.delta)
+    }
+
+    /// Fails the changes that would break a declared foreign key if the others were
+    /// committed, until none would: a failed parent insert fails the child rows that need it.
+    private func failForeignKeyViolations(_ work: inout [(table: DataTable, delta: Delta)]) {
+        while true {
+            var committing: [ObjectIdentifier: Set<Int>] = [:]
+            for item in work {
+                committing[ObjectIdentifier(item.table), default: []]
+                    .formUnion(item.delta.changes.filter { $0.status != .failed }.map(\.changeId))
+            }
+            var failedAny = false
+            for index in work.indices {
+                let violations = work[index].table.foreignKeyViolations(in: work[index].delta, committing: committing)
+                for change in work[index].delta.changes.indices {
+                    guard let message = violations[work[index].delta.changes[change].changeId] else { continue }
+                    work[index].delta.changes[change].fail(message)
+                    failedAny = true
+                }
+            }
+            if !failedAny { return }
+        }
     }
 
     /// Gives the committed new rows real keys, as a database would: each auto-increment

@@ -1,0 +1,67 @@
+/// Foreign keys, checked as a database checks them when a transaction commits: after
+/// the commit, every row that refers to a parent row must find it.
+extension DataTable {
+    /// The changes of `delta` that would break a declared foreign key (see
+    /// ``addForeignKey(_:references:field:)``) if the changes in `committing` — change
+    /// ids by table — were committed together: a new or changed row whose parent row
+    /// would not exist, or a deleted row that rows of another table would still refer to.
+    ///
+    /// ```swift
+    /// let committing = [ObjectIdentifier(orders): Set(ordersDelta.changes.map(\.changeId))]
+    /// for (changeId, message) in orders.foreignKeyViolations(in: ordersDelta, committing: committing) {
+    ///     print(changeId, message)   // "Orders.ClientId = 99 refers to no row of Clients (ClientId)"
+    /// }
+    /// ```
+    /// - Returns: a message by change id, naming both tables and the key.
+    public func foreignKeyViolations(in delta: Delta, committing: [ObjectIdentifier: Set<Int>]) -> [Int: String] {
+        let mine = committing[ObjectIdentifier(self)] ?? []
+        let slots = Dictionary(changes.map { ($0.value.changeId, $0.key) }, uniquingKeysWith: { first, _ in first })
+        var violations: [Int: String] = [:]
+        for change in delta.changes where change.status != .failed && mine.contains(change.changeId) {
+            guard let slot = slots[change.changeId] else { continue }
+            switch change.type {
+            case .insert, .update:
+                for parent in parentReferences {
+                    guard let parentTable = parent.table, change.type == .insert || change.newValues[fields[parent.field].name] != nil else { continue }
+                    let value = postedValue(slot: slot, field: parent.field)
+                    guard !value.isNull,
+                          !parentTable.willHold(value, in: parent.keyField, committing: committing[ObjectIdentifier(parentTable)] ?? []) else { continue }
+                    violations[change.changeId] = "\(name).\(fields[parent.field].name) = \(value.text) refers to no row of "
+                        + "\(parentTable.name) (\(parentTable.fields[parent.keyField].name))"
+                }
+            case .delete:
+                for reference in constrainingReferences {
+                    guard let child = reference.table else { continue }
+                    let key = originalValue(slot: slot, field: reference.keyField) ?? postedValue(slot: slot, field: reference.keyField)
+                    guard !key.isNull, let holder = child.slotThatWillHold(key, in: reference.field,
+                                                                             committing: committing[ObjectIdentifier(child)] ?? []) else { continue }
+                    violations[change.changeId] = "\(name) \(rowLabel(slot: slot)) cannot be deleted: \(child.name) \(child.rowLabel(slot: holder)) "
+                        + "still refers to it (\(child.name).\(child.fields[reference.field].name))"
+                }
+            }
+        }
+        return violations
+    }
+
+    /// Whether some row will hold `value` in `field` once the `committing` changes are committed.
+    func willHold(_ value: Value, in field: Int, committing: Set<Int>) -> Bool {
+        slotThatWillHold(value, in: field, committing: committing) != nil
+    }
+
+    /// A row that will hold `value` in `field` after the commit: its committed value if its change
+    /// is committed, else its original value (a row added and not committed will not exist).
+    func slotThatWillHold(_ value: Value, in field: Int, committing: Set<Int>) -> Int? {
+        for slot in (try? index(forField: fields[field].name))?.slots(for: value) ?? [] {
+            guard let record = changes[slot] else { return slot }
+            if committing.contains(record.changeId) || (record.state == .modified && originalValue(slot: slot, field: field) == value) {
+                return slot
+            }
+        }
+        // Rows whose value in the data source is `value` and whose change is not committed.
+        for (slot, record) in changes where !committing.contains(record.changeId) {
+            guard record.state == .modified || record.state == .deleted, originalValue(slot: slot, field: field) == value else { continue }
+            return slot
+        }
+        return nil
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Relata
+import Testing
+@testable import RelataScript
+
+/// An apply fails the changes that would break a declared foreign key, as the data server's database would.
+@Suite struct ForeignKeyTests {
+    func adapter(clients: String? = nil) throws -> LocalDataAdapter {
+        let adapter = try makeAdapter(clients: clients)
+        let orders = try #require(adapter.table(named: "Orders")), details = try #require(adapter.table(named: "OrderDetails"))
+        try orders.addForeignKey("ClientId", references: try #require(adapter.table(named: "Clients")), field: "ClientId")
+        try details.addForeignKey("OrderId", references: orders, field: "OrderId")
+        return adapter
+    }
+
+    @Test func aRowWhoseParentIsMissingFailsNamingBothTables() throws {
+        let adapter = try adapter()
+        let orders = try #require(adapter.table(named: "Orders"))
+        try orders.addNewRow(values: ["ClientId": 99, "Status": "open"])
+        let delta = try adapter.applyChanges(for: orders)
+        #expect(delta.failedChanges.map(\.message) == ["Orders.ClientId = 99 refers to no row of Clients (ClientId)"])
+        #expect(orders.rows.last?.rowState == .added, "the failed insert stays pending")
+    }
+
+    @Test func aParentThatRowsStillReferToCannotBeDeleted() throws {
+        let adapter = try adapter()
+        let clients = try #require(adapter.table(named: "Clients"))
+        try clients.removeRow(try #require(try clients.row(forPrimaryKey: 1)))
+        let delta = try adapter.applyChanges(for: clients)
+        #expect(delta.failedChanges.map(\.message) == ["Clients row (ClientId=1) cannot be deleted: Orders row (OrderId=10) still refers to it (Orders.ClientId)"])
+    }
+
+    @Test func parentsAndChildrenAddedOrDeletedTogetherAreFine() throws {
+        let adapter = try adapter()
+        let clients = try #require(adapter.table(named: "Clients")), orders = try #require(adapter.table(named: "Orders"))
+        let details = try #require(adapter.table(named: "OrderDetails"))
+        let client = try clients.addNewRow(values: ["ClientId": 3, "Name": "Initech"])
+        let order = try orders.addNewRow(values: ["ClientId": client["ClientId"], "Status": "open"])
+        try details.addNewRow(values: ["OrderId": order["OrderId"], "Product": "Stapler", "Quantity": 1])
+        try details.removeRow(try #require(try details.row(forPrimaryKey: 102)))
+        try orders.removeRow(try #require(try orders.row(forPrimaryKey: 11)))
+        let deltas = try adapter.applyChanges(for: [clients, orders, details])
+        #expect(deltas.allSatisfy { !$0.hasErrors }, "\(deltas.flatMap(\.failedChanges).map(\.message))")
+        #expect(details.rows.last?["OrderId"] == orders.rows.last?["OrderId"])
+    }
+
+    @Test func aFailedParentFailsTheRowsThatNeedIt() throws {
+        let adapter = try adapter(clients: "function beforeProcessDeltaChange(delta, change) { if (change.Name === 'Bad') fail('no Bad clients'); }")
+        let clients = try #require(adapter.table(named: "Clients")), orders = try #require(adapter.table(named: "Orders"))
+        try clients.addNewRow(values: ["ClientId": 3, "Name": "Bad"])
+        try orders.addNewRow(values: ["ClientId": 3, "Status": "open"])
+        let deltas = try adapter.applyChanges(for: [clients, orders])
+        #expect(deltas.flatMap(\.failedChanges).map(\.message) == ["no Bad clients", "Orders.ClientId = 3 refers to no row of Clients (ClientId)"])
+    }
+
+    @Test func aChildAppliedWithoutItsPendingParentFails() throws {
+        let adapter = try adapter()
+        let clients = try #require(adapter.table(named: "Clients")), orders = try #require(adapter.table(named: "Orders"))
+        try clients.addNewRow(values: ["ClientId": 3, "Name": "Pending"])
+        try orders.addNewRow(values: ["ClientId": 3, "Status": "open"])
+        #expect(try adapter.applyChanges(for: orders).failedChanges.count == 1)
+        #expect(try adapter.applyChanges(for: [clients, orders]).hasErrors == false)
+    }
+
+    @Test func lookupsAloneDoNotConstrain() throws {
+        let adapter = try makeAdapter()
+        let orders = try #require(adapter.table(named: "Orders")), clients = try #require(adapter.table(named: "Clients"))
+        try orders.addLookupField(name: "ClientName", sourceField: "ClientId", lookupTable: clients, lookupKeyField: "ClientId",
+                                  lookupResultField: "Name")
+        try orders.addNewRow(values: ["ClientId": 99, "Status": "open"])
+        #expect(try adapter.applyChanges(for: orders).hasErrors == false)
+    }
+}
+
+extension Array where Element == Delta {
+    var hasErrors: Bool { contains { $0.hasErrors } }
+}
