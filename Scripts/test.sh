@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need, then runs every test.
 #   Scripts/test.sh            # everything
-#   Scripts/test.sh --filter DeltaTests
+#   Scripts/test.sh --filter DeltaTests    # only those tests (no sanitizer run, no fuzzing)
+# A full run also runs the rules tests under the address sanitizer and each fuzz target for
+# RELATA_FUZZ_SECONDS (20 by default) over its committed corpus (Documentation/Fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source Scripts/lib/packages.sh
@@ -13,6 +15,22 @@ require_packages libjavascriptcoregtk-4.1-dev libsqlite3-dev
 swift build --build-tests
 # A hung test run fails here after 20 minutes instead of holding CI for its whole budget.
 timeout 1200 swift test --skip-build "$@"
+
+if [ $# -eq 0 ]; then
+    echo "Rules tests under the address sanitizer…"
+    mkdir -p .build-asan
+    # The linker's many "Cannot export local symbol '__asan_…'" warnings are noise; errors are shown.
+    if ! swift build --build-tests --sanitize address --scratch-path .build-asan > .build-asan/build.log 2>&1; then
+        grep -E "error:" .build-asan/build.log || tail -40 .build-asan/build.log
+        exit 1
+    fi
+    # JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
+    ASAN_OPTIONS=detect_leaks=0 timeout 900 swift test --skip-build --sanitize address --scratch-path .build-asan \
+        --filter RelataScriptTests
+
+    echo "Fuzzing each target for ${RELATA_FUZZ_SECONDS:-20} s…"
+    Scripts/fuzz.sh all "${RELATA_FUZZ_SECONDS:-20}"
+fi
 
 echo "Building the benchmarks package (not running it)…"
 swift build --package-path Benchmarks --scratch-path .build-benchmarks
