@@ -54,8 +54,11 @@ struct BriefcaseCommand: ParsableCommand {
         @Flag(help: "Export the pending changes (as the delta an apply would send) instead of the rows.")
         var changes = false
 
-        @Option(name: .shortAndLong, help: "Write to this file instead of standard output.")
+        @Option(name: .shortAndLong, help: "Write to this file instead of standard output (an existing file only with --force).")
         var output: String?
+
+        @Flag(help: "Replace an existing --output file.")
+        var force = false
 
         func run() throws {
             try reportingFailures {
@@ -67,7 +70,9 @@ struct BriefcaseCommand: ParsableCommand {
                     data = try table.jsonData(prettyPrinted: true)
                 }
                 if let output {
-                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                    // An export is JSON like many files a user has (a schema's data files among them):
+                    // only --force replaces one.
+                    try OutputFile(path: output, what: "an export", force: force).write(data) { _ in false }
                 } else {
                     Terminal.print(String(decoding: data, as: UTF8.self))
                 }

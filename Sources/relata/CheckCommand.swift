@@ -43,10 +43,7 @@ struct CheckCommand: ParsableCommand {
             }
             var diagnostics: [ScriptCheck.Diagnostic] = []
             for script in scripts {
-                let source: String
-                do { source = try String(contentsOf: script.url, encoding: .utf8) } catch {
-                    throw RelataError(.invalidSchema, "cannot read the script (\(error.localizedDescription))", location: script.url.path)
-                }
+                let source = try InputFile.text(at: script.url, what: "script")
                 diagnostics += ScriptCheck.check(RuleScript(source, fileName: script.name), engine: engine)
             }
             errors = diagnostics.filter { $0.severity == .error }.count

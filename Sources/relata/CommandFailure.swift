@@ -3,12 +3,26 @@ import Foundation
 import Relata
 import RelataScript
 
-/// Exit statuses (documented in `relata --help`).
+/// Exit statuses (documented in `relata --help` and `Documentation/CommandLine.md`), one rule
+/// for every subcommand: the most serious outcome wins (3 over 1; 2 and 64 stop the work).
 enum ExitStatus {
-    /// The rules said no: a refused edit, a failed test, a script error.
+    /// The rules said no: a refusal (`fail()`), a wrong value or key, a failed test.
     static let rulesSaidNo = ExitCode(1)
-    /// The work could not be done: bad input.
+    /// The work could not be done: a file is missing, unreadable or malformed.
     static let badInput = ExitCode(2)
+    /// A rule script is broken: a syntax error, an error that is not a `fail()`, a runaway
+    /// loop, a calculated field that fails.
+    static let ruleIsBroken = ExitCode(3)
+
+    /// The status for a run whose failures are of these kinds (nil when there are none).
+    static func `for`(_ kinds: some Sequence<FailureKind>) -> ExitCode? {
+        var worst: ExitCode?
+        for kind in kinds {
+            if kind.isBrokenRule { return ruleIsBroken }
+            worst = rulesSaidNo
+        }
+        return worst
+    }
 }
 
 /// Runs a subcommand's work; an error becomes a message on standard error that says

@@ -34,30 +34,48 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Save the tables afterwards, pending changes included, to this briefcase file.")
     var saveBriefcase: String?
 
+    @Flag(help: "Let --save-briefcase replace an existing file that is not a briefcase.")
+    var force = false
+
     @Flag(help: "Print the verdicts as JSON.")
     var json = false
 
+    /// A file or folder briefcase (what `--save-briefcase` may replace without --force).
+    static func isBriefcase(_ url: URL) -> Bool {
+        let file = Briefcase.layout(of: url) == .folder ? url.appendingPathComponent("manifest.briefcase") : url
+        return OutputFile.starts(file, with: Array("RELATABC".utf8))
+    }
+
     func run() throws {
-        var anyRejected = false
+        var exit: ExitCode?
         try reportingFailures {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: self.schema))
             let edits = try Edit.list(contentsOf: URL(fileURLWithPath: self.edits))
             let adapter = try schema.makeAdapter(logger: Logger(label: "relata.rules"))
+            let target = saveBriefcase.map { OutputFile(path: $0, what: "a Relata briefcase", force: force) }
             let report = try EditRun(adapter: adapter, edits: edits, apply: !noApply).report
-            if let saveBriefcase {
-                let briefcase = Briefcase()
-                for table in adapter.tables { briefcase.addTable(table) }
-                briefcase.properties["Schema"] = schema.description.name
-                try briefcase.save(to: URL(fileURLWithPath: saveBriefcase))
-            }
             if json {
                 try Terminal.printJSON(report)
             } else {
                 Terminal.print(report.text(schema: schema.description.name))
             }
-            anyRejected = report.verdicts.contains { $0.verdict == .refused || $0.verdict == .failed }
+            exit = ExitStatus.for(report.verdicts.compactMap(\.kind))
+            // The report is out before the save: a save that fails loses none of what ran.
+            if let target {
+                let briefcase = Briefcase()
+                for table in adapter.tables { briefcase.addTable(table) }
+                briefcase.properties["Schema"] = schema.description.name
+                try target.checkWritable(isOurs: Self.isBriefcase)
+                do {
+                    try briefcase.save(to: target.url, layout: Briefcase.layout(of: target.url))
+                } catch let error as RelataError {
+                    throw error
+                } catch {
+                    throw RelataError(.fileFailed, "the briefcase could not be saved: \(OutputFile.reason(error))", location: target.path)
+                }
+            }
         }
-        if anyRejected { throw ExitStatus.rulesSaidNo }
+        if let exit { throw exit }
     }
 }
 
@@ -93,6 +111,8 @@ struct EditRun {
         var edit: String
         var row: String?
         var verdict: Verdict
+        /// Why it did not pass: a rule's refusal, a broken rule, a wrong value or a key (nil when it passed).
+        var kind: FailureKind?
         var message: String?
         var location: String?
         var event: String?
@@ -104,7 +124,11 @@ struct EditRun {
             var head = "\(String(index).leftPadded(to: 3)) \(mark) \(edit)"
             if let row { head += " → \(row)" }
             head += "  \(verdict.rawValue)"
-            if verdict == .refused || verdict == .failed {
+            if kind == .ruleError {
+                // A broken rule reads differently from a refusal: the rule needs fixing, not the data.
+                head += verdict == .refused || verdict == .failed ? ": a rule is broken" : ", but a rule is broken"
+                if let event { head += " (error in \(event)" + (location.map { " at \($0)" } ?? "") + ")" }
+            } else if verdict == .refused || verdict == .failed {
                 if let event { head += " by \(event)" }
                 if let location { head += " at \(location)" }
             }
@@ -130,11 +154,13 @@ struct EditRun {
                 madeRows.append((verdicts.count, row, row.table.name, row.changeId))
             } catch let error as ScriptError {
                 verdict.verdict = .refused
+                verdict.kind = FailureKind(error)
                 verdict.message = error.message
                 verdict.location = error.location
                 verdict.event = error.event
             } catch let error as RelataError {
                 verdict.verdict = .refused
+                verdict.kind = error.code == .constraintViolation ? .constraint : .invalidValue
                 verdict.message = "\(error)"
             }
             verdicts.append(verdict)
@@ -150,6 +176,7 @@ struct EditRun {
                 if change.status == .failed {
                     let error = adapter.ruleError(forChange: made.changeId, of: made.table)
                     verdicts[made.verdict].verdict = .failed
+                    verdicts[made.verdict].kind = adapter.failureKind(forChange: made.changeId, of: made.table) ?? .refusal
                     verdicts[made.verdict].message = change.message
                     verdicts[made.verdict].location = error?.location
                     verdicts[made.verdict].event = error?.event
@@ -164,7 +191,18 @@ struct EditRun {
             guard row.isInTable, row.rowState != .deleted else { continue }
             verdicts[made.verdict].row = row.label
             var values: [String: JSONValue] = [:]
-            for name in row.table.virtualFieldNames { values[name] = (try? row.value(forKey: name)).map(JSONValue.init) ?? .null }
+            for name in row.table.virtualFieldNames {
+                do {
+                    values[name] = JSONValue(try row.value(forKey: name))
+                } catch {
+                    // A calculated field that throws, returns the wrong type or runs away is a broken rule on this edit.
+                    values[name] = .null
+                    verdicts[made.verdict].kind = verdicts[made.verdict].kind ?? .ruleError
+                    let text = (error as? ScriptError).map { "\($0)" } ?? "\(error)"
+                    verdicts[made.verdict].message = [verdicts[made.verdict].message, "calculated field \(name): \(text)"]
+                        .compactMap { $0 }.joined(separator: "\n      ")
+                }
+            }
             verdicts[made.verdict].values = values
         }
         var summary: [String: Int] = [:]

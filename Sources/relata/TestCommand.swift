@@ -46,17 +46,15 @@ struct TestCommand: ParsableCommand {
     }
 
     func run() throws {
-        var failed = false
+        var exit: ExitCode?
         try reportingFailures {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: self.schema))
             let files: [(url: URL, name: String)] = try self.files.isEmpty
                 ? schema.testFiles().map { ($0, relativeName(of: $0, to: schema.url.deletingLastPathComponent())) }
                 : self.files.map { (URL(fileURLWithPath: $0), $0) }
             guard !files.isEmpty else {
-                throw ValidationError("no test files: name them, or list them under \"tests\" in \(self.schema)")
-            }
-            for file in files where !FileManager.default.fileExists(atPath: file.url.path) {
-                throw RelataError(.fileFailed, "the test file does not exist", location: file.url.path)
+                throw RelataError(.fileFailed, "the schema lists no test files under \"tests\"; name test files after the schema, or list them there",
+                                  location: self.schema)
             }
             let recorder = coverage ? RuleCoverage() : nil
             let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64((timeLimit * 1000).rounded(.up)))),
@@ -69,7 +67,7 @@ struct TestCommand: ParsableCommand {
                     loaded.append(try runner.load(file.url, name: file.name))
                 } catch let error as ScriptError {
                     results.append(RuleTestResult(file: file.name, test: "(loading the file)", line: error.line ?? 0, passed: false,
-                                                  message: error.message, location: error.location, milliseconds: 0))
+                                                  kind: .testError, message: error.message, location: error.location))
                 }
             }
             let wanted = filter?.lowercased()
@@ -81,16 +79,19 @@ struct TestCommand: ParsableCommand {
                 }
             }
             progress.finish()
+            if results.isEmpty, let filter {
+                // Selecting nothing is not a pass.
+                throw RelataError(.fileFailed, "no test matches --filter '\(filter)' (in \(files.count) file\(files.count == 1 ? "" : "s"))")
+            }
             let elapsed = ContinuousClock.now - started
             let passedCount = results.filter(\.passed).count, failedCount = results.count - passedCount
-            failed = failedCount > 0
+            exit = ExitStatus.for(results.compactMap { $0.passed ? nil : ($0.kind ?? .testError) })
             if json {
                 let output = Output(results: results, passed: passedCount, failed: failedCount, coverage: recorder?.report())
                 try Terminal.printJSON(output)
                 return
             }
             for result in results { Terminal.print(result.summary) }
-            if results.isEmpty, let filter { Terminal.print("no test matches '\(filter)'") }
             let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
             Terminal.print("\(passedCount) passed, \(failedCount) failed (\(String(format: "%.0f", milliseconds)) ms)")
             if let recorder {
@@ -99,7 +100,7 @@ struct TestCommand: ParsableCommand {
                 Terminal.print(recorder.report().text)
             }
         }
-        if failed { throw ExitStatus.rulesSaidNo }
+        if let exit { throw exit }
     }
 
     private var rulesLogger: Logger {

@@ -18,12 +18,18 @@ struct TypesCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write the declarations to this file instead of standard output.")
     var output: String?
 
+    @Flag(help: "Replace an existing --output file even if `relata types` did not make it.")
+    var force = false
+
     func run() throws {
         try reportingFailures {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: self.schema))
             let text = TypeScriptDeclarations.make(for: schema.description)
             if let output {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: output), options: .atomic)
+                // Declarations start with the comment `relata types` writes; any other file is the user's.
+                let marker = Array(text.prefix { $0 != "\n" }.utf8.prefix(20))
+                try OutputFile(path: output, what: "TypeScript declarations made by `relata types`", force: force)
+                    .write(Data(text.utf8)) { OutputFile.starts($0, with: marker) }
             } else {
                 Terminal.print(text)
             }

@@ -101,7 +101,7 @@ import Testing
         let missing = try RelataProcess.run(["run", "nope.schema.json", "--edits", "nope.json"])
         #expect(missing.status == 2)
         #expect(missing.errorOutput.hasPrefix("relata: error: "))
-        #expect(missing.errorOutput.contains("nope.schema.json: cannot read the file"))
+        #expect(missing.errorOutput.contains("nope.schema.json: the schema file does not exist"))
 
         let folder = try TemporaryFolder()
         let edits = try folder.write("e.json", #"[{"update": "Orders", "key": 1, "values": {"Statuss": "open"}}]"#)

@@ -73,7 +73,8 @@ extension DataTable {
         try self.init(name: name, fields: fields)
         let parsed: JSONValue
         do { parsed = try JSONDecoder().decode(JSONValue.self, from: json) } catch {
-            throw RelataError(.invalidImport, "the JSON does not parse: \(error)", table: name)
+            throw RelataError(.invalidImport, "the JSON does not parse", table: name,
+                              location: JSONSyntax.error(in: json) ?? "\(error)")
         }
         guard case .array(let objects) = parsed else {
             throw RelataError(.invalidImport, "the JSON must be an array of objects, one per row", table: name)

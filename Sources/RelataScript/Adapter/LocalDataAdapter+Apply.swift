@@ -51,6 +51,7 @@ extension LocalDataAdapter {
         isApplying = true
         scriptChanges = []
         applyErrors = [:]
+        applyFailureKinds = [:]
         defer {
             isApplying = false
             scriptChanges = []
@@ -66,17 +67,20 @@ extension LocalDataAdapter {
         failForeignKeyViolations(&work)
 
         var rollbackReason: String?
-        if let failure = work.lazy.compactMap({ item -> String? in
+        var rollbackKind = FailureKind.refusal
+        if let failure = work.lazy.compactMap({ item -> (String, FailureKind)? in
             guard self.updateRule(forTable: item.table.name).onFailure == .rollbackAll,
                   let failed = item.delta.failedChanges.first else { return nil }
-            return "change \(failed.changeId) of \(item.table.name) failed: \(failed.message ?? "")"
+            return ("change \(failed.changeId) of \(item.table.name) failed: \(failed.message ?? "")",
+                    self.failureKind(forChange: failed.changeId, of: item.table.name) ?? .refusal)
         }).first {
-            rollbackReason = failure
+            (rollbackReason, rollbackKind) = failure
         } else {
             do {
                 try fireTransactionEvent("beforeCommit", tables: work.map(\.table))
             } catch {
                 rollbackReason = "beforeCommit failed: \(error)"
+                rollbackKind = (error as? ScriptError).map(FailureKind.init) ?? .invalidValue
             }
         }
 
@@ -84,6 +88,7 @@ extension LocalDataAdapter {
             for item in work.indices {
                 for change in work[item].delta.changes.indices where work[item].delta.changes[change].status != .failed {
                     work[item].delta.changes[change].fail("not applied: the apply was rolled back (\(rollbackReason))")
+                    applyFailureKinds[work[item].table.name.lowercased(), default: [:]][work[item].delta.changes[change].changeId] = rollbackKind
                 }
             }
             let scriptMade = Set(scriptChanges.map(ObjectIdentifier.init))
@@ -119,6 +124,7 @@ extension LocalDataAdapter {
                 for change in work[index].delta.changes.indices {
                     guard let message = violations[work[index].delta.changes[change].changeId] else { continue }
                     work[index].delta.changes[change].fail(message)
+                    applyFailureKinds[work[index].table.name.lowercased(), default: [:]][work[index].delta.changes[change].changeId] = .constraint
                     failedAny = true
                 }
             }
@@ -189,6 +195,7 @@ extension LocalDataAdapter {
         }
         func record(_ error: any Error, change: Int) {
             if let error = error as? ScriptError { applyErrors[table.name.lowercased(), default: [:]][change] = error }
+            applyFailureKinds[table.name.lowercased(), default: [:]][change] = Self.failureKind(of: error)
         }
 
         func failAll(_ error: any Error) {
@@ -236,6 +243,27 @@ extension LocalDataAdapter {
     /// ```
     public func ruleError(forChange changeId: Int, of table: String) -> ScriptError? {
         applyErrors[table.lowercased()]?[changeId]
+    }
+
+    /// Why a change failed in the latest ``applyChanges(for:)-([DataTable])``: a rule's
+    /// refusal, a broken rule, a value or a key constraint (nil for a change that did not fail).
+    ///
+    /// ```swift
+    /// for change in delta.failedChanges where adapter.failureKind(forChange: change.changeId, of: delta.tableName) == .ruleError {
+    ///     print("a rule is broken:", change.message ?? "")
+    /// }
+    /// ```
+    public func failureKind(forChange changeId: Int, of table: String) -> FailureKind? {
+        applyFailureKinds[table.lowercased()]?[changeId]
+    }
+
+    /// The kind of an error that failed a change or an edit.
+    static func failureKind(of error: any Error) -> FailureKind {
+        switch error {
+        case let error as ScriptError: return FailureKind(error)
+        case let error as RelataError: return error.code == .constraintViolation ? .constraint : .invalidValue
+        default: return .ruleError
+        }
     }
 
     /// The error of the first change that failed in `deltas` (as an apply returned them):

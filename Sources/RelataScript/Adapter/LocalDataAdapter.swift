@@ -36,6 +36,8 @@ public final class LocalDataAdapter {
     }
     /// The rule errors that failed changes in the latest apply, by table (lower case) and change id.
     var applyErrors: [String: [Int: ScriptError]] = [:]
+    /// Why each change failed in the latest apply, by table (lower case) and change id.
+    var applyFailureKinds: [String: [Int: FailureKind]] = [:]
     /// Records which script functions and `fail(…)` calls run (`relata test --coverage`).
     /// Set it before scripts are loaded: scripts loaded earlier are not followed.
     public var coverage: RuleCoverage?

@@ -1,5 +1,6 @@
 internal import CJavaScriptCore
 import Foundation
+import Relata
 
 /// JavaScript functions implemented in Swift. Each function object holds its
 /// Swift closure as private data (retained, released by the finalizer); a
@@ -39,6 +40,8 @@ enum NativeFunction {
                 return try box.body(context, this, values)
             } catch let error as ScriptError {
                 if error.kind == .timeLimitExceeded { context.machine.termination = error }
+                exception?.pointee = context.makeError(error)
+            } catch let error as RelataError {
                 exception?.pointee = context.makeError(error)
             } catch {
                 exception?.pointee = context.makeError("\(error)")

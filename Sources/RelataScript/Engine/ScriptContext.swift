@@ -234,6 +234,16 @@ final class ScriptContext {
         return made
     }
 
+    /// A JavaScript `Error` for a ``RelataError`` (a value that does not fit, a key in use):
+    /// its description, and `relataKind` `invalidValue` or `constraint`.
+    func makeError(_ error: RelataError) -> JSValueRef {
+        let made = makeError(error.description)
+        guard let object = JSValueToObject(ref, made, nil) else { return made }
+        let kind: FailureKind = error.code == .constraintViolation ? .constraint : .invalidValue
+        setProperty("relataKind", of: object, to: string(kind.rawValue))
+        return made
+    }
+
     func string(_ text: String) -> JSValueRef {
         JSString.with(text) { JSValueMakeString(ref, $0) }
     }

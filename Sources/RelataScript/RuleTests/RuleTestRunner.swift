@@ -54,14 +54,10 @@ public final class RuleTestRunner {
     /// Reads a test file and registers its tests (its top level runs now).
     ///
     /// - Throws: ``ScriptError`` with the file, line and column for a syntax error or
-    ///   an error at the file's top level.
+    ///   an error at the file's top level; ``RelataError/Code/fileFailed`` naming the path
+    ///   when the file is missing, a folder, unreadable or not UTF-8.
     public func load(_ url: URL, name: String? = nil) throws -> File {
-        let name = name ?? url.path
-        let source: String
-        do { source = try String(contentsOf: url, encoding: .utf8) } catch {
-            throw ScriptError(.runtime, "cannot read the test file (\(error.localizedDescription))", file: name)
-        }
-        return try load(source: source, name: name)
+        try load(source: InputFile.text(at: url, what: "test file"), name: name ?? url.path)
     }
 
     /// Registers the tests of test source text.
@@ -110,10 +106,11 @@ public final class RuleTestRunner {
                 defer { current = nil }
                 if let thrown = try outcome(of: file.bodies[index], in: file) {
                     result.passed = false
-                    (result.message, result.location) = describe(thrown, in: file)
+                    (result.kind, result.message, result.location) = describe(thrown, in: file)
                 }
             } catch {
                 result.passed = false
+                result.kind = .testError
                 result.message = "the test could not start: \(error)"
                 result.location = "\(file.name):\(test.line)"
             }
@@ -181,21 +178,21 @@ public final class RuleTestRunner {
         }
     }
 
-    /// What went wrong in a test, and where in the test file.
-    private func describe(_ thrown: JSValueRef, in file: File) -> (message: String, location: String?) {
+    /// What went wrong in a test, of what kind, and where in the test file.
+    private func describe(_ thrown: JSValueRef, in file: File) -> (kind: FailureKind, message: String, location: String?) {
         let context = file.context
         if context.machine.watchdog.fired || context.machine.termination != nil {
             let error = context.error(from: thrown, file: file.name)
             let origin = [error.location, error.event.map { "in \($0)" }].compactMap { $0 }.joined(separator: " ")
-            return (error.message + (origin.isEmpty ? "" : " (\(origin))"), error.location)
+            return (.ruleError, "a rule is broken: " + error.message + (origin.isEmpty ? "" : " (\(origin))"), error.location)
         }
         let description = context.describe(thrown)
         let frame = description.stack.flatMap { StackFrame.innermostInScripts(of: $0) }
         let location = frame.map { "\($0.file):\($0.line):\($0.column)" }
-        if description.name == "ExpectationFailure" { return (description.message, location) }
+        if description.name == "ExpectationFailure" { return (.expectation, description.message, location) }
         let error = context.error(from: thrown, file: file.name)
-        guard let object = JSValueToObject(context.ref, thrown, nil), JSValueIsObject(context.ref, thrown) else {
-            return ("the test threw \(description.message)", location)
+        guard description.name != nil, let object = JSValueToObject(context.ref, thrown, nil), JSValueIsObject(context.ref, thrown) else {
+            return (.testError, "the test threw \(description.message)", location)
         }
         func text(_ name: String) -> String? {
             let value = context.property(name, of: object)
@@ -204,9 +201,11 @@ public final class RuleTestRunner {
         let origin = [text("location"), text("event").map { "in \($0)" }].compactMap { $0 }.joined(separator: " ")
         let suffix = origin.isEmpty ? "" : " (\(origin))"
         switch text("relataKind") {
-        case "ruleFailed"?: return ("unexpected rule failure: \(description.message)\(suffix)", location)
-        case _?: return ("unexpected error: \(description.message)\(suffix)", location)
-        case nil: return ("\(description.name ?? "Error"): \(description.message)", error.location ?? location)
+        case "ruleFailed"?: return (.refusal, "unexpected rule failure: \(description.message)\(suffix)", location)
+        case let kind? where FailureKind(rawValue: kind) != nil:
+            return (FailureKind(rawValue: kind) ?? .invalidValue, "unexpected error: \(description.message)\(suffix)", location)
+        case _?: return (.ruleError, "a rule is broken: \(description.message)\(suffix)", location)
+        case nil: return (.testError, "\(description.name ?? "Error"): \(description.message)", error.location ?? location)
         }
     }
 }

@@ -74,6 +74,8 @@ enum RowObject {
                 try box.row.setValue(try context.value(from: value, for: type), forKey: key)
             } catch let error as ScriptError {
                 exception?.pointee = context.makeError("\(box.row.table.name).\(key): \(error.message)")
+            } catch let error as RelataError {
+                exception?.pointee = context.makeError(error)
             } catch {
                 exception?.pointee = context.makeError("\(error)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Relata
 
 /// The source of a rule script and the file name its errors show.
 ///
@@ -28,7 +29,10 @@ public struct RuleScript: Sendable, Hashable {
 
     /// A script read from a file, named as errors and stacks should show it
     /// (a schema names its scripts by their path relative to the schema file).
+    ///
+    /// - Throws: ``RelataError/Code/fileFailed`` naming the path when the file is missing,
+    ///   a folder, unreadable or not UTF-8.
     public init(contentsOf url: URL, name: String) throws {
-        self.init(try String(contentsOf: url, encoding: .utf8), fileName: name)
+        self.init(try InputFile.text(at: url, what: "script"), fileName: name)
     }
 }

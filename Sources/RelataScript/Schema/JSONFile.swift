@@ -4,18 +4,18 @@ import Relata
 /// Reads the JSON files Relata's tools take (schemas, edits), with errors that
 /// name the file and the place in it.
 enum JSONFile {
-    static func decode<T: Decodable>(_ type: T.Type, from url: URL) throws -> T {
-        let data: Data
-        do { data = try Data(contentsOf: url) } catch {
-            throw RelataError(.invalidSchema, "cannot read the file (\(error.localizedDescription))", location: url.path)
-        }
-        return try decode(type, from: data, name: url.path)
+    static func decode<T: Decodable>(_ type: T.Type, from url: URL, what: String) throws -> T {
+        try decode(type, from: InputFile.data(at: url, what: what), name: url.path, what: what)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, name: String) throws -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, name: String, what: String = "file") throws -> T {
+        _ = try InputFile.text(of: data, what: what, location: name)
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
+            if case .dataCorrupted(let context) = error, context.codingPath.isEmpty, let syntax = JSONSyntax.error(in: data) {
+                throw RelataError(.invalidSchema, "the \(what) is not valid JSON: \(syntax)", location: name)
+            }
             throw RelataError(.invalidSchema, describe(error), location: name)
         } catch {
             throw RelataError(.invalidSchema, "\(error)", location: name)

@@ -21,7 +21,7 @@ public struct Schema: Sendable {
     ///   malformed JSON, a missing or mistyped entry, an unknown data type, duplicate
     ///   table names, or a table named in `updateOrder` or a relationship that does not exist.
     public init(contentsOf url: URL) throws {
-        try self.init(JSONFile.decode(SchemaDescription.self, from: url), url: url)
+        try self.init(JSONFile.decode(SchemaDescription.self, from: url, what: "schema file"), url: url)
     }
 
     /// A schema from the JSON text of a schema file; relative paths in it are resolved beside `url`,
@@ -31,7 +31,7 @@ public struct Schema: Sendable {
     /// let schema = try Schema(json: Data(text.utf8), url: URL(fileURLWithPath: "Shop/Shop.schema.json"))
     /// ```
     public init(json: Data, url: URL) throws {
-        try self.init(JSONFile.decode(SchemaDescription.self, from: json, name: url.path), url: url)
+        try self.init(JSONFile.decode(SchemaDescription.self, from: json, name: url.path, what: "schema file"), url: url)
     }
 
     /// A schema from a description; relative paths in it are resolved beside `url`.
@@ -108,6 +108,7 @@ public struct Schema: Sendable {
             }
         }
         if let script = description.script { try adapter.setSchemaScript(RuleScript(contentsOf: resolve(script), name: script)) }
+        // (A script file that cannot be read is a RelataError naming its path.)
         for table in description.tables {
             if let script = table.script { try adapter.setScript(RuleScript(contentsOf: resolve(script), name: script), forTable: table.name) }
             for field in table.calculatedFields ?? [] {
@@ -123,9 +124,9 @@ public struct Schema: Sendable {
         let file = resolve(data)
         do {
             if file.pathExtension.lowercased() == "json" {
-                return try DataTable(name: table.name, fields: table.fields, json: Data(contentsOf: file))
+                return try DataTable(name: table.name, fields: table.fields, json: InputFile.data(at: file, what: "data file"))
             }
-            return try DataTable(name: table.name, fields: table.fields, csv: String(contentsOf: file, encoding: .utf8))
+            return try DataTable(name: table.name, fields: table.fields, csv: InputFile.text(at: file, what: "data file"))
         } catch var error as RelataError {
             error.location = [data, error.location].compactMap { $0 }.joined(separator: ", ")
             throw error

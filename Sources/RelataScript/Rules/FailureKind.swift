@@ -1,0 +1,29 @@
+/// Why something did not pass — a deliberate refusal, or something broken — as `relata`
+/// reports it (`kind` in `--json` output) and as its exit status tells (1 or 3).
+///
+/// ```swift
+/// if result.kind == .ruleError { print("fix the rule, not the data:", result.message ?? "") }
+/// ```
+public enum FailureKind: String, Codable, Sendable, CaseIterable {
+    /// A rule said no on purpose: `fail(…)`.
+    case refusal
+    /// A rule is broken: it threw an error that is not a `fail()` (a `TypeError`, a thrown
+    /// non-Error value), ran past the time limit, or a calculated field failed.
+    case ruleError
+    /// A value did not fit its field, or named a field or row that does not exist.
+    case invalidValue
+    /// A primary or foreign key would be broken.
+    case constraint
+    /// A test's expectation did not hold.
+    case expectation
+    /// A test file's own code threw (not a rule, not an expectation), or a test could not start.
+    case testError
+
+    /// The kind of a rule's error.
+    public init(_ error: ScriptError) {
+        self = error.kind == .ruleFailed ? .refusal : .ruleError
+    }
+
+    /// True for the kinds that mean a rule script needs fixing.
+    public var isBrokenRule: Bool { self == .ruleError }
+}
