@@ -30,7 +30,7 @@ import Testing
         let notJSON = try folder.write("bad.schema.json", "{\"name\": \"S\",\n  \"tables\": [\n}")
         let result = try RelataProcess.run(["check", notJSON])
         #expect(result.status == 2)
-        #expect(result.errorOutput.contains("bad.schema.json: the schema file is not valid JSON: line 3, column 1"), "\(result.errorOutput)")
+        #expect(result.output.contains("bad.schema.json: error: the schema file is not valid JSON: line 3, column 1"), "\(result.output)")
 
         let latin1 = folder.url.appendingPathComponent("latin1.schema.json")
         try Data([0x7B, 0x0A, 0xE9, 0x7D]).write(to: latin1)
@@ -43,6 +43,36 @@ import Testing
         for output in [result, encoding, aFolder] {
             #expect(!output.errorOutput.contains("NSCocoaErrorDomain") && !output.errorOutput.contains("isn’t in the correct format"))
         }
+    }
+
+    @Test func checkCatchesWhatRunWouldReject() throws {
+        let folder = try TemporaryFolder()
+        _ = try folder.write("T.js", "function beforePost(row) {}\nfunction calc(row) { return 1 }\n")
+        _ = try folder.write("T.csv", "Id,N\n1,1\n1,2\n")
+        func check(_ schema: String) throws -> RelataProcess {
+            try RelataProcess.run(["check", try folder.write("s.schema.json", schema)])
+        }
+        let table = #""name": "T", "script": "T.js", "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "N", "type": "integer"}]"#
+        let misspelt = try check(#"{"name": "S", "tables": [{"name": "T", "scirpt": "T.js", "fields": []}]}"#)
+        #expect(misspelt.status == 2)
+        #expect(misspelt.output.contains("tables[0].scirpt: unknown key 'scirpt' (did you mean 'script'?)"), "\(misspelt.output)")
+        let badData = try check(#"{"name": "S", "tables": [{"#+table+#", "data": "T.csv"}]}"#)
+        #expect(badData.output.contains("T.csv, line 3"), "duplicate keys in data: \(badData.output)")
+        let calculated = try check(#"{"name": "S", "tables": [{"#+table+#", "calculatedFields": [{"name": "C", "type": "integer", "function": "clac"}]}]}"#)
+        #expect(calculated.status == 3)
+        #expect(calculated.output.contains("names function clac, which the table's script does not define"))
+        let lookup = try check(#"{"name": "S", "tables": [{"#+table+#", "lookupFields": [{"name": "L", "sourceField": "Nope", "lookupTable": "T", "lookupKeyField": "Id", "lookupResultField": "N"}]}]}"#)
+        #expect(lookup.output.contains("'Nope'"))
+        let collide = try check(#"{"name": "S", "tables": [{"name": "T", "fields": [{"name": "a", "type": "integer"}, {"name": "A", "type": "integer"}]}]}"#)
+        #expect(collide.output.contains("the field name is used twice"))
+        let negative = try check(#"{"name": "S", "tables": [{"name": "T", "fields": [{"name": "a", "type": "string", "size": -3}]}]}"#)
+        #expect(negative.output.contains("the size is -3; it cannot be negative"))
+        _ = try folder.write("T.js", "function beforePost(row) {}\nthrow new Error('at the top');\n")
+        let topLevel = try check(#"{"name": "S", "tables": [{"#+table+#"}]}"#)
+        #expect(topLevel.status == 3)
+        #expect(topLevel.output.contains("T.js:2:"), "\(topLevel.output)")
+        let edits = try RelataProcess.run(["check", try folder.write("e.json", #"[{"update": "T", "key": 1, "valeus": {"N": 1}}]"#)])
+        #expect(edits.output.contains("[0].valeus: unknown key 'valeus' (did you mean 'values'?)"))
     }
 
     @Test func testFilesMissingOrAFolderAreTheSameKindOfProblem() throws {

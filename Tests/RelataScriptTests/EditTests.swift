@@ -6,7 +6,7 @@ import Testing
 /// Edits files (`relata run --edits`): reading them, and making them through the rules.
 @Suite struct EditTests {
     func decode(_ json: String) throws -> [Edit] {
-        try JSONFile.decode([Edit].self, from: Data(json.utf8), name: "edits.json")
+        try Edit.list(json: Data(json.utf8), name: "edits.json")
     }
 
     @Test func readsEveryKindOfEdit() throws {

@@ -23,6 +23,20 @@ public enum ScriptCheck {
         public var line: Int?
         public var column: Int?
         public var message: String
+        /// What the problem is in: a script (its syntax or top level), or a file a script cannot fix
+        /// (a schema, data or edits file).
+        public var kind: Kind
+
+        public enum Kind: String, Codable, Sendable { case script, file }
+
+        public init(severity: Severity, file: String, line: Int? = nil, column: Int? = nil, message: String, kind: Kind = .script) {
+            self.severity = severity
+            self.file = file
+            self.line = line
+            self.column = column
+            self.message = message
+            self.kind = kind
+        }
 
         /// `file:line:column: severity: message`, as compilers print it.
         public var description: String {
@@ -44,24 +58,10 @@ public enum ScriptCheck {
             guard !eventNames.contains(function.name),
                   let near = eventNames.first(where: { event in
                       event.lowercased().prefix(2) == function.name.lowercased().prefix(2)
-                          && distance(event.lowercased(), function.name.lowercased()) <= 2
+                          && Spelling.distance(event.lowercased(), function.name.lowercased()) <= 2
                   }) else { return nil }
             let message = "\(function.name) looks like the event handler \(near) misspelled; as written it never runs as a handler"
             return Diagnostic(severity: .warning, file: script.fileName, line: function.line, message: message)
         }
-    }
-
-    /// Edit distance (insertions, deletions, substitutions).
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        var previous = Array(0...b.count)
-        for i in 1...max(a.count, 1) where !a.isEmpty {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return a.isEmpty ? b.count : previous[b.count]
     }
 }

@@ -89,7 +89,7 @@ public struct Edit: Decodable, Sendable, Equatable {
 
     /// Reads an edits file: a JSON array of edits.
     public static func list(contentsOf url: URL) throws -> [Edit] {
-        try JSONFile.decode([Edit].self, from: url, what: "edits file")
+        try JSONFile.decode([Edit].self, from: url, what: "edits file", keys: .edits)
     }
 
     /// Reads the JSON text of an edits file; errors name it as `name`.
@@ -98,7 +98,7 @@ public struct Edit: Decodable, Sendable, Equatable {
     /// let edits = try Edit.list(json: Data(#"[{"update": "Orders", "key": [1], "values": {"Status": "paid"}}]"#.utf8))
     /// ```
     public static func list(json: Data, name: String = "edits") throws -> [Edit] {
-        try JSONFile.decode([Edit].self, from: json, name: name, what: "edits file")
+        try JSONFile.decode([Edit].self, from: json, name: name, what: "edits file", keys: .edits)
     }
 
     /// `insert Orders`, `update Products (key 7)`.

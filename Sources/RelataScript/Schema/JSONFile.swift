@@ -4,19 +4,25 @@ import Relata
 /// Reads the JSON files Relata's tools take (schemas, edits), with errors that
 /// name the file and the place in it.
 enum JSONFile {
-    static func decode<T: Decodable>(_ type: T.Type, from url: URL, what: String) throws -> T {
-        try decode(type, from: InputFile.data(at: url, what: what), name: url.path, what: what)
+    static func decode<T: Decodable>(_ type: T.Type, from url: URL, what: String, keys: KnownKeys) throws -> T {
+        try decode(type, from: InputFile.data(at: url, what: what), name: url.path, what: what, keys: keys)
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from data: Data, name: String, what: String = "file") throws -> T {
+    /// Decodes a file's JSON after checking it is UTF-8 and uses only `keys`.
+    static func decode<T: Decodable>(_ type: T.Type, from data: Data, name: String, what: String, keys: KnownKeys) throws -> T {
         _ = try InputFile.text(of: data, what: what, location: name)
         do {
+            if let unknown = keys.firstUnknownKey(in: try JSONDecoder().decode(JSONValue.self, from: data)) {
+                throw RelataError(.invalidSchema, unknown, location: name)
+            }
             return try JSONDecoder().decode(type, from: data)
         } catch let error as DecodingError {
             if case .dataCorrupted(let context) = error, context.codingPath.isEmpty, let syntax = JSONSyntax.error(in: data) {
                 throw RelataError(.invalidSchema, "the \(what) is not valid JSON: \(syntax)", location: name)
             }
             throw RelataError(.invalidSchema, describe(error), location: name)
+        } catch let error as RelataError {
+            throw error
         } catch {
             throw RelataError(.invalidSchema, "\(error)", location: name)
         }

@@ -21,7 +21,7 @@ public struct Schema: Sendable {
     ///   malformed JSON, a missing or mistyped entry, an unknown data type, duplicate
     ///   table names, or a table named in `updateOrder` or a relationship that does not exist.
     public init(contentsOf url: URL) throws {
-        try self.init(JSONFile.decode(SchemaDescription.self, from: url, what: "schema file"), url: url)
+        try self.init(JSONFile.decode(SchemaDescription.self, from: url, what: "schema file", keys: .schema), url: url)
     }
 
     /// A schema from the JSON text of a schema file; relative paths in it are resolved beside `url`,
@@ -31,7 +31,7 @@ public struct Schema: Sendable {
     /// let schema = try Schema(json: Data(text.utf8), url: URL(fileURLWithPath: "Shop/Shop.schema.json"))
     /// ```
     public init(json: Data, url: URL) throws {
-        try self.init(JSONFile.decode(SchemaDescription.self, from: json, name: url.path, what: "schema file"), url: url)
+        try self.init(JSONFile.decode(SchemaDescription.self, from: json, name: url.path, what: "schema file", keys: .schema), url: url)
     }
 
     /// A schema from a description; relative paths in it are resolved beside `url`.
@@ -120,6 +120,8 @@ public struct Schema: Sendable {
     }
 
     private func makeTable(_ table: SchemaDescription.Table) throws -> DataTable {
+        // The fields first, so an error in them names the schema file rather than the data file.
+        _ = try DataTable(name: table.name, fields: table.fields)
         guard let data = table.data else { return try DataTable(name: table.name, fields: table.fields) }
         let file = resolve(data)
         do {
@@ -127,7 +129,7 @@ public struct Schema: Sendable {
                 return try DataTable(name: table.name, fields: table.fields, json: InputFile.data(at: file, what: "data file"))
             }
             return try DataTable(name: table.name, fields: table.fields, csv: InputFile.text(at: file, what: "data file"))
-        } catch var error as RelataError {
+        } catch var error as RelataError where error.code != .fileFailed {
             error.location = [data, error.location].compactMap { $0 }.joined(separator: ", ")
             throw error
         }
