@@ -162,6 +162,11 @@ final class ScriptContext {
         return exception.map { (nil, $0) } ?? (result, nil)
     }
 
+    /// Whether scripts in this context see a global of this name.
+    func hasGlobal(_ name: String) -> Bool {
+        !JSValueIsUndefined(ref, property(name, of: global))
+    }
+
     /// The global function with a name, or an error naming what is there instead.
     func globalFunction(named name: String) throws -> JSObjectRef {
         guard let function = optionalGlobalFunction(named: name) else {

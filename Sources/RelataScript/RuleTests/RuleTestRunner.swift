@@ -122,6 +122,11 @@ public final class RuleTestRunner {
         return results
     }
 
+    /// Whether a test file's code sees a global of this name.
+    func hasGlobal(_ name: String, in file: File) -> Bool {
+        file.context.hasGlobal(name)
+    }
+
     /// What a test body threw, awaiting a promise it returns; nil when it passed.
     private func outcome(of body: JSObjectRef, in file: File) throws -> JSValueRef? {
         let context = file.context
