@@ -71,5 +71,10 @@ import Testing
         #expect(type?.description.hasPrefix("OrderDetails.Quantity") == true)
         #expect(try failure(#"[{"delete": "OrderDetails", "key": 999}]"#)?.description == "OrderDetails: no row has the key DetailId=999")
         #expect(try failure(#"[{"insert": "OrderDetails", "values": {"OrderId": {"ref": "x.OrderId"}}}]"#)?.description.contains("no earlier insert has \"as\": \"x\"") == true)
+        try adapter.addCalculatedField(name: "Total", type: .currency, table: "OrderDetails",
+                                       function: "function (row) { return row.Quantity * row.UnitPrice }")
+        let calculated = try failure(#"[{"update": "OrderDetails", "key": 100, "values": {"total": 5}}]"#)
+        #expect(calculated?.code == .readOnlyField)
+        #expect(calculated?.description == "OrderDetails.Total: calculated and lookup fields are read-only; their values come from other fields")
     }
 }

@@ -61,3 +61,19 @@ import Testing
         #expect(script.failCalls.first?.hits == 2)
     }
 }
+
+extension RuleCoverageTests {
+    /// A refusal names the same line and column as the coverage report's `fail()` site, row by row and in a batch.
+    @Test func errorsAndCoverageNameTheSameColumnForOneFailCall() throws {
+        let coverage = RuleCoverage()
+        let (adapter, details) = try makeAdapter(coverage)
+        let sites = coverage.report().scripts.flatMap(\.failCalls).map { "\($0.line):\($0.column)" }
+        let rowByRow = scriptError { try details.rows[0].setValue(500, forKey: "Quantity") }
+        #expect(sites.contains("\(rowByRow?.line ?? 0):\(rowByRow?.column ?? 0)"), "\(sites) vs \(rowByRow?.location ?? "")")
+        #expect(rowByRow?.location == "OrderDetails.js:3:29")
+        try details.withoutRules { try details.rows[1].setValue(0, forKey: "Quantity") }
+        let batch = try adapter.validateChanges(for: details).first?.error
+        #expect(batch?.location == "OrderDetails.js:2:28")
+        #expect(sites.contains("2:28"))
+    }
+}

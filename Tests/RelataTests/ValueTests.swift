@@ -87,3 +87,25 @@ import Testing
         #expect(UUID(relataValue: "x") == nil)
     }
 }
+
+/// Dates are written one way, ISO 8601, and read back to the same bits however fine their fraction.
+@Suite struct DateTextTests {
+    @Test func everyDateRoundTripsExactlyThroughItsText() throws {
+        var dates = [Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 1_700_000_000.5),
+                     Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSinceReferenceDate: 123.000_000_1),
+                     Date(timeIntervalSinceReferenceDate: -3_000_000_000.25), Date(timeIntervalSinceReferenceDate: 4e9 + 1e-6),
+                     Date(timeIntervalSinceReferenceDate: 7.5e-5)]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 { dates.append(Date(timeIntervalSinceReferenceDate: Double.random(in: -4e9...4e9, using: &generator))) }
+        for date in dates {
+            let text = ISO8601.string(from: date)
+            #expect(text.hasSuffix("Z") && !text.contains("e"), "\(text)")
+            #expect(ISO8601.date(from: text) == date, "\(text) for \(date.timeIntervalSinceReferenceDate)")
+            let json = try JSONEncoder().encode(Value.date(date))
+            #expect(String(decoding: json, as: UTF8.self).contains("\"date\":\""), "a date is always a string in JSON")
+            #expect(try JSONDecoder().decode(Value.self, from: json) == .date(date))
+        }
+        #expect(ISO8601.string(from: Date(timeIntervalSince1970: 1_700_000_000)) == "2023-11-14T22:13:20Z")
+        #expect(ISO8601.string(from: Date(timeIntervalSince1970: 1_700_000_000.5)) == "2023-11-14T22:13:20.5Z")
+    }
+}

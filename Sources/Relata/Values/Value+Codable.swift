@@ -53,13 +53,8 @@ extension Value: Codable {
         case .boolean(let value): try container.encode(value, forKey: .boolean)
         case .string(let value): try container.encode(value, forKey: .string)
         case .date(let value):
-            // ISO 8601 when it is exact (millisecond precision), seconds since 1970 otherwise.
-            let text = ISO8601.string(from: value)
-            if ISO8601.date(from: text) == value {
-                try container.encode(text, forKey: .date)
-            } else {
-                try container.encode(value.timeIntervalSince1970, forKey: .date)
-            }
+            // ISO 8601, exact: as many fractional digits as the date needs.
+            try container.encode(ISO8601.string(from: value), forKey: .date)
         case .guid(let value): try container.encode(value, forKey: .guid)
         case .blob(let value): try container.encode(value.base64EncodedString(), forKey: .blob)
         }

@@ -155,17 +155,43 @@ extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     public init(booleanLiteral value: Bool) { self = .boolean(value) }
 }
 
-/// ISO 8601 formatting shared by descriptions, JSON and CSV (fractional seconds when present).
+/// ISO 8601, the one way Relata writes a date — in descriptions, JSON and CSV — exact to the
+/// bit: the fraction of a second has as many digits as it takes to read back the same `Date`.
 enum ISO8601 {
+    /// Seconds between 1970 and 2001, the reference date `Date` counts from.
+    private static let referenceOffset = 978_307_200.0
+
     static func string(from date: Date) -> String {
-        let seconds = date.timeIntervalSince1970
-        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: seconds.rounded() != seconds)
-        return date.formatted(style)
+        let sinceReference = date.timeIntervalSinceReferenceDate
+        guard sinceReference.isFinite, abs(sinceReference) < 1e15 else { return date.formatted(Date.ISO8601FormatStyle()) }
+        let whole = sinceReference.rounded(.down)
+        let fraction = sinceReference - whole   // exact: no rounding happens here
+        let text = Date(timeIntervalSinceReferenceDate: whole).formatted(Date.ISO8601FormatStyle())
+        guard fraction > 0, text.hasSuffix("Z") else { return text }
+        return text.dropLast() + "." + digits(of: fraction) + "Z"
+    }
+
+    /// The digits after "0." of a number in (0, 1), the fewest that read back as the same `Double`.
+    static func digits(of fraction: Double) -> String {
+        let shortest = "\(fraction)"   // Swift prints the shortest form that round-trips
+        if let exponentAt = shortest.firstIndex(of: "e") {
+            let exponent = Int(shortest[shortest.index(after: exponentAt)...]) ?? 0
+            let mantissa = shortest[..<exponentAt].filter(\.isNumber)
+            return String(repeating: "0", count: max(-exponent - 1, 0)) + mantissa
+        }
+        return String(shortest.drop { $0 != "." }.dropFirst())
     }
 
     static func date(from text: String) -> Date? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(trimmed) { return date }
+        // A fraction of a second is read exactly: whole seconds by the format style, the digits as a Double.
+        if let dot = trimmed.firstIndex(of: "."), let zone = trimmed[dot...].firstIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }) {
+            let digits = trimmed[trimmed.index(after: dot)..<zone]
+            if !digits.isEmpty, digits.allSatisfy(\.isNumber), let fraction = Double("0." + digits),
+               let whole = try? Date.ISO8601FormatStyle().parse(String(trimmed[..<dot] + trimmed[zone...])) {
+                return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + fraction)
+            }
+        }
         if let date = try? Date.ISO8601FormatStyle().parse(trimmed) { return date }
         // A plain calendar date ("2024-03-01") means midnight UTC.
         if trimmed.count == 10, let date = try? Date.ISO8601FormatStyle().year().month().day().parse(trimmed) {

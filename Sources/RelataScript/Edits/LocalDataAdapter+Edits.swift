@@ -62,6 +62,10 @@ extension LocalDataAdapter {
         switch value {
         case .value(let raw):
             guard let field = table.field(named: name) else {
+                if let virtual = table.virtualFieldNames.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                    throw RelataError(.readOnlyField, "calculated and lookup fields are read-only; their values come from other fields",
+                                      table: table.name, field: virtual)
+                }
                 throw RelataError(.unknownField, "the table has no such field (fields: \(table.fields.map(\.name).joined(separator: ", ")))",
                                   table: table.name, field: name)
             }

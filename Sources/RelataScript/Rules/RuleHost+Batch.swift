@@ -50,8 +50,8 @@ extension RuleHost {
             guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]), rows.indices.contains(index) else {
                 continue
             }
-            var error = ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
-                .error(file: script.script.fileName)
+            var error = script.locatingFailCall(ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
+                .error(file: script.script.fileName))
             error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
             outcome.failures[index] = decorate(error, table: table, row: rows[index])
         }

@@ -41,6 +41,21 @@ final class RuleHost {
             self.table = table
         }
 
+        /// Where the script calls `fail(`, found once, so a refusal is located at its call
+        /// the same way in errors and in coverage.
+        private(set) lazy var failCalls = ScriptScanner(script.source).failCalls
+
+        /// A refusal located at the start of its `fail(` call (JavaScriptCore's stack points inside
+        /// the call); the call site is the last one on the line at or before the reported column.
+        func locatingFailCall(_ error: ScriptError) -> ScriptError {
+            guard error.kind == .ruleFailed, error.file == script.fileName, let line = error.line, let column = error.column else { return error }
+            let onLine = failCalls.filter { $0.line == line }
+            guard let site = onLine.last(where: { $0.column <= column }) ?? onLine.first else { return error }
+            var located = error
+            located.column = site.column
+            return located
+        }
+
         func handler(_ name: String) -> JSObjectRef? {
             if let known = handlers[name] { return known }
             let found = context.optionalGlobalFunction(named: name)
@@ -103,7 +118,8 @@ final class RuleHost {
         guard let handler = script.handler(event) else { return }
         do {
             _ = try script.context.call(handler, try arguments(script.context))
-        } catch var error as ScriptError {
+        } catch let thrown as ScriptError {
+            var error = script.locatingFailCall(thrown)
             error.event = event
             error.table = error.table ?? table
             error.row = error.row ?? row
