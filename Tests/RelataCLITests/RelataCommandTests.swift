@@ -11,9 +11,9 @@ import Testing
         #expect(result.status == 1, "some edits are refused")
         #expect(result.output.contains("  1 ✔ insert Orders → row (OrderId=151)  applied"))
         #expect(result.output.contains("LineTotal = 101.08, ProductName = \"Apex Memory 111\""))
-        #expect(result.output.contains("refused by beforePost at rules/OrderDetails.js:54:13"))
+        #expect(result.output.contains("refused by beforePost at rules/OrderDetails.js:54:9"))
         #expect(result.output.contains("open orders of Hooli Ltd would total 2692.95, above the credit limit of 2500.00"))
-        #expect(result.output.contains("failed by beforeProcessDeltaChange at rules/Products.js:22:13"))
+        #expect(result.output.contains("failed by beforeProcessDeltaChange at rules/Products.js:22:9"))
         #expect(result.output.hasSuffix("5 applied, 5 refused, 1 failed\n"))
     }
 
@@ -23,7 +23,7 @@ import Testing
         let verdicts = try #require(report?["verdicts"] as? [[String: Any]])
         #expect(verdicts.count == 11)
         #expect(verdicts[3]["verdict"] as? String == "refused")
-        #expect(verdicts[3]["location"] as? String == "rules/OrderDetails.js:54:13")
+        #expect(verdicts[3]["location"] as? String == "rules/OrderDetails.js:54:9")
         #expect((verdicts[1]["values"] as? [String: Any])?["LineTotal"] as? Double == 101.08)
         #expect(report?["summary"] as? [String: Int] == ["applied": 5, "refused": 5, "failed": 1])
     }

@@ -32,7 +32,7 @@ let pcTradeSchema = URL(fileURLWithPath: #filePath).deletingLastPathComponent().
         withKnownIssue {
             expectRulesPass { try pcTrade.update("Clients", key: 1, values: ["ClientDiscount": 0.9]) }
         } matching: { issue in
-            issue.comments.contains { $0.rawValue.contains("'a discount of 90% is outside 0–30%' (rules/Clients.js:13:13, in beforePost") }
+            issue.comments.contains { $0.rawValue.contains("'a discount of 90% is outside 0–30%' (rules/Clients.js:13:9, in beforePost") }
         }
     }
 

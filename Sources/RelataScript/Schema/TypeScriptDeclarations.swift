@@ -86,7 +86,7 @@ public enum TypeScriptDeclarations {
             /** `ruleFailed` for a `fail()`; `runtime`, `timeLimitExceeded` or `syntax` for a broken rule;
              *  `invalidValue` or `constraint` for a value or key the table refused. */
             readonly relataKind: 'ruleFailed' | 'runtime' | 'timeLimitExceeded' | 'syntax' | 'invalidValue' | 'constraint';
-            /** `rules/Orders.js:12:13` */
+            /** `rules/Orders.js:12:9` */
             readonly location?: string;
             readonly event?: string;
             readonly table?: string;
