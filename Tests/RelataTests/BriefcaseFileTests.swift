@@ -111,6 +111,22 @@ import Testing
         #expect(try loadError(patched(at: counters + 8, UInt64(Int64.max)))?.message.contains("next change id") == true)
     }
 
+    @Test func aValueOutsideItsFieldsRangeIsRefused() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("S", .smallInt)])
+        try table.loadRows(named: [["Id": 1, "S": 12345]])
+        let briefcase = Briefcase()
+        briefcase.addTable(table)
+        let url = folder.appendingPathComponent("small.briefcase")
+        try briefcase.save(to: url)
+        var bytes = Array(try Data(contentsOf: url).dropLast(8))
+        let pattern = withUnsafeBytes(of: Int64(12345).littleEndian, Array.init)
+        let at = try #require(bytes.indices.first { bytes[$0...].starts(with: pattern) })
+        withUnsafeBytes(of: Int64(70000).littleEndian) { for (index, byte) in $0.enumerated() { bytes[at + index] = byte } }
+        let checksum = bytes.withUnsafeBytes { BriefcaseFormat.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
+        #expect(try loadError(bytes)?.message.contains("70000 is out of range for smallInt") == true)
+    }
+
     /// Found by `Scripts/fuzz.sh briefcase`: a payload length near `UInt64.max` overflowed
     /// while the error message was being written.
     @Test func aHugePayloadLengthIsDamageNotATrap() throws {

@@ -68,7 +68,7 @@ extension DataTable {
         let slotCount = try reader.readCount(elementSize: 0, "the row count")
         for (field, column) in zip(fields, table.columns) {
             reader.context = "table \(name), field \(field.name)"
-            try column.readBriefcase(from: &reader, count: slotCount)
+            try column.readBriefcase(from: &reader, count: slotCount, type: field.type)
         }
         reader.context = "table \(name)"
         table.changes.restoreEmptySlots(slotCount)
@@ -179,7 +179,8 @@ extension Column {
         }
     }
 
-    func readBriefcase(from reader: inout BinaryReader, count: Int) throws {
+    /// Reads the values of a column of `type`, checking each against the type's range.
+    func readBriefcase(from reader: inout BinaryReader, count: Int, type: DataType) throws {
         let nullWords = try reader.read(raw: UInt64.self, "the NULL bitmap")
         guard nullWords.count == (count + 63) / 64 else {
             throw BriefcaseFormat.damaged("\(reader.context): the NULL bitmap has \(nullWords.count) words for \(count) rows")
@@ -201,7 +202,12 @@ extension Column {
             return values
         }
         switch self {
-        case .integer(let column): column.restore(elements: try elements(Int64.self), nullWords: nullWords)
+        case .integer(let column):
+            let values = try elements(Int64.self)
+            if let range = type.integerRange, let outside = values.first(where: { !range.contains($0) }) {
+                throw BriefcaseFormat.damaged("\(reader.context): \(outside) is out of range for \(type.rawValue)")
+            }
+            column.restore(elements: values, nullWords: nullWords)
         case .double(let column): column.restore(elements: try elements(Double.self), nullWords: nullWords)
         case .boolean(let column):
             let bytes = try elements(UInt8.self)
