@@ -122,3 +122,17 @@ import Testing
         #expect(expression.fieldNames == ["A", "B"])
     }
 }
+
+extension ExpressionTests {
+    /// Arithmetic at the edges of Int64 gives a value or an error naming the expression, never a trap.
+    @Test func integerEdgesNeverTrap() throws {
+        let min = "(-9223372036854775807 - 1)"
+        #expect(try names("\(min) / -1 > 0 AND ClientId = 1") == ["Acme"], "Int64.min / -1 is a double")
+        #expect(try names("\(min) % -1 = 0 AND ClientId = 1") == ["Acme"])
+        #expect(try names("ABS(\(min)) > 0 AND ClientId = 1") == ["Acme"])
+        #expect(try names("SUBSTRING(ClientName, \(min), 2) = 'Ac'") == ["Acme"])
+        #expect(try names("SUBSTRING(ClientName, 9223372036854775807) = ''") == ["Acme", "Globex", "Initech"])
+        #expect(throws: RelataError.self) { try names("9223372036854775807 + 1 > 0") }
+        #expect(throws: RelataError.self) { try names("-\(min) > 0") }
+    }
+}

@@ -32,13 +32,15 @@ enum ExpressionFunction: String, CaseIterable {
                 guard let start = arguments[1].integerValue else { throw failure("an integer start", got: arguments[1]) }
                 let length = arguments.count > 2 ? arguments[2].integerValue : Int64(text.count)
                 guard let length, length >= 0 else { throw failure("a non-negative integer length", got: arguments[2]) }
-                let from = max(Int(start) - 1, 0)
+                let from = start > 0 ? Int(start) - 1 : 0
                 return .string(String(text.dropFirst(from).prefix(Int(length))))
             default: return .integer(Int64(text.count))
             }
         case .abs:
             switch first {
-            case .integer(let value): return .integer(Swift.abs(value))
+            case .integer(let value):
+                // |Int64.min| does not fit an Int64.
+                return value == .min ? .double(-Double(value)) : .integer(Swift.abs(value))
             case .decimal(let value): return .decimal(value < 0 ? -value : value)
             case .double(let value): return .double(Swift.abs(value))
             default: throw failure("a number", got: first)

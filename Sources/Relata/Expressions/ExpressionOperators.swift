@@ -129,10 +129,14 @@ extension BinaryOperator {
             case .multiply: (result, overflow) = a.multipliedReportingOverflow(by: b)
             case .remainder:
                 if b == 0 { return .null }
-                (result, overflow) = a.remainderReportingOverflow(dividingBy: b)
+                // Swift reports Int64.min % -1 as an overflow; the remainder is 0.
+                (result, overflow) = b == -1 ? (0, false) : a.remainderReportingOverflow(dividingBy: b)
             default:
                 if b == 0 { return .null }
-                if a % b == 0 { return .integer(a / b) }
+                // Int64.min / -1 is the one quotient that overflows; it is not integral then either.
+                let (remainder, remainderOverflows) = a.remainderReportingOverflow(dividingBy: b)
+                let (quotient, quotientOverflows) = a.dividedReportingOverflow(by: b)
+                if !remainderOverflows, !quotientOverflows, remainder == 0 { return .integer(quotient) }
                 return .double(Double(a) / Double(b))
             }
             if overflow { throw CompareFailure("\(a) \(rawValue) \(b) overflows a 64-bit integer") }
