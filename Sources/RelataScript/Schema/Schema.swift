@@ -57,11 +57,13 @@ public struct Schema: Sendable {
             let url = resolve(entry)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
-                throw RelataError(.invalidSchema, "tests: '\(entry)' does not exist (looked for \(url.path))", location: self.url.path)
+                throw RelataError(.fileFailed, "tests: '\(entry)' does not exist (looked for \(url.path))", location: self.url.path)
             }
             guard isFolder.boolValue else { return [url] }
-            return try FileManager.default.contentsOfDirectory(atPath: url.path)
-                .filter { $0.hasSuffix(".test.js") }.sorted().map { url.appendingPathComponent($0) }
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: url.path) else {
+                throw RelataError(.fileFailed, "tests: the folder '\(entry)' cannot be read", location: url.path)
+            }
+            return names.filter { $0.hasSuffix(".test.js") }.sorted().map { url.appendingPathComponent($0) }
         }
     }
 
