@@ -87,4 +87,14 @@ import Testing
         let error = #expect(throws: (any Error).self) { try details.rows[0].value(forKey: "Double") }
         #expect("\(error.map { "\($0)" } ?? "")".contains("names function total, which the table's script does not define"))
     }
+
+    @Test func anAsyncHandlerIsABrokenRuleOnBothPaths() throws {
+        let adapter = try makeAdapter(details: "async function beforePost(row) { if (row.Quantity < 0) fail('negative'); }")
+        let details = try #require(adapter.table(named: "OrderDetails"))
+        let error = scriptError { try details.rows[0].setValue(3, forKey: "Quantity") }
+        #expect(error?.kind == .runtime)
+        #expect(error?.message == "beforePost returned a promise; rule handlers run synchronously (remove async and await)")
+        try details.withoutRules { try details.rows[1].setValue(4, forKey: "Quantity") }
+        #expect(try adapter.validateChanges(for: details).map(\.error.message) == [error?.message ?? ""])
+    }
 }

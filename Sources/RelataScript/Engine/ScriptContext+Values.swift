@@ -83,6 +83,13 @@ extension ScriptContext {
 /// Numbers that come back from JavaScript are untrusted: they may be fractions,
 /// NaN, infinities or far beyond `Int`'s range.
 extension ScriptContext {
+    /// Whether a value is a promise (anything with a `then` function).
+    func isPromise(_ value: JSValueRef) -> Bool {
+        guard JSValueIsObject(ref, value), let object = JSValueToObject(ref, value, nil) else { return false }
+        let then = property("then", of: object)
+        return JSValueIsObject(ref, then) && JSValueToObject(ref, then, nil).map { JSObjectIsFunction(ref, $0) } == true
+    }
+
     /// The value as an `Int` when it is an integral number that fits, else nil.
     func integer(from value: JSValueRef) -> Int? {
         guard JSValueIsNumber(ref, value) else { return nil }

@@ -109,7 +109,11 @@ extension RuleHost {
     /// A loop that runs the handlers for rows `start..<end`, generated once per scope and
     /// list of handlers: calling them by name lets the JIT inline them into the loop.
     private func driver(calling events: [String], in context: ScriptContext) throws -> JSObjectRef {
-        let calls = events.map { "\($0)(row, old);" }.joined(separator: " ")
+        // A handler that returns a promise is refused, as row by row (see `RuleHost.asyncHandler`).
+        let calls = events.map { event in
+            "{ const r = \(event)(row, old); if (r !== null && typeof r === 'object' && typeof r.then === 'function') "
+                + "throw relata.error(\(BatchCursor.quoted(RuleHost.asyncHandler(event).message))); }"
+        }.joined(separator: " ")
         return try context.generated("each|\(events.joined(separator: ","))") { """
             function (row, old, at, start, end, failures) {
                 for (let i = start; i < end; i++) {

@@ -117,7 +117,8 @@ final class RuleHost {
               arguments: (ScriptContext) throws -> [JSValueRef]) throws {
         guard let handler = script.handler(event) else { return }
         do {
-            _ = try script.context.call(handler, try arguments(script.context))
+            let returned = try script.context.call(handler, try arguments(script.context))
+            if script.context.isPromise(returned) { throw Self.asyncHandler(event) }
         } catch let thrown as ScriptError {
             var error = script.locatingFailCall(thrown)
             error.event = event
@@ -126,6 +127,11 @@ final class RuleHost {
             if error.file == nil { error.file = script.script.fileName }
             throw error
         }
+    }
+
+    /// The error for a handler that returned a promise: its `fail()` would be lost, so it is refused.
+    static func asyncHandler(_ event: String) -> ScriptError {
+        ScriptError(.runtime, "\(event) returned a promise; rule handlers run synchronously (remove async and await)")
     }
 
     /// True when any script defines the handler (so callers can skip building arguments).
