@@ -136,3 +136,18 @@ extension ExpressionTests {
         #expect(throws: RelataError.self) { try names("-\(min) > 0") }
     }
 }
+
+extension ExpressionTests {
+    /// Found by `Scripts/fuzz.sh expression`: 720 open parentheses overflowed the stack.
+    @Test func deepNestingIsASyntaxErrorNotAStackOverflow() throws {
+        for text in [String(repeating: "(", count: 720) + "1", String(repeating: "NOT ", count: 5000) + "TRUE",
+                     String(repeating: "-", count: 5000) + "1", String(repeating: "ABS(", count: 300) + "1" + String(repeating: ")", count: 300),
+                     Array(repeating: "ClientId", count: 2000).joined(separator: " + ") + " > 0"] {
+            let error = #expect(throws: RelataError.self) { try Expression(text) }
+            #expect(error?.code == .expressionSyntax)
+            #expect(error?.message.contains("levels deep") == true || error?.message.contains("deep") == true, "\(error?.message.prefix(80) ?? "")")
+        }
+        let reasonable = "(" + Array(repeating: "ClientId", count: 100).joined(separator: " + ") + ") > 0"
+        #expect(try names(reasonable) == ["Acme", "Globex", "Initech"])
+    }
+}

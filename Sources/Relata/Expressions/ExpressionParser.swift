@@ -12,9 +12,18 @@
 /// primary    := literal | :parameter | field | function '(' args ')' | '(' or ')'
 /// ```
 struct ExpressionParser {
+    /// How deep an expression's tree may be — chains of operators nest it one level per link —
+    /// so that compiling and evaluating, which recurse, stay far from the end of any thread's stack.
+    static let maximumDepth = 256
+    /// How many parentheses, `NOT`s, signs and function calls may be open at once (the parser
+    /// recurses through every grammar rule for each).
+    static let maximumNesting = 64
+
     private let text: String
     private var tokens: [ExpressionToken] = []
     private var index = 0
+    /// Parentheses, `NOT`s, signs and calls open around the current token.
+    private var nesting = 0
 
     init(text: String) {
         self.text = text
@@ -27,7 +36,27 @@ struct ExpressionParser {
         if tokens[0].kind == .end { throw error("the expression is empty", at: 0) }
         let node = try parseOr()
         guard current.kind == .end else { throw error("unexpected \(describe(current)); expected an operator or the end", at: current.offset) }
+        try checkDepth(of: node)
         return node
+    }
+
+    /// Refuses a tree deeper than ``maximumDepth`` (measured without recursion).
+    private func checkDepth(of root: ExpressionNode) throws {
+        var pending = [(node: root, depth: 1)]
+        while let (node, depth) = pending.popLast() {
+            guard depth <= Self.maximumDepth else {
+                throw error("the expression nests more than \(Self.maximumDepth) levels deep (a long chain of operators nests too; "
+                            + "use IN (…) for a long list of alternatives)", at: 0)
+            }
+            pending += node.children.map { ($0, depth + 1) }
+        }
+    }
+
+    private mutating func enterNesting(at offset: Int) throws {
+        nesting += 1
+        if nesting > Self.maximumNesting {
+            throw error("the expression nests more than \(Self.maximumNesting) parentheses, NOTs, signs or calls deep", at: offset)
+        }
     }
 
     // MARK: Grammar
@@ -49,7 +78,11 @@ struct ExpressionParser {
     }
 
     private mutating func parseNot() throws -> ExpressionNode {
-        if acceptKeyword("NOT") != nil { return .not(try parseNot()) }
+        if let offset = acceptKeyword("NOT") {
+            try enterNesting(at: offset)
+            defer { nesting -= 1 }
+            return .not(try parseNot())
+        }
         return try parsePredicate()
     }
 
@@ -118,6 +151,8 @@ struct ExpressionParser {
     private mutating func parseUnary() throws -> ExpressionNode {
         let offset = current.offset
         if acceptSymbol("-") {
+            try enterNesting(at: offset)
+            defer { nesting -= 1 }
             let operand = try parseUnary()
             switch operand {
             case .literal(.integer(let value)): return .literal(.integer(-value))
@@ -125,7 +160,11 @@ struct ExpressionParser {
             default: return .negate(operand, offset: offset)
             }
         }
-        if acceptSymbol("+") { return try parseUnary() }
+        if acceptSymbol("+") {
+            try enterNesting(at: offset)
+            defer { nesting -= 1 }
+            return try parseUnary()
+        }
         return try parsePrimary()
     }
 
@@ -153,6 +192,8 @@ struct ExpressionParser {
                 default: break
                 }
                 if acceptSymbol("(") {
+                    try enterNesting(at: token.offset)
+                    defer { nesting -= 1 }
                     var arguments: [ExpressionNode] = []
                     if !acceptSymbol(")") {
                         arguments.append(try parseOr())
@@ -165,6 +206,8 @@ struct ExpressionParser {
             return .field(name, offset: token.offset)
         case .symbol("("):
             index += 1
+            try enterNesting(at: token.offset)
+            defer { nesting -= 1 }
             let node = try parseOr()
             try expectSymbol(")", after: "the expression in parentheses")
             return node

@@ -83,8 +83,10 @@ package enum JSONSyntax {
             let message = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? "not valid JSON"
             let offset = message.range(of: "character ").flatMap { Int(message[$0.upperBound...].prefix { $0.isNumber }) }
             let (line, column) = position(of: offset ?? data.count, in: data)
-            let what = offset == nil ? (message.contains("end of file") ? "the text ends before the JSON does" : message)
-                                      : "not valid JSON here"
+            // JSONSerialization says "Invalid value around character 14."; keep the words, give the place as line and column.
+            var words = message.components(separatedBy: " around character").first ?? message
+            if words.hasSuffix(".") { words.removeLast() }
+            let what = message.contains("end of file") ? "the text ends before the JSON does" : words.prefix(1).lowercased() + words.dropFirst()
             return "line \(line), column \(column): \(what)"
         }
     }
