@@ -3,6 +3,7 @@
 #   Scripts/fuzz.sh TARGET [SECONDS]    # one target, 60 s by default
 #   Scripts/fuzz.sh all [SECONDS]       # every target in turn
 # Targets: briefcase csv json-table expression schema edits rule-tests (see Documentation/Fuzzing.md).
+# RELATA_FUZZ_SEED fixes libFuzzer's random seed (Scripts/test.sh uses 1, so CI explores the same way each run).
 # New inputs that reach new code go to .build-fuzz/corpus/TARGET; a crashing input is saved as
 # .build-fuzz/artifacts/TARGET-crash-… and the script fails: turn it into a regression test.
 set -euo pipefail
@@ -30,7 +31,9 @@ for name in "${selected[@]}"; do
     mkdir -p "$corpus" .build-fuzz/artifacts
     echo "Fuzzing $name for $seconds s…"
     log=.build-fuzz/$name.log
-    if ! .build-fuzz/debug/fuzz-"$name" "$corpus" "Fuzz/Corpus/$name" -max_total_time="$seconds" -timeout=20 \
+    seed=()
+    [ -n "${RELATA_FUZZ_SEED:-}" ] && seed=(-seed="$RELATA_FUZZ_SEED")
+    if ! .build-fuzz/debug/fuzz-"$name" "$corpus" "Fuzz/Corpus/$name" "${seed[@]}" -max_total_time="$seconds" -timeout=20 \
         -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name-" > "$log" 2>&1; then
         tail -60 "$log" >&2
         echo "fuzz target $name found a crash; the input is in .build-fuzz/artifacts/" >&2

@@ -29,7 +29,7 @@ if [ $# -eq 0 ]; then
         --filter RelataScriptTests
 
     echo "Fuzzing each target for ${RELATA_FUZZ_SECONDS:-20} s…"
-    Scripts/fuzz.sh all "${RELATA_FUZZ_SECONDS:-20}"
+    RELATA_FUZZ_SEED="${RELATA_FUZZ_SEED:-1}" Scripts/fuzz.sh all "${RELATA_FUZZ_SECONDS:-20}"
 fi
 
 echo "Building the benchmarks package (not running it)…"
