@@ -37,3 +37,16 @@ extension DataTable {
         references.filter { $0.isConstraint && $0.table != nil }
     }
 }
+
+/// Primary keys seen while rows load: integers (the usual key) in a set of their own.
+struct KeySet {
+    private var integers: Set<Int64> = []
+    private var others: Set<[Value]> = []
+
+    /// Adds a key; false when it was there already or is not a whole key (a part is NULL).
+    mutating func insert(_ key: [Value]) -> Bool {
+        if key.contains(where: \.isNull) { return false }
+        if key.count == 1, case .integer(let value) = key[0] { return integers.insert(value).inserted }
+        return others.insert(key).inserted
+    }
+}

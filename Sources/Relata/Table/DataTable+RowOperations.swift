@@ -135,6 +135,12 @@ extension DataTable {
     func appendOriginalRows(_ next: () throws -> (values: [Value], location: String)?) throws {
         var coerced = [Value](repeating: .null, count: fields.count)
         let required = fields.indices.filter { fields[$0].required && !fields[$0].autoIncrement }
+        // Keys are checked against a set made for the load rather than the key's index, which
+        // would cost a million-row load its time and memory; the index is built on first use.
+        var keys = KeySet()
+        if !keyFieldIndexes.isEmpty {
+            for slot in visibleSlots { _ = keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
+        }
         try performBatchUpdates {
             while let (values, location) = try next() {
                 for index in fields.indices {
@@ -148,11 +154,16 @@ extension DataTable {
                     throw RelataError(.requiredValueMissing, "the field is required and the row has no value for it",
                                       table: name, field: fields[missing].name, location: location)
                 }
-                do {
-                    try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: keyFieldIndexes.map { ($0, coerced[$0]) }))
-                } catch var error as RelataError {
-                    error.location = location
-                    throw error
+                if !keyFieldIndexes.isEmpty, !keys.insert(keyFieldIndexes.map { coerced[$0] }) {
+                    // A NULL key or one in use: the same error a write gets, at this line.
+                    do {
+                        let key = keyFieldIndexes.map { coerced[$0] }
+                        try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: zip(keyFieldIndexes, key).map { ($0, $1) }))
+                        throw error(.constraintViolation, "the primary key (\(keyText(key))) is used twice")
+                    } catch var error as RelataError {
+                        error.location = location
+                        throw error
+                    }
                 }
                 let slot = appendSlot(originals: coerced)
                 if !indexes.isEmpty { updateIndexes(slot: slot, becameVisible: true) }
