@@ -29,7 +29,7 @@ import Testing
                 expectPass(() => update('Clients', 990, { ClientDiscount: 0.2 }));
             });
             test('each test starts afresh', () => {
-                expect(select('Clients', 990).ClientDiscount).toBe(null);
+                expect(select('Clients', 990).ClientDiscount).toBe(0);   // the field's default: the fixture leaves it out
             });
             """)
         #expect(results.map(\.passed) == [true, true], "\(results.map { $0.message ?? "" })")
@@ -147,5 +147,25 @@ extension RuleTestTruthTests {
         #expect(results.map(\.passed) == [false, true, false, true], "\(results.map { $0.message ?? "" })")
         #expect(results[0].message?.contains("time limit") == true)
         #expect(results[0].message?.contains("T.js in beforePost") == true, "\(results[0].message ?? "")")
+    }
+}
+
+extension RuleTestTruthTests {
+    /// Fixture rows are checked like any data: a key the schema's data already uses, or a missing required value.
+    @Test func fixturesWithDuplicateKeysOrMissingValuesFailNamingTheRow() throws {
+        let results = try run("""
+            fixture('Clients', [{ ClientId: 990, ClientName: 'New' }, { ClientId: 1, ClientName: 'Taken' }]);
+            test('never starts', () => {});
+            """)
+        #expect(results.map(\.passed) == [false])
+        #expect(results[0].kind == .testError)
+        let message = results[0].message ?? ""
+        #expect(message.contains("fixture('Clients', …)") && message.contains("row 2 to load") && message.contains("(ClientId=1) is already used"),
+                "\(message)")
+        let missing = try run("""
+            fixture('Clients', [{ ClientId: 991 }]);
+            test('never starts', () => {});
+            """)
+        #expect(missing[0].message?.contains("ClientName") == true, "\(missing[0].message ?? "")")
     }
 }

@@ -98,4 +98,16 @@ import Testing
         let many = relataError { _ = try DataTable(name: "Items", fields: fields, csv: "Id,Name,Note\n1,a,b,c\n") }
         #expect(many?.location == "line 2")
     }
+
+    @Test func aFieldTheDataLeavesOutGetsItsDefault() throws {
+        let fields = [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Status", .string, required: true, defaultValue: "open")]
+        let csv = try DataTable(name: "T", fields: fields, csv: "Id\n1\n")
+        #expect(csv.rows[0]["Status"] == "open")
+        let json = try DataTable(name: "T", fields: fields, json: Data(#"[{"Id": 1}, {"Id": 2, "Status": "shut"}]"#.utf8))
+        #expect(json.rows.map { $0["Status"] } == ["open", "shut"])
+        let explicitNull = relataError { _ = try DataTable(name: "T", fields: fields, json: Data(#"[{"Id": 1, "Status": null}]"#.utf8)) }
+        #expect(explicitNull?.code == .requiredValueMissing, "null is NULL, not the default")
+        let emptyCell = relataError { _ = try DataTable(name: "T", fields: fields, csv: "Id,Status\n1,\n") }
+        #expect(emptyCell?.code == .requiredValueMissing, "an empty cell is NULL, not the default")
+    }
 }

@@ -37,13 +37,16 @@ extension DataTable {
             return field
         }
         var remaining = records.dropFirst().makeIterator()
+        // Fields without a column get their default value, as a database fills a column an insert leaves out.
+        var unnamed = defaultValuesForLoad
+        for field in columnFields { unnamed[field] = .null }
         try appendOriginalRows {
             guard let record = remaining.next() else { return nil }
             guard record.cells.count == columnFields.count else {
                 throw RelataError(.invalidImport, "the line has \(record.cells.count) cells, the header names \(columnFields.count) columns",
                                   table: self.name, location: "line \(record.line)")
             }
-            var values = [Value](repeating: .null, count: self.fields.count)
+            var values = unnamed
             for (position, cell) in record.cells.enumerated() {
                 guard let cell else { continue }
                 let field = columnFields[position]
@@ -86,7 +89,7 @@ extension DataTable {
             guard case .object(let object) = objects[position] else {
                 throw RelataError(.invalidImport, "element \(position + 1) of the array is not an object", table: self.name)
             }
-            var values = [Value](repeating: .null, count: self.fields.count)
+            var values = self.defaultValuesForLoad
             for (key, raw) in object.sorted(by: { $0.key < $1.key }) {
                 guard let field = self.fieldIndex(named: key) else {
                     throw RelataError(.invalidImport, "object \(position + 1) has key '\(key)', which is not a field (fields: \(self.fields.map(\.name).joined(separator: ", ")))",

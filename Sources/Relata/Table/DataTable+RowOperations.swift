@@ -81,8 +81,9 @@ extension DataTable {
         return row
     }
 
-    /// Loads rows given by field name (case-insensitively) as original data; fields a
-    /// row does not name are NULL.
+    /// Loads rows given by field name (case-insensitively) as original data; a field a
+    /// row does not name gets its default value (NULL when it has none), as a database
+    /// fills a column an insert leaves out; a field named with `.null` is NULL.
     ///
     /// ```swift
     /// try clients.loadRows(named: [["ClientId": 7, "ClientName": "Initech"]])
@@ -91,7 +92,7 @@ extension DataTable {
     ///   name the table does not have, before anything is loaded; the value errors of ``loadRows(_:)``.
     public func loadRows(named rows: [[String: Value]]) throws {
         let ordered = try rows.enumerated().map { position, row -> [Value] in
-            var values = [Value](repeating: .null, count: fields.count)
+            var values = defaultValuesForLoad
             for (name, value) in row {
                 guard let index = fieldIndex(named: name) else {
                     throw RelataError(.unknownField, "the table has no such field (fields: \(fields.map(\.name).joined(separator: ", ")))",
@@ -127,6 +128,11 @@ extension DataTable {
             }
             return (values, "row \(position) to load")
         }
+    }
+
+    /// Each field's default value (NULL without one), for the fields a loaded row does not name.
+    var defaultValuesForLoad: [Value] {
+        fields.map { field in field.defaultValue.flatMap { try? field.type.coerced($0) } ?? .null }
     }
 
     /// Appends rows of original values until `next` returns nil, checking each row as a
