@@ -200,12 +200,6 @@ final class BatchCursor {
     /// The JavaScript source of the cursor factory for a table and its fast fields:
     /// `function (c, w, oc, get, set, oget)` returning `{ row, old, at, index }`.
     /// Field names only ever appear as quoted property keys.
-    /// A JavaScript string literal of a text (JSON's quoting).
-    static func quoted(_ text: String) -> String {
-        let data = try? JSONSerialization.data(withJSONObject: [text])
-        return String(decoding: data ?? Data("[\"\"]".utf8), as: UTF8.self).dropFirst().dropLast().description
-    }
-
     static func factorySource(table: DataTable, fastFields: [(name: String, kind: Kind)]) -> String {
         let fast = Dictionary(fastFields.enumerated().map { ($1.name, ($0, $1.kind)) }, uniquingKeysWith: { first, _ in first })
         var lines = ["function (c, w, oc, get, set, oget) {", "let i = 0;"]
@@ -217,8 +211,8 @@ final class BatchCursor {
         lines.append("const define = (object, name, get, set) => Object.defineProperty(object, name, { enumerable: true, get, set });")
         let stored = Set(table.fields.map(\.name))
         for name in table.fields.map(\.name) + table.virtualFieldNames {
-            let key = quoted(name)
-            let label = quoted("\(table.name).\(name): ")
+            let key = name.scriptLiteral
+            let label = "\(table.name).\(name): ".scriptLiteral
             if let (index, kind) = fast[name] {
                 let read: String
                 let check: String

@@ -112,7 +112,7 @@ extension RuleHost {
         // A handler that returns a promise is refused, as row by row (see `RuleHost.asyncHandler`).
         let calls = events.map { event in
             "{ const r = \(event)(row, old); if (r !== null && typeof r === 'object' && typeof r.then === 'function') "
-                + "throw relata.error(\(BatchCursor.quoted(RuleHost.asyncHandler(event).message))); }"
+                + "throw relata.error(\(RuleHost.asyncHandler(event).message.scriptLiteral)); }"
         }.joined(separator: " ")
         return try context.generated("each|\(events.joined(separator: ","))") { """
             function (row, old, at, start, end, failures) {

@@ -60,7 +60,7 @@ public enum TypeScriptDeclarations {
         }
         let names = schema.tables.map(\.name)
         lines.append("/** Table names of the schema. */")
-        lines.append("type TableName = " + (names.isEmpty ? "never" : names.map(quoted).joined(separator: " | ")) + ";")
+        lines.append("type TableName = " + (names.isEmpty ? "never" : names.map(\.scriptLiteral).joined(separator: " | ")) + ";")
         lines.append("interface TableRows {")
         for (name, rowType) in zip(names, rowTypes) { lines.append("    \(property(name)): \(rowType);") }
         lines.append("}")
@@ -229,13 +229,7 @@ public enum TypeScriptDeclarations {
     static func property(_ name: String) -> String {
         let plain = name.first.map { $0.isASCII && ($0.isLetter || $0 == "_" || $0 == "$") } == true
             && name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "$") }
-        return plain ? name : quoted(name)
-    }
-
-    /// A string literal TypeScript reads back as `text` (JSON's escaping is valid TypeScript).
-    static func quoted(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8)
-        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
+        return plain ? name : name.scriptLiteral
     }
 
     /// Text safe inside a `/** … */` comment.
