@@ -98,6 +98,11 @@ import Testing
             if event == "beforePost", let text = data.first(where: { $0.type == .string }), Bool.random(using: &random) {
                 body.append("if (\(clause("row"))) row[\(quoted(text.name))] = 'set by rule';")
             }
+            if event != "beforeDelete", let target = data.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
+                // A write of the wrong type: both paths must refuse it in the same words.
+                let wrong = target.type == .string ? "new Uint8Array(2)" : ["'many'", "{}", "true", "1.5"].randomElement(using: &random)!
+                body.append("if (\(clause("row"))) row[\(quoted(target.name))] = \(wrong);")
+            }
             script += "function \(event)(row, old) {\n    " + body.joined(separator: "\n    ") + "\n}\n"
         }
         var edits: [Edit] = []
@@ -157,7 +162,7 @@ import Testing
     }
 
     static func verdict(_ error: ScriptError) -> String {
-        error.kind == .ruleFailed ? "fail: \(error.message)" : "error"
+        error.kind == .ruleFailed ? "fail: \(error.message)" : "error: \(error.message)"
     }
 
     static func makeTable(_ testCase: Case) throws -> (LocalDataAdapter, DataTable) {
@@ -203,7 +208,7 @@ extension DataTableRow {
 extension BatchDifferentialTests {
     /// The comparison means something only if the rules refuse some edits and accept others.
     @Test func theGeneratedRulesRefuseSomeEditsAndAcceptOthers() throws {
-        var refused = 0, accepted = 0, failures = 0, keyChecks = 0
+        var refused = 0, accepted = 0, failures = 0, keyChecks = 0, errors = 0
         for seed in 0..<60 {
             let testCase = Self.makeCase(seed: UInt64(seed) &* 7919 &+ 17)
             let verdicts = try Self.rowByRow(testCase).verdicts
@@ -211,9 +216,10 @@ extension BatchDifferentialTests {
             accepted += testCase.edits.count - verdicts.count
             failures += verdicts.values.filter { $0.hasPrefix("fail:") }.count
             keyChecks += verdicts.values.filter { $0.hasPrefix("fail: keys") }.count
+            errors += verdicts.values.filter { $0.hasPrefix("error: ") }.count
         }
-        print("differential corpus: \(refused) refused, \(accepted) accepted, \(failures) by fail(), \(keyChecks) key-list failures")
-        #expect(refused > 100 && accepted > 100 && failures > 100)
+        print("differential corpus: \(refused) refused, \(accepted) accepted, \(failures) by fail(), \(errors) by a bad write, \(keyChecks) key-list failures")
+        #expect(refused > 100 && accepted > 100 && failures > 100 && errors > 5)
         #expect(keyChecks == 0, "Object.keys(row) lists exactly the fields")
     }
 }

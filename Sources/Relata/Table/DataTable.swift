@@ -291,7 +291,9 @@ public final class DataTable {
     /// A short description of a row for error messages: its key values, or its position.
     func rowLabel(slot: Int) -> String {
         guard !keyFieldIndexes.isEmpty else { return "row #\(slot + 1)" }
-        let key = keyFieldIndexes.map { "\(fields[$0].name)=\(postedValue(slot: slot, field: $0).text)" }
+        // A row being edited (a new row before its first post, above all) is named by the key it is getting.
+        let edit = changes[slot]?.edit
+        let key = keyFieldIndexes.map { "\(fields[$0].name)=\((edit?[$0] ?? postedValue(slot: slot, field: $0)).text)" }
         return "row (\(key.joined(separator: ", ")))"
     }
 

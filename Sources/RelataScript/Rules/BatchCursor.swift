@@ -86,17 +86,22 @@ final class BatchCursor {
                 _ = try row.value(forKey: name)   // throws the unknown-field error
                 return JSValueMakeUndefined(context.ref)
             }
-            if field.readOnly || field.autoIncrement {
-                throw ScriptError(.runtime, "\(row.table.name).\(field.name), \(row.label): the field is read-only")
+            // The errors a row object's write gives, word for word, so both paths give one verdict.
+            func refused(_ code: RelataError.Code, _ message: String) -> RelataError {
+                RelataError(code, message, table: row.table.name, field: field.name, row: row.label)
             }
+            if field.autoIncrement { throw refused(.readOnlyField, "the field is auto-increment; the data source assigns its value") }
+            if field.readOnly { throw refused(.readOnlyField, "the field is read-only") }
             let value: Value
             do {
                 value = try field.validate(context.value(from: arguments[2], for: field.type))
+            } catch let error as ScriptError {
+                throw ScriptError(.runtime, "\(row.table.name).\(name): \(error.message)")
             } catch let error as RelataError {
-                throw ScriptError(.runtime, "\(row.table.name).\(field.name), \(row.label): \(error.message)")
+                throw refused(error.code, error.message)
             }
             writes.values[index, default: [:]][field.name] = value
-            return JSValueMakeUndefined(context.ref)
+            return context.jsValue(value)
         }
         let originalGetter = NativeFunction.make(in: context) { context, _, arguments in
             guard arguments.count == 2 else { throw ScriptError(.runtime, "the row cursor was called wrongly") }
@@ -212,26 +217,33 @@ final class BatchCursor {
         let stored = Set(table.fields.map(\.name))
         for name in table.fields.map(\.name) + table.virtualFieldNames {
             let key = name.scriptLiteral
-            let label = "\(table.name).\(name): ".scriptLiteral
             if let (index, kind) = fast[name] {
+                // A value of another type goes through Swift's setter, which refuses it with a row object's
+                // words or converts it as a row object would (a string for a decimal); the result is stored here.
+                let convert = "v = set(i, \(key), v);"
                 let read: String
                 let check: String
                 switch kind {
                 case .integer:
                     read = "v"
-                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) throw relata.error(\(label) + relata.show(v) + ' is not a valid integer value');"
+                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) \(convert)"
                 case .number, .slow:
                     read = "v"
-                    check = "if (typeof v !== 'number' || !isFinite(v)) throw relata.error(\(label) + relata.show(v) + ' is not a valid number');"
+                    check = "if (typeof v !== 'number') \(convert)"
                 case .boolean:
                     read = "v === 1"
-                    check = "if (typeof v !== 'boolean') throw relata.error(\(label) + relata.show(v) + ' is not a valid boolean value'); v = v ? 1 : 0;"
+                    check = "if (typeof v !== 'boolean') \(convert) v = v ? 1 : 0;"
                 case .date:
                     read = "new Date(v * 1000)"
-                    check = "if (!(v instanceof Date) || isNaN(v.getTime())) throw relata.error(\(label) + relata.show(v) + ' is not a valid date'); v = v.getTime() / 1000;"
+                    check = "if (!(v instanceof Date) || isNaN(v.getTime())) \(convert) v = v.getTime() / 1000;"
                 }
-                lines.append("define(row, \(key), function () { const v = c\(index)[i]; return v !== v ? null : \(read); }, "
-                    + "function (v) { if (v === null || v === undefined) v = NaN; else { \(check) } c\(index)[i] = v; w\(index)[i] = 1; });")
+                // Writes Swift must refuse (read-only, auto-increment, NULL in a required field) go to it too.
+                let field = table.field(named: name)
+                let setter = field.map { $0.readOnly || $0.autoIncrement } == true
+                    ? "function (v) { set(i, \(key), v); }"
+                    : "function (v) { if (v === null || v === undefined) { \(field?.required == true ? "set(i, \(key), null);" : "v = NaN;") } "
+                        + "else { \(check) } c\(index)[i] = v; w\(index)[i] = 1; }"
+                lines.append("define(row, \(key), function () { const v = c\(index)[i]; return v !== v ? null : \(read); }, \(setter));")
                 lines.append("define(old, \(key), function () { const v = o\(index)[i]; return v !== v ? null : \(read); }, readOnly);")
             } else {
                 lines.append("define(row, \(key), function () { return get(i, \(key)); }, function (v) { set(i, \(key), v); });")
