@@ -57,7 +57,9 @@ import Relata
             }
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let confirmed = printed.split(separator: "\n").compactMap { Int($0) }.last ?? 0
-            guard FileManager.default.fileExists(atPath: url.path) else {
+            // A folder briefcase exists once its manifest does: a first save killed before it leaves none.
+            let exists = FileManager.default.fileExists(atPath: layout == "file" ? url.path : url.appendingPathComponent("manifest.briefcase").path)
+            guard exists else {
                 #expect(confirmed == 0 && lastConfirmed == 0, "a briefcase was confirmed but is gone")
                 continue
             }

@@ -77,7 +77,7 @@ extension LocalDataAdapter {
             (rollbackReason, rollbackKind) = failure
         } else {
             do {
-                try fireTransactionEvent("beforeCommit", tables: work.map(\.table))
+                try fireTransactionEvent(.beforeCommit, tables: work.map(\.table))
             } catch {
                 rollbackReason = "beforeCommit failed: \(error)"
                 rollbackKind = (error as? ScriptError).map(FailureKind.init) ?? .invalidValue
@@ -98,13 +98,13 @@ extension LocalDataAdapter {
                     try? item.table.cancelChange(for: row)
                 }
             }
-            fireAfterEvent("afterRollback", tables: work.map(\.table))
+            fireAfterEvent(.afterRollback, tables: work.map(\.table))
         } else {
             for index in work.indices {
                 assignKeys(to: &work[index].delta, of: work[index].table)
                 try work[index].table.accept(work[index].delta)
             }
-            fireAfterEvent("afterCommit", tables: work.map(\.table))
+            fireAfterEvent(.afterCommit, tables: work.map(\.table))
         }
         return work.map(\.delta)
     }
@@ -180,8 +180,9 @@ extension LocalDataAdapter {
 
     /// Runs the delta events of one delta, failing the changes they reject.
     private func process(_ delta: inout Delta, of table: DataTable) {
-        let events = ["beforeProcessDelta", "beforeProcessDeltaChange", "afterProcessDeltaChange", "afterProcessDelta"]
-        let scripts = host.scripts(forTable: table.name).filter { script in events.contains { script.handler($0) != nil } }
+        let scripts = host.scripts(forTable: table.name).filter { script in
+            RuleEvent.deltaEvents.contains { script.handler($0.handlerName) != nil }
+        }
         guard !scripts.isEmpty else {
             for index in delta.changes.indices { delta.changes[index].resolve() }
             return
@@ -205,7 +206,7 @@ extension LocalDataAdapter {
                 for view in views { view.update(delta.changes[index], at: index) }
             }
         }
-        func run(_ event: String, change: Int?) throws {
+        func run(_ event: RuleEvent, change: Int?) throws {
             for (script, view) in zip(scripts, views) {
                 try host.fire(event, in: script, table: table.name) { _ in
                     change.map { [view.object, view.changes[$0]] } ?? [view.object]
@@ -213,20 +214,20 @@ extension LocalDataAdapter {
             }
         }
 
-        do { try run("beforeProcessDelta", change: nil) } catch { failAll(error) }
+        do { try run(.beforeProcessDelta, change: nil) } catch { failAll(error) }
         for index in delta.changes.indices where delta.changes[index].status != .failed {
             do {
-                try run("beforeProcessDeltaChange", change: index)
+                try run(.beforeProcessDeltaChange, change: index)
                 delta.changes[index].resolve()
                 for view in views { view.update(delta.changes[index], at: index) }
-                try run("afterProcessDeltaChange", change: index)
+                try run(.afterProcessDeltaChange, change: index)
             } catch {
                 delta.changes[index].fail(Self.message(of: error))
                 record(error, change: delta.changes[index].changeId)
                 for view in views { view.update(delta.changes[index], at: index) }
             }
         }
-        do { try run("afterProcessDelta", change: nil) } catch { failAll(error) }
+        do { try run(.afterProcessDelta, change: nil) } catch { failAll(error) }
         views.removeAll()
     }
 
@@ -289,14 +290,14 @@ extension LocalDataAdapter {
         return "\(error)"
     }
 
-    private func fireTransactionEvent(_ event: String, tables: [DataTable]) throws {
+    private func fireTransactionEvent(_ event: RuleEvent, tables: [DataTable]) throws {
         for script in transactionScripts(tables) {
             try host.fire(event, in: script, table: script.table) { _ in [] }
         }
     }
 
     /// `afterCommit` and `afterRollback` cannot change the outcome: their errors are logged.
-    private func fireAfterEvent(_ event: String, tables: [DataTable]) {
+    private func fireAfterEvent(_ event: RuleEvent, tables: [DataTable]) {
         for script in transactionScripts(tables) {
             do {
                 try host.fire(event, in: script, table: script.table) { _ in [] }

@@ -23,9 +23,9 @@ extension LocalDataAdapter {
     /// ```
     public func getRows(from name: String, where expression: String, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
         guard let table = table(named: name) else { throw unknownTable(name) }
-        try fireDataEvent("beforeGetData", names: [table.name], expression: expression, parameters: parameters)
+        try fireDataEvent(.beforeGetData, names: [table.name], expression: expression, parameters: parameters)
         let rows = try table.rows(where: expression, parameters: parameters)
-        try fireDataEvent("afterGetData", names: [table.name], expression: expression, parameters: parameters)
+        try fireDataEvent(.afterGetData, names: [table.name], expression: expression, parameters: parameters)
         return rows
     }
 
@@ -35,13 +35,13 @@ extension LocalDataAdapter {
             guard let table = table(named: name) else { throw unknownTable(name) }
             return table
         }
-        try fireDataEvent("beforeGetData", names: tables.map(\.name), expression: nil, parameters: [:])
-        try fireDataEvent("afterGetData", names: tables.map(\.name), expression: nil, parameters: [:])
+        try fireDataEvent(.beforeGetData, names: tables.map(\.name), expression: nil, parameters: [:])
+        try fireDataEvent(.afterGetData, names: tables.map(\.name), expression: nil, parameters: [:])
         return tables
     }
 
-    private func fireDataEvent(_ event: String, names: [String], expression: String?, parameters: [String: Value]) throws {
-        for script in host.allScripts where script.handler(event) != nil {
+    private func fireDataEvent(_ event: RuleEvent, names: [String], expression: String?, parameters: [String: Value]) throws {
+        for script in host.allScripts where script.handler(event.handlerName) != nil {
             try host.fire(event, in: script, table: script.table) { context in
                 let requests = try names.map { name -> JSValueRef in
                     let request = context.makeObject()

@@ -35,10 +35,10 @@ extension LocalDataAdapter {
         // A row fails at most once: failed rows leave the pass before the next script runs.
         var violations: [RuleViolation] = []
         let sets = table.rowSets(in: [.added, .modified, .deleted])
-        let passes: [(rows: RowSet, events: [String], originals: Bool)] = [
-            (sets[0], ["beforePost", "beforeInsert"], false),
-            (sets[1], ["beforePost", "beforeUpdate"], true),
-            (sets[2], ["beforeDelete"], false),
+        let passes: [(rows: RowSet, events: [RuleEvent], originals: Bool)] = [
+            (sets[0], RuleEvent.posting(inserting: true), false),
+            (sets[1], RuleEvent.posting(inserting: false), true),
+            (sets[2], [.beforeDelete], false),
         ]
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows
@@ -62,7 +62,7 @@ extension LocalDataAdapter {
                             for (name, value) in ordered { try row.setValue(value, forKey: name) }
                         } catch {
                             violations.append(RuleViolation(row: row, error: ScriptError(
-                                .runtime, "\(error)", event: pass.events.joined(separator: "/"), table: table.name, row: row.label)))
+                                .runtime, "\(error)", event: pass.events.map(\.handlerName).joined(separator: "/"), table: table.name, row: row.label)))
                             rejected.insert(index)
                         }
                     }

@@ -163,9 +163,8 @@ public final class LocalDataAdapter {
 
     /// Gives every table whose scripts handle a row event the rule hook.
     private func connectRules() {
-        let rowEvents = ["onNewRow", "beforePost", "beforeInsert", "beforeUpdate", "beforeDelete"]
         for table in tables {
-            let needed = rowEvents.contains { host.handles($0, table: table.name) }
+            let needed = RuleEvent.rowEvents.contains { host.handles($0, table: table.name) }
             if needed, !(table.rules is TableRules) {
                 table.rules = TableRules(host: host, tableName: table.name)
             } else if !needed, table.rules is TableRules {

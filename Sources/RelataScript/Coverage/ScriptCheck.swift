@@ -9,11 +9,7 @@
 /// ```
 public enum ScriptCheck {
     /// Every event a script can handle.
-    public static let eventNames = [
-        "onNewRow", "beforePost", "beforeInsert", "beforeUpdate", "beforeDelete",
-        "beforeProcessDelta", "beforeProcessDeltaChange", "afterProcessDeltaChange", "afterProcessDelta",
-        "beforeCommit", "afterCommit", "afterRollback", "beforeGetData", "afterGetData",
-    ]
+    public static let eventNames = RuleEvent.allCases.map(\.handlerName)
 
     /// One problem in a script.
     public struct Diagnostic: Codable, Sendable, Equatable, CustomStringConvertible {

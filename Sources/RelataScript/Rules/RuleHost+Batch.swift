@@ -14,8 +14,9 @@ extension RuleHost {
     }
 
     /// Runs `events` (in order) of one script for every row, each row with its own verdict.
-    func runBatch(_ events: [String], in script: CompiledScript, table: DataTable, rows: RowSet,
+    func runBatch(_ events: [RuleEvent], in script: CompiledScript, table: DataTable, rows: RowSet,
                   withOriginals: Bool) throws -> BatchOutcome {
+        let events = events.map(\.handlerName)
         let present = events.filter { script.handler($0) != nil }
         guard !present.isEmpty, !rows.isEmpty else { return BatchOutcome() }
         let context = script.context

@@ -106,22 +106,22 @@ final class RuleHost {
 
     /// Calls `event` in each script of a table that defines it, with arguments built
     /// in that script's scope. Errors carry the event, table and row.
-    func fire(_ event: String, table: String?, row: String? = nil,
+    func fire(_ event: RuleEvent, table: String?, row: String? = nil,
               arguments: (ScriptContext) throws -> [JSValueRef]) throws {
         for script in scripts(forTable: table) {
             try fire(event, in: script, table: table, row: row, arguments: arguments)
         }
     }
 
-    func fire(_ event: String, in script: CompiledScript, table: String?, row: String? = nil,
+    func fire(_ event: RuleEvent, in script: CompiledScript, table: String?, row: String? = nil,
               arguments: (ScriptContext) throws -> [JSValueRef]) throws {
-        guard let handler = script.handler(event) else { return }
+        guard let handler = script.handler(event.handlerName) else { return }
         do {
             let returned = try script.context.call(handler, try arguments(script.context))
-            if script.context.isPromise(returned) { throw Self.asyncHandler(event) }
+            if script.context.isPromise(returned) { throw Self.asyncHandler(event.handlerName) }
         } catch let thrown as ScriptError {
             var error = script.locatingFailCall(thrown)
-            error.event = event
+            error.event = event.handlerName
             error.table = error.table ?? table
             error.row = error.row ?? row
             if error.file == nil { error.file = script.script.fileName }
@@ -135,8 +135,8 @@ final class RuleHost {
     }
 
     /// True when any script defines the handler (so callers can skip building arguments).
-    func handles(_ event: String, table: String?) -> Bool {
-        scripts(forTable: table).contains { $0.handler(event) != nil }
+    func handles(_ event: RuleEvent, table: String?) -> Bool {
+        scripts(forTable: table).contains { $0.handler(event.handlerName) != nil }
     }
 }
 
@@ -152,25 +152,25 @@ final class TableRules: DataTableRules {
     }
 
     func rowDidAdd(_ row: DataTableRow) throws {
-        try fire("onNewRow", row)
+        try fire(.onNewRow, row)
     }
 
     func rowWillPost(_ row: DataTableRow, inserting: Bool) throws {
-        try fire("beforePost", row)
+        try fire(.beforePost, row)
         if inserting {
-            try fire("beforeInsert", row)
+            try fire(.beforeInsert, row)
         } else {
-            try liveHost().fire("beforeUpdate", table: tableName, row: row.label) { context in
+            try liveHost().fire(.beforeUpdate, table: tableName, row: row.label) { context in
                 [RowObject.make(row, in: context), try originals(of: row, in: context)]
             }
         }
     }
 
     func rowWillRemove(_ row: DataTableRow) throws {
-        try fire("beforeDelete", row)
+        try fire(.beforeDelete, row)
     }
 
-    private func fire(_ event: String, _ row: DataTableRow) throws {
+    private func fire(_ event: RuleEvent, _ row: DataTableRow) throws {
         try liveHost().fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
     }
 

@@ -66,7 +66,7 @@ public enum TypeScriptDeclarations {
         lines.append("}")
         lines.append("")
         lines.append(sharedAPI)
-        lines.append(audience == .rules ? ruleAPI : testAPI)
+        lines.append(audience == .rules ? ruleAPI + handlerComment : testAPI)
         return lines.joined(separator: "\n")
     }
 
@@ -152,14 +152,23 @@ public enum TypeScriptDeclarations {
             readonly parameters: Readonly<Record<string, unknown>>;
         }
 
-        // Event handlers a script may define (all optional):
-        //   onNewRow(row)  beforePost(row)  beforeInsert(row)  beforeUpdate(row, old)  beforeDelete(row)
-        //   beforeProcessDelta(delta)  beforeProcessDeltaChange(delta, change)
-        //   afterProcessDeltaChange(delta, change)  afterProcessDelta(delta)
-        //   beforeCommit()  afterCommit()  afterRollback()
-        //   beforeGetData(tableNames: TableName[], requests: DataRequest[])  afterGetData(tableNames, requests)
-
         """
+
+    /// The handlers a script may define, from the one list of events, grouped as they run.
+    static var handlerComment: String {
+        // A row is its table's interface above (`OrdersRow`); the others are declared here.
+        let types = ["delta": "Delta", "change": "DeltaChange", "tableNames": "TableName[]", "requests": "DataRequest[]"]
+        let phases: [(RuleEvent.Phase, String)] = [(.row, "as rows change"), (.delta, "for each table's delta during an apply"),
+                                                   (.transaction, "once per apply"), (.data, "around a read")]
+        var lines = ["// Event handlers a script may define (all optional), in the order they run:"]
+        for (phase, when) in phases {
+            let handlers = RuleEvent.allCases.filter { $0.phase == phase }.map { event in
+                "\(event.handlerName)(" + event.parameters.map { name in types[name].map { "\(name): \($0)" } ?? name }.joined(separator: ", ") + ")"
+            }
+            lines.append("//   \(when): " + handlers.joined(separator: "  "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
 
     /// What rule test files see (`Documentation/RuleTests.md`).
     static let testAPI = """
