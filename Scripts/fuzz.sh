@@ -18,7 +18,11 @@ for name in "${selected[@]}"; do
 done
 
 mkdir -p .build-fuzz
-if ! swift build --package-path Fuzz --scratch-path .build-fuzz --sanitize fuzzer --sanitize address > .build-fuzz/build.log 2>&1; then
+# `--sanitize fuzzer --sanitize address` reaches swiftc as two -sanitize= flags in no fixed order, and
+# the last one wins: half the builds lost coverage or the address sanitizer. SwiftPM's --sanitize fuzzer
+# sets up the libFuzzer link; the one combined flag, passed last, makes every file carry both.
+if ! swift build --package-path Fuzz --scratch-path .build-fuzz --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address \
+    > .build-fuzz/build.log 2>&1; then
     grep -E "error:" .build-fuzz/build.log >&2 || tail -40 .build-fuzz/build.log >&2
     echo "the fuzz targets did not build" >&2
     exit 1
@@ -37,6 +41,10 @@ for name in "${selected[@]}"; do
         -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix=".build-fuzz/artifacts/$name-" > "$log" 2>&1; then
         tail -60 "$log" >&2
         echo "fuzz target $name found a crash; the input is in .build-fuzz/artifacts/" >&2
+        exit 1
+    fi
+    if ! grep -q "INITED cov:" "$log"; then
+        echo "fuzz target $name was built without coverage instrumentation: its run proves nothing" >&2
         exit 1
     fi
     echo "  $(grep -m1 'stat::number_of_executed_units' "$log" | awk '{print $2}') executions, $(grep -m1 'stat::new_units_added' "$log" | awk '{print $2}') new inputs, corpus $(ls "$corpus" | wc -l) files"
