@@ -7,11 +7,12 @@ struct Relata: ParsableCommand {
         commandName: "relata",
         abstract: "Run, test and check Relata business rules.",
         discussion: """
-            Exit statuses:
+            Exit statuses (when several apply, 3 wins over 1):
               0   all passed: every edit applied, every test green, every script valid
-              1   rules said no: a refused or failed edit, a failed test, a script error
-              2   a schema, edits, data or briefcase file is missing or malformed
-              64  the command line is wrong (an unknown option, a missing argument)
+              1   the rules said no: a refused or failed edit, a failed test
+              2   a file is missing, unreadable or malformed; or nothing to run
+              3   a rule is broken: a script error, a throw that is not a fail()
+              64  a wrong command line: an unknown option, a missing or bad value
             """,
         version: "0.1.0",
         subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self])
