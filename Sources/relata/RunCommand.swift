@@ -198,8 +198,7 @@ struct EditRun {
                     // A calculated field that throws, returns the wrong type or runs away is a broken rule on this edit.
                     values[name] = .null
                     verdicts[made.verdict].kind = verdicts[made.verdict].kind ?? .ruleError
-                    let text = (error as? ScriptError).map { "\($0)" } ?? "\(error)"
-                    verdicts[made.verdict].message = [verdicts[made.verdict].message, "calculated field \(name): \(text)"]
+                    verdicts[made.verdict].message = [verdicts[made.verdict].message, describe(error)]
                         .compactMap { $0 }.joined(separator: "\n      ")
                 }
             }

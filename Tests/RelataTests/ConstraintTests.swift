@@ -111,3 +111,23 @@ import Testing
         #expect(emptyCell?.code == .requiredValueMissing, "an empty cell is NULL, not the default")
     }
 }
+
+extension ConstraintTests {
+    /// Cancelling a change gives a row its original key back, unless another row took it meanwhile.
+    @Test func aCancelledChangeCannotBringBackAKeyInUse() throws {
+        let items = try table()
+        let first = items.rows[0]
+        try first.setValue(10, forKey: "Id")
+        try items.addNewRow(values: ["Id": 1, "Name": "took the key"])
+        let error = relataError { try first.cancel() }
+        #expect(error?.message == "the change cannot be cancelled: the row's original key (Id=1) is now used by row (Id=1)")
+        #expect(first["Id"] == 10 && first.rowState == .modified, "the row is as it was")
+        #expect(relataError { try first.cancelChange(forKey: "Id") }?.code == .constraintViolation)
+
+        let second = items.rows[1]
+        try items.removeRow(second)
+        try items.addNewRow(values: ["Id": 2, "Name": "took the key"])
+        #expect(relataError { try items.cancelChange(for: second) }?.code == .constraintViolation)
+        #expect(second.rowState == .deleted)
+    }
+}

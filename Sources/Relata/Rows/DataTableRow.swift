@@ -169,8 +169,12 @@ public final class DataTableRow {
     /// Cancels every change of the row (and its edit, if any) and restores the
     /// original values. A row added locally stays in the table with its values
     /// cleared; ``DataTable/cancelChange(for:)`` removes it.
+    ///
+    /// - Throws: ``RelataError/Code/constraintViolation`` when another row has taken the
+    ///   row's original primary key meanwhile; the row is left as it was.
     public func cancel() throws {
         if let record { try table.checkLock(record, slot: liveSlot) }
+        try table.checkOriginalKeyIsFree(slot: liveSlot)
         table.revertAll(slot: liveSlot, dropEdit: true)
     }
 
@@ -193,6 +197,7 @@ public final class DataTableRow {
             table.setChanges(record, at: slot)
         }
         guard record.pending[field] != nil else { return }
+        if table.keyFieldIndexes.contains(field) { try table.checkOriginalKeyIsFree(slot: slot) }
         let original = table.originalValue(slot: slot, field: field) ?? .null
         table.commit(original, field: field, slot: slot)
         if var updated = table.changes[slot], updated.state == .added {

@@ -18,6 +18,17 @@ extension DataTable {
         }
     }
 
+    /// Before a changed or deleted row gets its original key back (its change cancelled):
+    /// no other row may have taken that key meanwhile.
+    func checkOriginalKeyIsFree(slot: Int) throws {
+        guard !keyFieldIndexes.isEmpty, let state = changes[slot]?.state, state == .modified || state == .deleted else { return }
+        let original = keyFieldIndexes.map { originalValue(slot: slot, field: $0) ?? .null }
+        if let holder = self.slot(holdingKey: original, except: slot) {
+            throw error(.constraintViolation, "the change cannot be cancelled: the row's original key (\(keyText(original))) is now used by \(rowLabel(slot: holder))",
+                        slot: slot)
+        }
+    }
+
     /// The visible slot (other than `except`) whose primary key is `key`, through the key's index.
     func slot(holdingKey key: [Value], except: Int?) -> Int? {
         guard let first = keyFieldIndexes.first, let index = try? index(forField: fields[first].name) else { return nil }

@@ -87,8 +87,9 @@ extension RuleHost {
                                      + [JSValueMakeNumber(context.ref, Double(start)), JSValueMakeNumber(context.ref, Double(end)),
                                         output?.array ?? plain, odd, JSValueMakeBoolean(context.ref, numeric)])
             } catch var error as ScriptError {
-                error.event = "calculated field \(field)"
-                throw decorate(error, table: table, row: rows[cursor.currentIndex()])
+                // The table names itself and the field; the row is known only here.
+                error.row = rows[cursor.currentIndex()].label
+                throw error
             }
             start = end
         }

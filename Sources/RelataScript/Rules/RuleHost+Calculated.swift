@@ -62,16 +62,11 @@ extension RuleHost {
         return calculation
     }
 
+    /// The value of a calculated field for a row. A failure is the script's error with its location
+    /// only: the table wraps it in an error naming the table, field and row.
     func calculate(_ calculation: Calculation, row: DataTableRow, field: String) throws -> Value {
-        do {
-            let (context, function, _) = try calculation.resolve()
-            let result = try context.call(function, [RowObject.make(row, in: context)])
-            return try context.value(from: result, for: nil)
-        } catch var error as ScriptError {
-            error.table = row.table.name
-            error.row = row.label
-            error.event = "calculated field \(field)"
-            throw error
-        }
+        let (context, function, _) = try calculation.resolve()
+        let result = try context.call(function, [RowObject.make(row, in: context)])
+        return try context.value(from: result, for: nil)
     }
 }
