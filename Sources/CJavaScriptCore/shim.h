@@ -16,20 +16,22 @@
 extern "C" {
 #endif
 
-// Exported by JavaScriptCore but not in its public headers (JSContextRefPrivate.h).
+// Not in JavaScriptCore's public headers (JSContextRefPrivate.h), so not declared
+// here: Relata looks them up at run time (RelataScript's PrivateJavaScriptCore),
+// which keeps an app linked cleanly against Apple's framework, where they are
+// private API. Their contracts:
 //
-// The limit counts the CPU time of the thread running JavaScript since the VM
-// was entered; when it is exceeded, `shouldTerminate` is called and, when it
-// returns true, execution ends with an exception the script cannot catch.
-// If it returns false the limit is disarmed until it is set again.
+// void JSContextGroupSetExecutionTimeLimit(JSContextGroupRef group, double limit,
+//                                          JSShouldTerminateCallback shouldTerminate, void *context);
+//   The limit counts the CPU time of the thread running JavaScript since the VM
+//   was entered; when it is exceeded, `shouldTerminate` is called and, when it
+//   returns true, execution ends with an exception the script cannot catch.
+//   If it returns false the limit is disarmed until it is set again.
+// void JSContextGroupClearExecutionTimeLimit(JSContextGroupRef group);
+// void JSGlobalContextSetEvalEnabled(JSGlobalContextRef ctx, bool enabled, JSStringRef message);
+//   Turns `eval` (and `new Function`, and JSObjectMakeFunction) off for a context;
+//   calling them throws an EvalError with `message`.
 typedef bool (*JSShouldTerminateCallback)(JSContextRef ctx, void *context);
-JS_EXPORT void JSContextGroupSetExecutionTimeLimit(JSContextGroupRef group, double limit,
-                                                   JSShouldTerminateCallback shouldTerminate, void *context);
-JS_EXPORT void JSContextGroupClearExecutionTimeLimit(JSContextGroupRef group);
-
-// Turns `eval` (and `new Function`, and JSObjectMakeFunction) off for a context;
-// calling them throws an EvalError with `message`.
-JS_EXPORT void JSGlobalContextSetEvalEnabled(JSGlobalContextRef ctx, bool enabled, JSStringRef message);
 
 #ifdef __cplusplus
 }

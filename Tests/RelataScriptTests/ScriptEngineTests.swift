@@ -134,3 +134,21 @@ import Testing
         #expect(try context.value(from: context.string("abc"), for: .integer) == "abc", "the table reports the mismatch")
     }
 }
+
+extension ScriptEngineTests {
+    /// The time limit and `eval` switch are JavaScriptCore functions looked up at run time (not linked);
+    /// WebKitGTK exports both, so on Linux the sandbox is whole.
+    @Test func theSandboxFunctionsAreFoundAtRunTime() throws {
+        #if os(Linux)
+        #expect(ScriptEngine.sandboxLimits.timeLimit)
+        #expect(ScriptEngine.sandboxLimits.evalDisabled)
+        #endif
+        let engine = try ScriptEngine(timeLimit: .milliseconds(100))
+        if ScriptEngine.sandboxLimits.evalDisabled {
+            #expect(throws: ScriptError.self) { try engine.evaluate("eval('1 + 1')") }
+        }
+        if ScriptEngine.sandboxLimits.timeLimit {
+            #expect((scriptError { try engine.evaluate("while (true) {}") })?.kind == .timeLimitExceeded)
+        }
+    }
+}

@@ -22,7 +22,7 @@ final class ScriptContext {
     init(machine: VirtualMachine) throws {
         self.machine = machine
         let ref = JSGlobalContextCreateInGroup(machine.group, nil)!
-        JSString.with("eval and new Function are disabled in Relata scripts") { JSGlobalContextSetEvalEnabled(ref, false, $0) }
+        JSString.with("eval and new Function are disabled in Relata scripts") { PrivateJavaScriptCore.setEvalEnabled?(ref, false, $0) }
         self.ref = ref
         runtime = JSObjectMake(ref, nil, nil)
         JSValueProtect(ref, runtime)

@@ -82,6 +82,18 @@ public final class ScriptEngine {
         return (try? context.globalFunction(named: name)) != nil
     }
 
+    /// What the sandbox enforces on this platform: the CPU time limit and `eval` turned off
+    /// rely on JavaScriptCore functions that are not public API, looked up at run time.
+    /// Both are available on Linux (WebKitGTK); an Apple platform may lack them.
+    ///
+    /// ```swift
+    /// if !ScriptEngine.sandboxLimits.timeLimit { print("runaway scripts are not stopped here") }
+    /// ```
+    public static var sandboxLimits: (timeLimit: Bool, evalDisabled: Bool) {
+        (PrivateJavaScriptCore.setExecutionTimeLimit != nil && PrivateJavaScriptCore.clearExecutionTimeLimit != nil,
+         PrivateJavaScriptCore.setEvalEnabled != nil)
+    }
+
     /// Runs JavaScriptCore's garbage collector now (tests use it to prove nothing still in use is freed).
     func collectGarbage() {
         checkThread()

@@ -28,7 +28,7 @@ final class VirtualMachine {
     }
 
     deinit {
-        JSContextGroupClearExecutionTimeLimit(group)
+        PrivateJavaScriptCore.clearExecutionTimeLimit?(group)
         JSContextGroupRelease(group)
     }
 
@@ -70,7 +70,7 @@ final class VirtualMachine {
         let seconds = Double(timeLimit.components.seconds) + Double(timeLimit.components.attoseconds) / 1e18
         // The callback must return true (terminate) every time: returning false would disarm the limit.
         // The watchdog is passed unretained: this machine owns it and clears the limit before it goes.
-        JSContextGroupSetExecutionTimeLimit(group, seconds, { _, box in
+        PrivateJavaScriptCore.setExecutionTimeLimit?(group, seconds, { _, box in
             guard let box else { return true }
             let watchdog = Unmanaged<Watchdog>.fromOpaque(box).takeUnretainedValue()
             watchdog.fired = true
