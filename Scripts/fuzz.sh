@@ -18,6 +18,9 @@ for name in "${selected[@]}"; do
 done
 
 mkdir -p .build-fuzz
+# The package depends on the main one by path, and SwiftPM's incremental plan can miss a source
+# file added there; planning again is cheap.
+rm -f .build-fuzz/debug.yaml
 # `--sanitize fuzzer --sanitize address` reaches swiftc as two -sanitize= flags in no fixed order, and
 # the last one wins: half the builds lost coverage or the address sanitizer. SwiftPM's --sanitize fuzzer
 # sets up the libFuzzer link; the one combined flag, passed last, makes every file carry both.
