@@ -40,12 +40,6 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print the verdicts as JSON.")
     var json = false
 
-    /// A file or folder briefcase (what `--save-briefcase` may replace without --force).
-    static func isBriefcase(_ url: URL) -> Bool {
-        let file = Briefcase.layout(of: url) == .folder ? url.appendingPathComponent("manifest.briefcase") : url
-        return OutputFile.starts(file, with: Array("RELATABC".utf8))
-    }
-
     func run() throws {
         var exit: ExitCode?
         try reportingFailures {
@@ -65,7 +59,7 @@ struct RunCommand: ParsableCommand {
                 let briefcase = Briefcase()
                 for table in adapter.tables { briefcase.addTable(table) }
                 briefcase.properties["Schema"] = schema.description.name
-                try target.checkWritable(isOurs: Self.isBriefcase)
+                try target.checkWritable(isOurs: Briefcase.isBriefcase(at:))
                 do {
                     try briefcase.save(to: target.url, layout: Briefcase.layout(of: target.url))
                 } catch let error as RelataError {

@@ -171,5 +171,18 @@ public final class Briefcase {
     }
 
     static func isFolder(_ url: URL) -> Bool { layout(of: url) == .folder }
+
+    /// Whether a briefcase is at `url` — a file, or a folder with its manifest — judged by the
+    /// magic bytes its file starts with, without loading it.
+    ///
+    /// ```swift
+    /// if FileManager.default.fileExists(atPath: path) && !Briefcase.isBriefcase(at: url) { /* not ours to replace */ }
+    /// ```
+    public static func isBriefcase(at url: URL) -> Bool {
+        let file = isFolder(url) ? url.appendingPathComponent(BriefcaseManifest.fileName) : url
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: BriefcaseFormat.magic.count)).map { Array($0) == BriefcaseFormat.magic } ?? false
+    }
 }
 

@@ -65,7 +65,10 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
         self.fieldDescription = description
     }
 
-    private enum CodingKeys: String, CodingKey {
+    /// The keys a field definition has in JSON (what schema files may say of a field).
+    package static var codingKeyNames: [String] { CodingKeys.allCases.map(\.rawValue) }
+
+    private enum CodingKeys: String, CodingKey, CaseIterable {
         case name, type, size, precision, scale, required, readOnly, primaryKey, defaultValue
         case logChanges, serverAutoRefresh, description
     }

@@ -10,7 +10,7 @@ final class ScriptContext {
     let machine: VirtualMachine
     /// Relata's own helpers (`relata.error`, `relata.describe`, …): an object that
     /// only Relata's code holds, so no script can shadow or overwrite them.
-    private(set) var runtime: JSObjectRef
+    let runtime: JSObjectRef
     /// Values kept alive for the context's lifetime (compiled functions, prototypes).
     private var protected: [JSValueRef] = []
     /// Functions Relata generated in this context (batch loops, cursor factories), by key.
@@ -140,24 +140,20 @@ final class ScriptContext {
     }
 
     func call(_ function: JSObjectRef, _ arguments: [JSValueRef], this: JSObjectRef? = nil) throws -> JSValueRef {
+        let (returned, thrown) = outcome(calling: function, arguments, this: this)
+        if let thrown { throw error(from: thrown, file: nil) }
+        return returned ?? JSValueMakeUndefined(ref)
+    }
+
+    /// Calls a function and returns what it returned or what it threw, for callers
+    /// that read the thrown value's properties.
+    func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef],
+                 this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
         machine.checkThread()
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
         let result = arguments.withUnsafeBufferPointer { buffer in
             machine.enter(in: ref) { JSObjectCallAsFunction(ref, function, this, buffer.count, buffer.baseAddress, &exception) }
-        }
-        if let exception { throw error(from: exception, file: nil) }
-        return result ?? JSValueMakeUndefined(ref)
-    }
-
-    /// Calls a function and returns what it returned or what it threw, for callers
-    /// that read the thrown value's properties.
-    func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef]) -> (returned: JSValueRef?, thrown: JSValueRef?) {
-        machine.checkThread()
-        var exception: JSValueRef?
-        let arguments = arguments.map { Optional($0) }
-        let result = arguments.withUnsafeBufferPointer { buffer in
-            machine.enter(in: ref) { JSObjectCallAsFunction(ref, function, nil, buffer.count, buffer.baseAddress, &exception) }
         }
         return exception.map { (nil, $0) } ?? (result, nil)
     }

@@ -34,7 +34,8 @@ enum RowObject {
     }
 
     /// Names JavaScript itself asks objects for; they are not field lookups.
-    private static let languageNames: Set<String> = [
+    /// (The batch cursor's prototype, `relata.rowPrototype`, is given the same names.)
+    static let languageNames: Set<String> = [
         "toJSON", "toString", "valueOf", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
         "toLocaleString", "then", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
         "length", "inspect",

@@ -25,9 +25,7 @@ extension RuleHost {
         // prototype that makes a misspelt field name an error, as on a row object.
         relata.cursors = new WeakMap();
         relata.rowOf = function (value) { const row = relata.cursors.get(value); return row === undefined ? undefined : row(); };
-        relata.languageNames = new Set(['toJSON', 'toString', 'valueOf', 'constructor', 'hasOwnProperty', 'isPrototypeOf',
-            'propertyIsEnumerable', 'toLocaleString', 'then', '__proto__', '__defineGetter__', '__defineSetter__',
-            '__lookupGetter__', '__lookupSetter__', 'length', 'inspect']);
+        relata.languageNames = new Set([\(RowObject.languageNames.sorted().map(\.scriptLiteral).joined(separator: ", "))]);
         relata.rowPrototype = function (index, get, set) {
             const plain = (name) => typeof name === 'symbol' || relata.languageNames.has(name);
             return new Proxy(Object.prototype, {

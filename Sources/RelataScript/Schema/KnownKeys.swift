@@ -48,10 +48,7 @@ indirect enum KnownKeys: Sendable {
     ])
 
     /// A field definition, as ``FieldDefinition`` decodes it.
-    static let field: KnownKeys = .object(Dictionary(uniqueKeysWithValues: [
-        "name", "type", "size", "precision", "scale", "required", "readOnly", "primaryKey", "defaultValue",
-        "logChanges", "serverAutoRefresh", "description",
-    ].map { ($0, KnownKeys.any) }))
+    static let field: KnownKeys = .object(Dictionary(uniqueKeysWithValues: FieldDefinition.codingKeyNames.map { ($0, KnownKeys.any) }))
 
     /// An edits file (`relata run --edits`).
     static let edits: KnownKeys = .array(.object(["insert": .any, "update": .any, "delete": .any, "key": .any, "values": .any,
