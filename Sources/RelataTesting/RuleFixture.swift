@@ -75,7 +75,7 @@ public final class RuleFixture {
     @discardableResult
     public func apply() throws -> [Delta] {
         let deltas = try adapter.applyChanges(for: adapter.tables)
-        if let failure = adapter.firstFailure(in: deltas) { throw failure }
+        if let failure = ScriptError(firstFailureIn: deltas) { throw failure }
         return deltas
     }
 }

@@ -168,12 +168,11 @@ struct EditRun {
             for made in madeRows {
                 guard let change = outcomes["\(made.table.lowercased())/\(made.changeId)"] else { continue }
                 if change.status == .failed {
-                    let error = adapter.ruleError(forChange: made.changeId, of: made.table)
                     verdicts[made.verdict].verdict = .failed
-                    verdicts[made.verdict].kind = adapter.failureKind(forChange: made.changeId, of: made.table) ?? .refusal
+                    verdicts[made.verdict].kind = change.failure?.kind ?? .refusal
                     verdicts[made.verdict].message = change.message
-                    verdicts[made.verdict].location = error?.location
-                    verdicts[made.verdict].event = error?.event
+                    verdicts[made.verdict].location = change.failure?.location
+                    verdicts[made.verdict].event = change.failure?.event
                 } else {
                     verdicts[made.verdict].verdict = .applied
                 }

@@ -81,8 +81,10 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     public var newValues: [String: Value]
     /// Pending until processed, then resolved or failed.
     public var status: Status
-    /// Why the change failed (or a note from the data source).
+    /// Why the change failed (or a note from the data source), as a user reads it.
     public var message: String?
+    /// Why the change failed, structured: kind, event, script location (nil unless failed).
+    public var failure: ChangeFailure?
     /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
     public var refreshedValues: [String: Value]
 
@@ -92,13 +94,15 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// let change = DeltaChange(changeId: 1, type: .update, oldValues: ["Name": "A"], newValues: ["Name": "B"])
     /// ```
     public init(changeId: Int, type: ChangeType, oldValues: [String: Value] = [:], newValues: [String: Value] = [:],
-                status: Status = .pending, message: String? = nil, refreshedValues: [String: Value] = [:]) {
+                status: Status = .pending, message: String? = nil, failure: ChangeFailure? = nil,
+                refreshedValues: [String: Value] = [:]) {
         self.changeId = changeId
         self.type = type
         self.oldValues = oldValues
         self.newValues = newValues
         self.status = status
         self.message = message
+        self.failure = failure
         self.refreshedValues = refreshedValues
     }
 
@@ -107,16 +111,32 @@ public struct DeltaChange: Sendable, Hashable, Codable {
         newValues[field] ?? oldValues[field]
     }
 
-    /// Marks the change failed with a message.
-    public mutating func fail(_ message: String) {
+    /// Marks the change failed with a message (a ``FailureKind/refusal`` unless `kind` says otherwise).
+    ///
+    /// ```swift
+    /// change.fail("names may not contain '!'")
+    /// ```
+    public mutating func fail(_ message: String, kind: FailureKind = .refusal) {
+        fail(ChangeFailure(kind, message))
+    }
+
+    /// Marks the change failed; its ``message`` becomes the failure's description
+    /// (the bare message for a refusal, with the script location for anything else).
+    ///
+    /// ```swift
+    /// change.fail(ChangeFailure(.constraint, "Orders has no row with OrderId 7"))
+    /// ```
+    public mutating func fail(_ failure: ChangeFailure) {
         status = .failed
-        self.message = message
+        self.failure = failure
+        message = failure.kind == .refusal ? failure.message : failure.description
     }
 
     /// Marks the change resolved, with values the data source assigned.
     public mutating func resolve(refreshing values: [String: Value] = [:]) {
         status = .resolved
         message = nil
+        failure = nil
         refreshedValues.merge(values) { $1 }
     }
 

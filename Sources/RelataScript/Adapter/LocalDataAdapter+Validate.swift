@@ -30,8 +30,8 @@ extension LocalDataAdapter {
     /// - Returns: the violations, in the order the rows were first changed.
     public func validateChanges(for table: DataTable) throws -> [RuleViolation] {
         guard tables.contains(where: { $0 === table }) else { throw unknownTable(table.name) }
-        isValidating = true
-        defer { isValidating = false }
+        data.keepsAddedRows = true
+        defer { data.keepsAddedRows = false }
         // A row fails at most once: failed rows leave the pass before the next script runs.
         var violations: [RuleViolation] = []
         let sets = table.rowSets(in: [.added, .modified, .deleted])

@@ -22,35 +22,34 @@ import Relata
 ///
 /// An adapter, its tables and its engine belong to one thread.
 public final class LocalDataAdapter {
+    /// The rules: the engine and the compiled scripts, seeing this adapter's tables through `lda`.
+    public let runtime: RuleRuntime
     /// The engine the rules run on.
-    public let engine: ScriptEngine
+    public var engine: ScriptEngine { runtime.engine }
+    /// The tables as the rules reach them (`lda`), and as an apply stores into them.
+    public let data = TableDataAccess()
     /// The tables, in the order they were added.
-    public private(set) var tables: [DataTable] = []
+    public var tables: [DataTable] { data.tables }
     /// Whether scripts see `isServer` as true (a data server sets it; local use leaves it false).
     public var isServer = false {
-        didSet { host.refreshGlobals() }
+        didSet { updateEnvironment() }
     }
     /// The session scripts see as `session`.
     public var session = Session() {
-        didSet { host.refreshGlobals() }
+        didSet { updateEnvironment() }
     }
-    /// The rule errors that failed changes in the latest apply, by table (lower case) and change id.
-    var applyErrors: [String: [Int: ScriptError]] = [:]
-    /// Why each change failed in the latest apply, by table (lower case) and change id.
-    var applyFailureKinds: [String: [Int: FailureKind]] = [:]
     /// Records which script functions and `fail(…)` calls run (`relata test --coverage`).
     /// Set it before scripts are loaded: scripts loaded earlier are not followed.
-    public var coverage: RuleCoverage?
+    public var coverage: RuleCoverage? {
+        get { runtime.coverage }
+        set { runtime.coverage = newValue }
+    }
     /// The order in which an apply processes tables (names); tables not listed follow in the order they were added.
     public var updateOrder: [String] = []
 
-    private var updateRules: [String: UpdateRule] = [:]
-    private(set) var host: RuleHost!
-    /// Rows changed through `lda` while an apply runs.
-    var scriptChanges: [DataTableRow] = []
+    private(set) var updateRules: [String: UpdateRule] = [:]
+    var host: RuleRuntime { runtime }
     var isApplying = false
-    /// True while `validateChanges` runs: its row sets must keep their rows.
-    var isValidating = false
 
     /// Creates an adapter with no tables.
     ///
@@ -58,8 +57,8 @@ public final class LocalDataAdapter {
     ///   - engine: the engine to run rules on; a new one (1 s CPU limit per call) by default.
     ///   - logger: where `log(...)` in scripts writes.
     public init(engine: ScriptEngine? = nil, logger: Logger = Logger(label: "relata.rules")) throws {
-        self.engine = try engine ?? ScriptEngine()
-        host = RuleHost(engine: self.engine, logger: logger, adapter: self)
+        runtime = try RuleRuntime(engine: engine, logger: logger)
+        updateEnvironment()
     }
 
     deinit {
@@ -67,9 +66,14 @@ public final class LocalDataAdapter {
         for table in tables where table.rules is TableRules { table.rules = nil }
     }
 
+    /// The rules see this adapter's session, `isServer` and tables.
+    private func updateEnvironment() {
+        runtime.setEnvironment(RuleEnvironment(session: session, isServer: isServer, dataAccess: data))
+    }
+
     /// The table with a name (case-insensitive), or nil.
     public func table(named name: String) -> DataTable? {
-        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        data.table(named: name)
     }
 
     /// Adds a table, with its rule script if it has one.
@@ -81,14 +85,14 @@ public final class LocalDataAdapter {
         if self.table(named: table.name) != nil {
             throw RelataError(.invalidDefinition, "the adapter already has a table with this name", table: table.name)
         }
-        tables.append(table)
+        data.add(table)
         do {
             if let script { try host.load(script, table: table.name) }
         } catch {
-            tables.removeLast()
+            data.removeLast()
             throw error
         }
-        host.refreshGlobals()
+        updateEnvironment()
         connectRules()
         return table
     }
@@ -126,7 +130,7 @@ public final class LocalDataAdapter {
 
     /// The update rule of a table (``UpdateRule/FailureBehavior/applyOthers`` unless set).
     public func updateRule(forTable name: String) -> UpdateRule {
-        updateRules[name.lowercased()] ?? UpdateRule()
+        DeltaProcessor(runtime: runtime, updateRules: updateRules).updateRule(forTable: name)
     }
 
     /// Adds a calculated field whose value a JavaScript function of the row computes.
@@ -142,18 +146,13 @@ public final class LocalDataAdapter {
     public func addCalculatedField(name: String, type: DataType, cached: Bool = false, table tableName: String,
                                    function: String) throws {
         guard let table = table(named: tableName) else { throw unknownTable(tableName) }
-        let host = self.host!
+        let host = self.host
         let compiled = try host.calculationFunction(function, table: table.name, field: name)
         try table.addCalculatedField(name: name, type: type, cached: cached, compute: { row in
             try host.calculate(compiled, row: row, field: name)
         }, computeMany: { [unowned table] rows in
             try host.mapBatch(compiled, table: table, rows: rows, type: type, field: name)
         })
-    }
-
-    /// Rows changed through `lda` join the apply in progress.
-    func didChangeThroughScript(_ row: DataTableRow) {
-        if isApplying { scriptChanges.append(row) }
     }
 
     func unknownTable(_ name: String) -> RelataError {

@@ -1,3 +1,5 @@
+import Relata
+
 /// The outcome of one rule test.
 public struct RuleTestResult: Codable, Sendable, Equatable {
     /// The test file, as named to the runner.

@@ -143,11 +143,11 @@ public final class RuleTestRunner {
     // MARK: The editing API of test files
 
     private func installEditing(in context: ScriptContext) {
-        let lda = RuleHost.makeDataAccess(in: context) { [weak self] in
+        let lda = RuleRuntime.makeDataAccess(in: context) { [weak self] _ in
             guard let adapter = self?.current else {
                 throw ScriptError(.runtime, "tables can be changed only inside a test(…) body, where each test has its own data")
             }
-            return adapter
+            return adapter.data
         }
         context.setProperty("lda", of: context.global, to: lda, readOnly: true)
         for (global, function) in [("insert", "insert"), ("update", "update"), ("remove", "remove"), ("select", "select"),
@@ -157,7 +157,7 @@ public final class RuleTestRunner {
         context.defineFunction("apply") { [weak self] context, _, _ in
             guard let adapter = self?.current else { throw ScriptError(.runtime, "apply() works only inside a test(…) body") }
             let deltas = try adapter.applyChanges(for: adapter.tables)
-            if let failure = adapter.firstFailure(in: deltas) { throw failure }
+            if let failure = ScriptError(firstFailureIn: deltas) { throw failure }
             return JSValueMakeNumber(context.ref, Double(deltas.reduce(0) { $0 + $1.changes.count }))
         }
     }
@@ -170,7 +170,7 @@ public final class RuleTestRunner {
             }
             let values = try rows.enumerated().map { position, row in
                 do {
-                    return try context.dictionary(from: row, table: table)
+                    return try context.dictionary(from: row, fields: table.fields)
                 } catch let error as ScriptError {
                     throw ScriptError(.runtime, "fixture('\(table.name)', …), row \(position + 1): \(error.message)", file: file.name)
                 }

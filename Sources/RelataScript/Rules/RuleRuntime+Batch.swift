@@ -3,7 +3,7 @@ import Foundation
 import Relata
 
 /// Rules over many rows with one call into JavaScript per chunk (see ``BatchCursor``).
-extension RuleHost {
+extension RuleRuntime {
     /// Rows per call into JavaScript: the CPU time limit applies to each call.
     static let chunkSize = 65_536
 
@@ -111,10 +111,10 @@ extension RuleHost {
     /// A loop that runs the handlers for rows `start..<end`, generated once per scope and
     /// list of handlers: calling them by name lets the JIT inline them into the loop.
     private func driver(calling events: [String], in context: ScriptContext) throws -> JSObjectRef {
-        // A handler that returns a promise is refused, as row by row (see `RuleHost.asyncHandler`).
+        // A handler that returns a promise is refused, as row by row (see `RuleRuntime.asyncHandler`).
         let calls = events.map { event in
             "{ const r = \(event)(row, old); if (r !== null && typeof r === 'object' && typeof r.then === 'function') "
-                + "throw relata.error(\(RuleHost.asyncHandler(event).message.scriptLiteral)); }"
+                + "throw relata.error(\(RuleRuntime.asyncHandler(event).message.scriptLiteral)); }"
         }.joined(separator: " ")
         return try context.generated("each|\(events.joined(separator: ","))") { """
             function (row, old, at, start, end, failures) {

@@ -1,5 +1,6 @@
-/// Why something did not pass — a deliberate refusal, or something broken — as `relata`
-/// reports it (`kind` in `--json` output) and as its exit status tells (1 or 3).
+/// Why something did not pass — a deliberate refusal, or something broken. A failed
+/// ``DeltaChange`` carries one in its ``ChangeFailure``; `relata` reports it (`kind` in
+/// `--json` output) and its exit status tells it (1 or 3).
 ///
 /// ```swift
 /// if result.kind == .ruleError { print("fix the rule, not the data:", result.message ?? "") }
@@ -14,15 +15,12 @@ public enum FailureKind: String, Codable, Sendable, CaseIterable {
     case invalidValue
     /// A primary or foreign key would be broken.
     case constraint
-    /// A test's expectation did not hold.
+    /// The data source could not store the change (a database error, a conflicting edit).
+    case storeError
+    /// A rule test's expectation did not hold (`relata test`).
     case expectation
-    /// A test file's own code threw (not a rule, not an expectation), or a test could not start.
+    /// A rule test file's own code threw (not a rule, not an expectation), or a test could not start.
     case testError
-
-    /// The kind of a rule's error.
-    public init(_ error: ScriptError) {
-        self = error.kind == .ruleFailed ? .refusal : .ruleError
-    }
 
     /// True for the kinds that mean a rule script needs fixing.
     public var isBrokenRule: Bool { self == .ruleError }

@@ -2,7 +2,7 @@ internal import CJavaScriptCore
 import Relata
 
 /// Calculated fields whose values JavaScript functions compute.
-extension RuleHost {
+extension RuleRuntime {
     /// A calculated field's function: a name in the table's script or a function expression.
     /// It is found (or compiled) in the table's *current* scope, again whenever that scope is
     /// replaced, and holds the scope it was found in, so it never calls into a released context.
@@ -10,10 +10,10 @@ extension RuleHost {
         let function: String
         let table: String
         let field: String
-        private weak var host: RuleHost?
+        private weak var host: RuleRuntime?
         private var resolved: (scope: CompiledScript, function: JSObjectRef, fileName: String)?
 
-        init(function: String, table: String, field: String, host: RuleHost) {
+        init(function: String, table: String, field: String, host: RuleRuntime) {
             self.function = function
             self.table = table
             self.field = field

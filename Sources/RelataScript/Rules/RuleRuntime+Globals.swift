@@ -5,7 +5,7 @@ import Relata
 
 /// The globals every rule script sees: `fail`, `log`, `newGuid`, `isServer`,
 /// `session`, `lda` and `schema`.
-extension RuleHost {
+extension RuleRuntime {
     /// Relata's side of every rule scope: helpers in `relata` (out of the scripts' reach),
     /// then `fail` and `log` as read-only globals.
     static let bootstrap = """
@@ -100,11 +100,11 @@ extension RuleHost {
         installDataAccess(in: context)
     }
 
-    /// `isServer`, and `session`: the adapter's session values by key, `roles`, and `hasRole(name)`.
+    /// `isServer`, and `session`: the environment's session values by key, `roles`, and `hasRole(name)`.
     func installSession(in context: ScriptContext) {
-        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, adapter?.isServer ?? false))
+        context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, environment.isServer))
         let session = context.makeObject()
-        let current = adapter?.session ?? Session()
+        let current = environment.session
         for (key, value) in current.values.sorted(by: { $0.key < $1.key }) {
             context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
         }
@@ -120,12 +120,13 @@ extension RuleHost {
     /// `schema`: `schema.tables` (names) and, per table, `schema.Clients.fields`.
     func installSchema(in context: ScriptContext) {
         let schema = context.makeObject()
-        let tables = adapter?.tables ?? []
-        context.setProperty("tables", of: schema, to: context.makeArray(tables.map { context.string($0.name) }), readOnly: true)
+        let dataAccess = environment.dataAccess
+        let tables = dataAccess?.tableNames ?? []
+        context.setProperty("tables", of: schema, to: context.makeArray(tables.map { context.string($0) }), readOnly: true)
         for table in tables {
             let description = context.makeObject()
-            context.setProperty("name", of: description, to: context.string(table.name), readOnly: true)
-            let fields = table.fields.map { field -> JSValueRef in
+            context.setProperty("name", of: description, to: context.string(table), readOnly: true)
+            let fields = (dataAccess?.fields(ofTable: table) ?? []).map { field -> JSValueRef in
                 let object = context.makeObject()
                 context.setProperty("name", of: object, to: context.string(field.name), readOnly: true)
                 context.setProperty("type", of: object, to: context.string(field.type.rawValue), readOnly: true)
@@ -136,12 +137,12 @@ extension RuleHost {
                 return object
             }
             context.setProperty("fields", of: description, to: context.makeArray(fields), readOnly: true)
-            context.setProperty(table.name, of: schema, to: description, readOnly: true)
+            context.setProperty(table, of: schema, to: description, readOnly: true)
         }
         context.setProperty("schema", of: context.global, to: schema)
     }
 
-    /// Rebuilds `session` and `schema` in every script after the adapter's session or tables changed.
+    /// Rebuilds `session` and `schema` in every script after the environment changed.
     func refreshGlobals() {
         for script in allScripts {
             installSession(in: script.context)

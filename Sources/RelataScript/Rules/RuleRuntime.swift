@@ -3,29 +3,111 @@ import Foundation
 import Logging
 import Relata
 
-/// Runs rule scripts: one per table plus an optional schema-wide script, each
-/// in its own global scope of one ``ScriptEngine``. Handlers are top-level
-/// functions found by name; a missing handler is skipped.
+/// The rule runtime: one ``ScriptEngine`` plus the compiled rule scripts of one
+/// schema — a script per table and an optional schema-wide script, each in its
+/// own global scope. Handlers are top-level functions found by name; a missing
+/// handler is skipped.
 ///
-/// The ``LocalDataAdapter`` owns one; it installs itself as each table's
-/// ``DataTableRules`` and calls the delta and transaction events while applying.
-final class RuleHost {
-    let engine: ScriptEngine
-    let logger: Logger
+/// Every site runs rules through a runtime: a ``LocalDataAdapter`` owns one and
+/// installs it as each table's ``DataTableRules``; a ``DeltaProcessor`` calls its
+/// delta and transaction events; a data server keeps a ``RuleRuntimePool`` of them.
+/// What the rules see as `session`, `isServer` and `lda` is the runtime's
+/// ``environment``, set by whoever runs a unit of work (``withEnvironment(_:_:)``).
+///
+/// ```swift
+/// let runtime = try RuleRuntime()
+/// try runtime.load(RuleScript(source: "function beforeProcessDeltaChange(d, c) { if (!isServer) fail('server only') }",
+///                             fileName: "Orders.js"), forTable: "Orders")
+/// try runtime.withEnvironment(RuleEnvironment(session: Session(roles: ["Sales"]), isServer: true, dataAccess: tables)) {
+///     try DeltaProcessor(runtime: runtime).process(deltas, store: store)
+/// }
+/// ```
+///
+/// A runtime, like its engine, is used by one thread at a time; a
+/// ``RuleRuntimeOwner`` gives it a home that any task can reach.
+public final class RuleRuntime {
+    /// The engine the rules run on.
+    public let engine: ScriptEngine
+    /// Where `log(…)` in scripts writes.
+    public let logger: Logger
+    /// Records which script functions and `fail(…)` calls run (`relata test --coverage`).
+    /// Set it before scripts are loaded: scripts loaded earlier are not followed.
+    public var coverage: RuleCoverage?
+    /// What the rules see as `session`, `isServer` and `lda` right now.
+    public private(set) var environment = RuleEnvironment()
     /// Table scripts by table name (folded to lower case).
     private(set) var tableScripts: [String: CompiledScript] = [:]
     private(set) var schemaScript: CompiledScript?
     /// Shared arrays reused between batch runs.
     let sharedArrays = SharedArrayPool()
-    /// Supplies `lda`, `schema` and `session` to scripts. Weak: the adapter owns this host.
-    weak var adapter: LocalDataAdapter?
 
-    init(engine: ScriptEngine, logger: Logger, adapter: LocalDataAdapter) {
-        self.engine = engine
+    /// Creates a runtime with no scripts.
+    ///
+    /// - Parameters:
+    ///   - engine: the engine to run rules on; a new one (1 s CPU limit per call) by default.
+    ///   - logger: where `log(...)` in scripts writes.
+    public init(engine: ScriptEngine? = nil, logger: Logger = Logger(label: "relata.rules")) throws {
+        self.engine = try engine ?? ScriptEngine()
         self.logger = logger
-        self.adapter = adapter
     }
 
+    /// Makes `environment` what the rules see from now on (an owner of standing
+    /// rules, such as a ``LocalDataAdapter``, sets it once and when it changes).
+    public func setEnvironment(_ environment: RuleEnvironment) {
+        self.environment = environment
+        let seen = InstalledGlobals(environment)
+        if seen != installedGlobals {
+            installedGlobals = seen
+            refreshGlobals()
+        }
+    }
+
+    /// What the scripts' `session`, `isServer` and `schema` globals were last built from.
+    private struct InstalledGlobals: Equatable {
+        var session: Session
+        var isServer: Bool
+        var tables: [String]
+
+        init(_ environment: RuleEnvironment) {
+            session = environment.session
+            isServer = environment.isServer
+            tables = environment.dataAccess?.tableNames ?? []
+        }
+    }
+    private var installedGlobals = InstalledGlobals(RuleEnvironment())
+
+    /// Runs `body` — a unit of work: an apply, a validation — with the rules seeing
+    /// `environment`; the previous environment is back afterwards.
+    ///
+    /// ```swift
+    /// try runtime.withEnvironment(RuleEnvironment(session: login.session, isServer: true, dataAccess: database)) {
+    ///     try processor.process(deltas, store: database)
+    /// }
+    /// ```
+    public func withEnvironment<Result>(_ environment: RuleEnvironment, _ body: () throws -> Result) rethrows -> Result {
+        let previous = self.environment
+        setEnvironment(environment)
+        defer { setEnvironment(previous) }
+        return try body()
+    }
+
+    /// Compiles a table's rule script (replacing the one it had) and runs its top level.
+    ///
+    /// - Throws: ``ScriptError`` when the script does not compile or its top level throws;
+    ///   the table keeps its previous script then.
+    public func load(_ script: RuleScript, forTable table: String) throws {
+        try load(script, table: table)
+    }
+
+    /// Compiles the schema-wide script, whose handlers run for every table after the table's own.
+    public func loadSchemaScript(_ script: RuleScript) throws {
+        try load(script, table: nil)
+    }
+
+    /// True when a script of `table` (or the schema-wide script) handles `event`.
+    public func handles(_ event: RuleEvent, forTable table: String) -> Bool {
+        handles(event, table: table)
+    }
 
     /// A script compiled into its own global scope.
     final class CompiledScript {
@@ -69,9 +151,9 @@ final class RuleHost {
     func load(_ script: RuleScript, table: String?) throws {
         let context = try ScriptContext(machine: engine.machine)
         try installGlobals(in: context, table: table)
-        if let coverage = adapter?.coverage { try instrumentFailures(context, for: coverage, script: script) }
+        if let coverage { try instrumentFailures(context, for: coverage, script: script) }
         _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
-        if let coverage = adapter?.coverage { try instrument(context, for: coverage, script: script) }
+        if let coverage { try instrument(context, for: coverage, script: script) }
         let compiled = CompiledScript(script: script, context: context, table: table)
         sharedArrays.removeAll()
         // The scope a script replaces lives on while anything still holds it (a calculated
@@ -85,13 +167,12 @@ final class RuleHost {
 
     func script(forTable table: String) -> CompiledScript? { tableScripts[table.lowercased()] }
 
-    /// The adapter, or an error for a script that runs after its adapter went away
-    /// (a calculated field of a table the program kept).
-    func liveAdapter() throws -> LocalDataAdapter {
-        guard let adapter else {
-            throw ScriptError(.runtime, "the LocalDataAdapter these rules belong to no longer exists")
+    /// What `lda` reaches, or an error naming the call when the rules run where there is no data.
+    func dataAccess(for function: String) throws -> any RuleDataAccess {
+        guard let dataAccess = environment.dataAccess else {
+            throw ScriptError(.runtime, "lda.\(function): these rules run without data (no data access in their environment)")
         }
-        return adapter
+        return dataAccess
     }
 
     /// The scripts that handle events of a table: its own script, then the schema-wide one.
@@ -142,11 +223,11 @@ final class RuleHost {
 
 /// Connects one table to the rule host: the row events of ``DataTableRules``.
 final class TableRules: DataTableRules {
-    /// Weak: the adapter owns the host, and a table may outlive its adapter.
-    weak var host: RuleHost?
+    /// Weak: the adapter owns the runtime, and a table may outlive its adapter.
+    weak var host: RuleRuntime?
     let tableName: String
 
-    init(host: RuleHost, tableName: String) {
+    init(host: RuleRuntime, tableName: String) {
         self.host = host
         self.tableName = tableName
     }
@@ -174,7 +255,7 @@ final class TableRules: DataTableRules {
         try liveHost().fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
     }
 
-    private func liveHost() throws -> RuleHost {
+    private func liveHost() throws -> RuleRuntime {
         guard let host else { throw ScriptError(.runtime, "the rules of table \(tableName) were unloaded with their adapter", table: tableName) }
         return host
     }

@@ -1,6 +1,6 @@
 internal import CJavaScriptCore
 
-extension RuleHost {
+extension RuleRuntime {
     /// Makes `fail()` in a scope report its caller to `coverage`; installed before the script runs.
     func instrumentFailures(_ context: ScriptContext, for coverage: RuleCoverage, script: RuleScript) throws {
         coverage.register(script)

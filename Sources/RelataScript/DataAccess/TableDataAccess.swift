@@ -1,0 +1,85 @@
+import Relata
+
+/// `lda` over in-memory ``DataTable``s: what a ``LocalDataAdapter`` gives its rules,
+/// and what a test gives rules it runs without an adapter.
+///
+/// Writes go through the target table's rules. Rows changed while
+/// ``isRecordingChanges`` is on are kept in ``changedRows``, so an apply
+/// processes them with the changes that caused them.
+///
+/// ```swift
+/// let data = TableDataAccess(tables: [clients, orders])
+/// try runtime.withEnvironment(RuleEnvironment(dataAccess: data)) { … }
+/// ```
+public final class TableDataAccess: RuleDataAccess {
+    /// The tables, in the order they were added.
+    public private(set) var tables: [DataTable]
+    /// Whether writes are recorded in ``changedRows``.
+    public var isRecordingChanges = false
+    /// The rows rules changed while ``isRecordingChanges`` was on, in the order they changed.
+    public private(set) var changedRows: [DataTableRow] = []
+    /// While true, `lda.remove` refuses rows added locally: a pass over a table's changes
+    /// (``LocalDataAdapter/validateChanges(for:)``) must keep its rows in their table.
+    public var keepsAddedRows = false
+
+    /// Creates data access over tables.
+    public init(tables: [DataTable] = []) {
+        self.tables = tables
+    }
+
+    /// Adds a table.
+    public func add(_ table: DataTable) { tables.append(table) }
+
+    /// Removes the table that was added last (an adapter undoing a failed add).
+    public func removeLast() { tables.removeLast() }
+
+    /// Forgets the recorded rows.
+    public func clearChangedRows() { changedRows = [] }
+
+    /// The table with a name (case-insensitive), or nil.
+    public func table(named name: String) -> DataTable? {
+        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    public var tableNames: [String] { tables.map(\.name) }
+
+    public func fields(ofTable name: String) -> [FieldDefinition]? { table(named: name)?.fields }
+
+    public func row(in table: String, key: [Value]) throws -> DataTableRow? {
+        try existing(table).row(forPrimaryKey: key)
+    }
+
+    public func rows(in table: String, where expression: String, parameters: [String: Value]) throws -> [DataTableRow] {
+        try existing(table).rows(where: expression, parameters: parameters)
+    }
+
+    public func insert(into table: String, values: [String: Value]) throws -> DataTableRow {
+        let row = try existing(table).addNewRow(values: values)
+        record(row)
+        return row
+    }
+
+    public func update(_ row: DataTableRow, values: [String: Value]) throws {
+        try row.setValues(values)
+        record(row)
+    }
+
+    public func remove(_ row: DataTableRow) throws {
+        if keepsAddedRows && (row.rowState == .added || row.rowState == .addedInEditMode) {
+            throw ScriptError(.runtime, "lda.remove cannot take a row added locally out of its table while validateChanges runs; cancel it afterwards")
+        }
+        try row.table.removeRow(row)
+        record(row)
+    }
+
+    private func record(_ row: DataTableRow) {
+        if isRecordingChanges { changedRows.append(row) }
+    }
+
+    private func existing(_ name: String) throws -> DataTable {
+        guard let table = table(named: name) else {
+            throw RelataError(.unknownTable, "there is no table '\(name)' (tables: \(tableNames.joined(separator: ", ")))", table: name)
+        }
+        return table
+    }
+}

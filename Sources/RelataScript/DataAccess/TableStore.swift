@@ -1,0 +1,135 @@
+import Relata
+
+/// A ``DeltaStore`` over in-memory ``DataTable``s — the tables the changes come
+/// from: a ``LocalDataAdapter`` is a ``DeltaProcessor`` over one.
+///
+/// Beginning locks the changed rows. Storing checks declared foreign keys (a
+/// change that would leave a row without its parent fails, and so on until no
+/// change would) and gives new rows real keys, as a database would: each
+/// auto-increment field holding a temporary (negative) key gets the next number
+/// above the table's highest. Committing folds the deltas into their tables
+/// (``DataTable/accept(_:)``); rolling back leaves every change pending with its
+/// message, and cancels the changes rules made through `lda`.
+///
+/// ```swift
+/// let data = TableDataAccess(tables: [orders, details])
+/// let store = TableStore(data: data)
+/// let processed = try runtime.withEnvironment(RuleEnvironment(dataAccess: data)) {
+///     try DeltaProcessor(runtime: runtime).process([try orders.makeDelta(), try details.makeDelta()], store: store)
+/// }
+/// ```
+public final class TableStore: DeltaStore {
+    /// The tables; rules' writes through it join the unit of work.
+    public let data: TableDataAccess
+    /// The changes in the unit, as "table/changeId", so a rule's change joins it once.
+    private var carried: Set<String> = []
+
+    /// Creates a store over the tables of `data`.
+    public init(data: TableDataAccess) {
+        self.data = data
+    }
+
+    public func begin(_ deltas: [Delta]) throws {
+        let tables = try deltas.map(table(of:))
+        data.clearChangedRows()
+        data.isRecordingChanges = true
+        carried = []
+        for (delta, table) in zip(deltas, tables) {
+            table.lockRows(of: delta)
+            carry(delta)
+        }
+    }
+
+    public func changesMadeByRules() throws -> [Delta] {
+        var result: [Delta] = []
+        var seenTables: [DataTable] = []
+        for row in data.changedRows where !seenTables.contains(where: { $0 === row.table }) { seenTables.append(row.table) }
+        for table in seenTables {
+            var delta = try table.makeDelta()
+            let wanted = Set(data.changedRows.filter { $0.table === table }.map(\.changeId))
+            delta.changes = delta.changes.filter { wanted.contains($0.changeId) && !carried.contains(key(table.name, $0.changeId)) }
+            guard !delta.changes.isEmpty else { continue }
+            table.lockRows(of: delta)
+            carry(delta)
+            result.append(delta)
+        }
+        return result
+    }
+
+    public func store(_ deltas: inout [Delta]) throws {
+        let tables = try deltas.map(table(of:))
+        failForeignKeyViolations(&deltas, tables: tables)
+        for index in deltas.indices { assignKeys(to: &deltas[index], of: tables[index]) }
+    }
+
+    public func commit(_ deltas: [Delta]) throws {
+        data.isRecordingChanges = false
+        for delta in deltas { try table(of: delta).accept(delta) }
+    }
+
+    public func rollback(_ deltas: [Delta]) {
+        data.isRecordingChanges = false
+        let madeByRules = Set(data.changedRows.map(ObjectIdentifier.init))
+        for delta in deltas {
+            guard let table = data.table(named: delta.tableName) else { continue }
+            try? table.accept(delta)
+            for row in table.changedRows where madeByRules.contains(ObjectIdentifier(row)) {
+                try? table.cancelChange(for: row)
+            }
+        }
+        data.clearChangedRows()
+    }
+
+    /// Fails the changes that would break a declared foreign key if the others were
+    /// committed, until none would: a failed parent insert fails the child rows that need it.
+    private func failForeignKeyViolations(_ deltas: inout [Delta], tables: [DataTable]) {
+        while true {
+            var committing: [ObjectIdentifier: Set<Int>] = [:]
+            for (delta, table) in zip(deltas, tables) {
+                committing[ObjectIdentifier(table), default: []].formUnion(delta.changes.filter { $0.status != .failed }.map(\.changeId))
+            }
+            var failedAny = false
+            for index in deltas.indices {
+                let violations = tables[index].foreignKeyViolations(in: deltas[index], committing: committing)
+                for change in deltas[index].changes.indices {
+                    guard let message = violations[deltas[index].changes[change].changeId] else { continue }
+                    deltas[index].changes[change].fail(message, kind: .constraint)
+                    failedAny = true
+                }
+            }
+            if !failedAny { return }
+        }
+    }
+
+    /// Gives the resolved new rows real keys: the next number above the table's highest.
+    /// Accepting the delta then replaces the key wherever it is referenced.
+    private func assignKeys(to delta: inout Delta, of table: DataTable) {
+        for field in table.fields where field.autoIncrement {
+            let highest: Int64? = (table.rows + table.deletedRows).compactMap { $0[field.name].integerValue }.max()
+            var next: Int64? = 1
+            if let highest { next = highest == Int64.max ? nil : max(highest, 0) + 1 }
+            for index in delta.changes.indices where delta.changes[index].type == .insert && delta.changes[index].status == .resolved {
+                guard let key = delta.changes[index].newValues[field.name]?.integerValue, key < 0 else { continue }
+                guard let key = next else {
+                    delta.changes[index].fail("\(table.name).\(field.name) has no key left above \(Int64.max)", kind: .constraint)
+                    continue
+                }
+                delta.changes[index].refreshedValues[field.name] = .integer(key)
+                next = key == Int64.max ? nil : key + 1
+            }
+        }
+    }
+
+    private func table(of delta: Delta) throws -> DataTable {
+        guard let table = data.table(named: delta.tableName) else {
+            throw RelataError(.unknownTable, "the store has no table '\(delta.tableName)'", table: delta.tableName)
+        }
+        return table
+    }
+
+    private func carry(_ delta: Delta) {
+        for change in delta.changes { carried.insert(key(delta.tableName, change.changeId)) }
+    }
+
+    private func key(_ table: String, _ changeId: Int) -> String { "\(table.lowercased())/\(changeId)" }
+}
