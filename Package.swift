@@ -20,10 +20,13 @@ let package = Package(
         // JavaScriptCore's C API (WebKitGTK on Linux, the system framework on Apple platforms).
         .systemLibrary(name: "CJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1",
                        providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
+        // Sets JavaScriptCore's process-wide options when the program loads, before any thread exists.
+        .target(name: "CRelataProcess"),
         // Business rules in JavaScript: the engine wrapper, the rule host, the LocalDataAdapter.
         .target(name: "RelataScript", dependencies: [
             "Relata",
             "CJavaScriptCore",
+            "CRelataProcess",
             .product(name: "Logging", package: "swift-log"),
         ], linkerSettings: [
             .linkedLibrary("javascriptcoregtk-4.1", .when(platforms: [.linux])),

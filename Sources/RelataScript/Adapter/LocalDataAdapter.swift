@@ -20,7 +20,8 @@ import Relata
 /// ``ScriptError`` of kind ``ScriptError/Kind/ruleFailed`` with the script
 /// location, and the row stays exactly as it was.
 ///
-/// An adapter, its tables and its engine belong to one thread.
+/// An adapter, its tables and its engine are used from one place at a time (a thread,
+/// or one actor); they are not `Sendable`.
 public final class LocalDataAdapter {
     /// The rules: the engine and the compiled scripts, seeing this adapter's tables through `lda`.
     public let runtime: RuleRuntime
@@ -173,5 +174,5 @@ public final class LocalDataAdapter {
     }
 }
 
-@available(*, unavailable, message: "A LocalDataAdapter belongs to one thread, with its tables and engine.")
+@available(*, unavailable, message: "A LocalDataAdapter is used from one place at a time, with its tables and engine.")
 extension LocalDataAdapter: Sendable {}

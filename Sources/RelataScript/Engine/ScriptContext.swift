@@ -112,7 +112,6 @@ final class ScriptContext {
     // MARK: Running scripts
 
     func evaluate(_ source: String, fileName: String, line: Int) throws -> JSValueRef {
-        machine.checkThread()
         var exception: JSValueRef?
         let result = JSString.with(source) { script in
             JSString.with(fileName) { url in
@@ -149,7 +148,6 @@ final class ScriptContext {
     /// that read the thrown value's properties.
     func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef],
                  this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
-        machine.checkThread()
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
         let result = arguments.withUnsafeBufferPointer { buffer in

@@ -14,10 +14,11 @@ import Relata
 ///
 /// Errors are ``ScriptError``s with the script's file, line, column and stack.
 ///
-/// **Threads.** An engine is not `Sendable`: create and use it on one thread
-/// (or inside one actor that does not hop threads). JavaScriptCore serializes
-/// calls into one VM anyway, so parallel work needs one engine per thread.
-/// Debug builds check every call against the thread that created the engine.
+/// **Threads.** An engine is not `Sendable`: JavaScriptCore lets any thread use a
+/// virtual machine, but one at a time, so use an engine from one place at a time —
+/// a thread, or a ``RuleRuntimeOwner`` that serializes the work of many tasks on a
+/// thread of its own. Parallel work needs several engines (a ``RuleRuntimePool``).
+/// Debug builds stop a thread that calls in while another thread's call is running.
 public final class ScriptEngine {
     /// The longest a single call into JavaScript may run, in CPU time, before it
     /// is stopped with ``ScriptError/Kind/timeLimitExceeded``. The engine stays usable.
@@ -50,7 +51,6 @@ public final class ScriptEngine {
     ///   - line: the line number of the script's first line (for scripts embedded in a larger file).
     @discardableResult
     public func evaluate(_ source: String, fileName: String = "<script>", line: Int = 1) throws -> Value {
-        checkThread()
         let result = try context.evaluate(source, fileName: fileName, line: line)
         return try context.value(from: result)
     }
@@ -61,7 +61,6 @@ public final class ScriptEngine {
     /// try engine.checkSyntax("function f( {", fileName: "f.js")   // throws ScriptError (.syntax, line 1)
     /// ```
     public func checkSyntax(_ source: String, fileName: String = "<script>", line: Int = 1) throws {
-        checkThread()
         try context.checkSyntax(source, fileName: fileName, line: line)
     }
 
@@ -70,7 +69,6 @@ public final class ScriptEngine {
     /// - Throws: ``ScriptError`` when there is no such function or the call throws.
     @discardableResult
     public func call(_ function: String, _ arguments: [Value] = []) throws -> Value {
-        checkThread()
         let callee = try context.globalFunction(named: function)
         let result = try context.call(callee, arguments.map { context.jsValue($0) })
         return try context.value(from: result)
@@ -78,7 +76,6 @@ public final class ScriptEngine {
 
     /// True when the script defines a global function with this name.
     public func hasFunction(_ name: String) -> Bool {
-        checkThread()
         return (try? context.globalFunction(named: name)) != nil
     }
 
@@ -96,12 +93,9 @@ public final class ScriptEngine {
 
     /// Runs JavaScriptCore's garbage collector now (tests use it to prove nothing still in use is freed).
     func collectGarbage() {
-        checkThread()
         JSGarbageCollect(context.ref)
     }
-
-    func checkThread() { machine.checkThread() }
 }
 
-@available(*, unavailable, message: "A ScriptEngine belongs to the thread that created it; make one engine per thread.")
+@available(*, unavailable, message: "A ScriptEngine is used from one place at a time; give it to a RuleRuntimeOwner to share it between tasks.")
 extension ScriptEngine: Sendable {}

@@ -1,4 +1,5 @@
 internal import CJavaScriptCore
+internal import CRelataProcess
 import Foundation
 
 /// One JavaScriptCore virtual machine — a context group — and its CPU time limit.
@@ -17,7 +18,9 @@ final class VirtualMachine {
         didSet { armTimeLimit() }
     }
     #if DEBUG
-    private let owner = pthread_self()
+    /// The thread inside a call into JavaScript, while one runs (debug builds check that no other enters).
+    private var occupant: pthread_t?
+    private let occupancy = NSLock()
     #endif
 
     init(timeLimit: Duration) {
@@ -32,18 +35,30 @@ final class VirtualMachine {
         JSContextGroupRelease(group)
     }
 
-    /// JavaScriptCore reads its options once, when the first VM is made. Polling
-    /// traps make compiled loops check for termination themselves instead of
-    /// waiting for a signal, so the time limit stops a runaway loop reliably
-    /// even while other threads run their own engines.
+    /// JavaScriptCore reads its options once, when the first VM is made; `CRelataProcess`
+    /// sets them when the program loads (see `RelataProcess.c`), never on a running process.
     private static let configureJavaScriptCore: Void = {
-        setenv("JSC_usePollingTraps", "true", 0)
+        precondition(relata_javascriptcore_configured(), "JavaScriptCore's options were not set when the program loaded")
     }()
 
-    func checkThread() {
+    /// JavaScriptCore lets any thread use a virtual machine, one at a time. Debug builds
+    /// stop a second thread that calls in while another thread's call is running.
+    private func claim() {
         #if DEBUG
-        precondition(pthread_equal(owner, pthread_self()) != 0,
-                     "a ScriptEngine was used on a thread other than the one that created it; use one engine per thread")
+        occupancy.lock()
+        defer { occupancy.unlock() }
+        if let occupant, pthread_equal(occupant, pthread_self()) == 0 {
+            preconditionFailure("a ScriptEngine was used by two threads at once; serialize access (RuleRuntimeOwner does)")
+        }
+        occupant = pthread_self()
+        #endif
+    }
+
+    private func release() {
+        #if DEBUG
+        occupancy.lock()
+        occupant = nil
+        occupancy.unlock()
         #endif
     }
 
@@ -55,6 +70,7 @@ final class VirtualMachine {
     /// that ended in a nested call (a rule run by a test's `insert`) would stop the next,
     /// unrelated script before its first statement.
     func enter<T>(in context: JSGlobalContextRef, _ body: () -> T) -> T {
+        if depth == 0 { claim() }
         depth += 1
         defer {
             depth -= 1
@@ -62,6 +78,7 @@ final class VirtualMachine {
                 watchdog.struck = false
                 JSString.with("0") { _ = JSEvaluateScript(context, $0, nil, nil, 1, nil) }
             }
+            if depth == 0 { release() }
         }
         return body()
     }
@@ -88,5 +105,5 @@ final class Watchdog {
     var struck = false
 }
 
-@available(*, unavailable, message: "A VirtualMachine belongs to the thread that created it.")
+@available(*, unavailable, message: "A VirtualMachine is used by one thread at a time; a RuleRuntimeOwner serializes access.")
 extension VirtualMachine: Sendable {}

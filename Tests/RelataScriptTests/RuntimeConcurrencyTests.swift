@@ -1,0 +1,116 @@
+import Foundation
+import Relata
+import Testing
+@testable import RelataScript
+
+/// Runtimes behind actors: serialized access from any thread, a pool for concurrent units of work.
+@Suite struct RuntimeConcurrencyTests {
+    /// Counts units of work running at once.
+    final class InFlight: @unchecked Sendable {
+        // @unchecked Sendable: `now` and `most` are read and written only while `lock` is held.
+        private let lock = NSLock()
+        private var now = 0
+        private(set) var most = 0
+        func enter() { lock.withLock { now += 1; most = max(most, now) } }
+        func leave() { lock.withLock { now -= 1 } }
+        var highest: Int { lock.withLock { most } }
+    }
+
+    static let ordersRules = """
+        var served = 0;
+        function beforeProcessDeltaChange(delta, change) {
+            const until = Date.now() + 40;
+            while (Date.now() < until) {}
+            served++;
+            if (!session.hasRole('Sales')) fail(session.User + ' may not change orders');
+        }
+        function servedSoFar() { return served; }
+        """
+
+    static func makeRuntime() throws -> RuleRuntime {
+        let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .seconds(2)))
+        try runtime.load(RuleScript(ordersRules, fileName: "Orders.js"), forTable: "Orders")
+        return runtime
+    }
+
+    /// One unit of work: a fresh Orders table with one change, processed for a user.
+    static func unit(_ runtime: RuleRuntime, user: String, roles: [String]) throws -> [DeltaChange] {
+        let orders = try DataTable(name: "Orders", fields: orderFields, csv: "OrderId,ClientId,Status\n10,1,open\n")
+        try orders.rows[0].setValue(.string(String(user.prefix(10))), forKey: "Status")
+        let data = TableDataAccess(tables: [orders])
+        let environment = RuleEnvironment(session: Session(values: ["User": .string(user)], roles: roles), isServer: true, dataAccess: data)
+        return try runtime.withEnvironment(environment) {
+            try DeltaProcessor(runtime: runtime).process([orders.makeDelta()], store: TableStore(data: data))
+        }.flatMap(\.changes)
+    }
+
+    /// Calls a function of the Orders script.
+    static func call(_ function: String, in runtime: RuleRuntime) throws -> Value {
+        let context = try #require(runtime.script(forTable: "Orders")).context
+        return try context.value(from: context.call(context.globalFunction(named: function), []))
+    }
+
+    @Test func javaScriptCoreOptionsAreSetBeforeAnyThreadExists() {
+        #expect(ProcessInfo.processInfo.environment["JSC_usePollingTraps"] == "true")
+    }
+
+    @Test func aRuntimeMadeHereServesWorkOnItsOwnersThread() async throws {
+        let owner = RuleRuntimeOwner(try Self.makeRuntime())
+        let first = try await owner.perform { try Self.unit($0, user: "ann", roles: ["Sales"]) }
+        let second = try await owner.perform { try Self.unit($0, user: "bob", roles: []) }
+        #expect(first.map(\.status) == [.resolved])
+        #expect(second.map(\.message) == ["bob may not change orders"])
+        let served = try await owner.perform { try Self.call("servedSoFar", in: $0) }
+        #expect(served == 2, "the same compiled rules served both units")
+    }
+
+    @Test func twoRuntimesInAPoolServeConcurrentUnitsWithTheirOwnSessions() async throws {
+        let pool = try RuleRuntimePool(size: 2) { try Self.makeRuntime() }
+        let inFlight = InFlight()
+        let users = (0..<8).map { ("user\($0)", $0.isMultiple(of: 2) ? ["Sales"] : ["Clerk"]) }
+        let outcomes = try await withThrowingTaskGroup(of: (String, [DeltaChange]).self) { group in
+            for (user, roles) in users {
+                group.addTask {
+                    try await pool.perform { runtime in
+                        inFlight.enter()
+                        defer { inFlight.leave() }
+                        return (user, try Self.unit(runtime, user: user, roles: roles))
+                    }
+                }
+            }
+            return try await group.reduce(into: [String: [DeltaChange]]()) { $0[$1.0] = $1.1 }
+        }
+        for (user, roles) in users {
+            let changes = try #require(outcomes[user])
+            if roles == ["Sales"] {
+                #expect(changes.map(\.status) == [.resolved], "\(user)")
+            } else {
+                #expect(changes.map(\.message) == ["\(user) may not change orders"], "\(user) sees its own session")
+            }
+        }
+        #expect(inFlight.highest == 2, "both runtimes worked at once, and never more than two units")
+    }
+
+    @Test func aRunawayScriptHoldsOnlyItsOwnRuntime() async throws {
+        let pool = try RuleRuntimePool(size: 2) {
+            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .milliseconds(500)))
+            try runtime.load(RuleScript("function spin() { for (;;) {} }\nfunction quick() { return 1 }", fileName: "Orders.js"),
+                             forTable: "Orders")
+            return runtime
+        }
+        async let runaway = pool.perform { runtime in
+            do {
+                _ = try Self.call("spin", in: runtime)
+                return ScriptError.Kind?.none
+            } catch let error as ScriptError {
+                return error.kind
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        let quick = try await pool.perform { try Self.call("quick", in: $0) }
+        #expect(quick == 1)
+        #expect(ContinuousClock.now - started < .milliseconds(400), "the other runtime answered while the first one spun")
+        #expect(try await runaway == .timeLimitExceeded)
+    }
+}
