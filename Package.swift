@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Relata", targets: ["Relata"]),
         .library(name: "RelataScript", targets: ["RelataScript"]),
+        .library(name: "RelataTools", targets: ["RelataTools"]),
         .library(name: "RelataTesting", targets: ["RelataTesting"]),
         .executable(name: "relata", targets: ["relata"]),
     ],
@@ -22,7 +23,7 @@ let package = Package(
                        providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
         // Sets JavaScriptCore's process-wide options when the program loads, before any thread exists.
         .target(name: "CRelataProcess"),
-        // Business rules in JavaScript: the engine wrapper, the rule host, the LocalDataAdapter.
+        // The rule runtime: the JavaScript engine, rules, the delta processor, the LocalDataAdapter.
         .target(name: "RelataScript", dependencies: [
             "Relata",
             "CJavaScriptCore",
@@ -32,11 +33,17 @@ let package = Package(
             .linkedLibrary("javascriptcoregtk-4.1", .when(platforms: [.linux])),
             .linkedFramework("JavaScriptCore", .when(platforms: [.macOS, .iOS])),
         ]),
+        // Tooling over the runtime: schema files, edits files, the rule test runner, the checker,
+        // TypeScript declarations. Servers and apps need only RelataScript.
+        .target(name: "RelataTools", dependencies: [
+            "Relata", "RelataScript", "CJavaScriptCore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
-        .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript"]),
+        .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),
         // The command line: run, test and check rules, TypeScript declarations.
         .executableTarget(name: "relata", dependencies: [
-            "Relata", "RelataScript",
+            "Relata", "RelataScript", "RelataTools",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -49,9 +56,14 @@ let package = Package(
         .testTarget(name: "RelataTests", dependencies: ["Relata", "relata-briefcase-writer"]),
         // The child process the briefcase crash test kills while it saves.
         .executableTarget(name: "relata-briefcase-writer", dependencies: ["Relata"], path: "Tests/BriefcaseWriter"),
-        .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript"]),
+        // Tables and scripts the runtime and tooling tests share.
+        .target(name: "RelataTestSupport", dependencies: [
+            "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/RelataTestSupport"),
+        .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript", "RelataTestSupport"]),
+        .testTarget(name: "RelataToolsTests", dependencies: ["RelataTools", "RelataTestSupport"]),
         // Runs the built `relata` binary and checks its output and exit status.
-        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript"]),
+        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
         // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.
         .testTarget(name: "PCTradeRuleTests", dependencies: ["RelataTesting"], path: "Examples/PCTrade/Tests"),

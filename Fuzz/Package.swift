@@ -12,6 +12,7 @@ func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
 
 let relata: Target.Dependency = .product(name: "Relata", package: "Relata")
 let relataScript: Target.Dependency = .product(name: "RelataScript", package: "Relata")
+let relataTools: Target.Dependency = .product(name: "RelataTools", package: "Relata")
 
 let package = Package(
     name: "RelataFuzz",
@@ -25,9 +26,9 @@ let package = Package(
         fuzzTarget("fuzz-csv", [relata]),
         fuzzTarget("fuzz-json-table", [relata]),
         fuzzTarget("fuzz-expression", [relata]),
-        fuzzTarget("fuzz-schema", [relata, relataScript]),
-        fuzzTarget("fuzz-edits", [relata, relataScript]),
-        fuzzTarget("fuzz-rule-tests", [relata, relataScript]),
+        fuzzTarget("fuzz-schema", [relata, relataScript, relataTools]),
+        fuzzTarget("fuzz-edits", [relata, relataScript, relataTools]),
+        fuzzTarget("fuzz-rule-tests", [relata, relataScript, relataTools]),
     ],
     swiftLanguageModes: [.v6]
 )

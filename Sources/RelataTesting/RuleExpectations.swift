@@ -1,6 +1,7 @@
 import Foundation
 import Relata
 import RelataScript
+import RelataTools
 
 /// Expects `body` to be refused by a rule's `fail(…)` whose message contains
 /// `text` (any message when nil). Otherwise records a test failure — in Swift

@@ -1,6 +1,7 @@
 import Foundation
 import Relata
 import RelataScript
+import RelataTools
 
 /// A schema's tables loaded fresh for one test, with its rules, and edits made
 /// through those rules as a user would make them.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Relata
 import RelataScript
+import RelataTools
 
 /// `relata check FILE…`: schemas and scripts checked without running them.
 struct CheckCommand: ParsableCommand {

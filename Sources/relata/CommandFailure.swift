@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Relata
 import RelataScript
+import RelataTools
 
 /// Exit statuses (documented in `relata --help` and `Documentation/CommandLine.md`), one rule
 /// for every subcommand: the most serious outcome wins (3 over 1; 2 and 64 stop the work).

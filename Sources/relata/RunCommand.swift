@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Relata
 import RelataScript
+import RelataTools
 
 /// `relata run SCHEMA --edits FILE`: edits through the rules, then an apply; a verdict per edit.
 struct RunCommand: ParsableCommand {

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Relata
 import RelataScript
+import RelataTools
 
 /// `relata test SCHEMA [FILES…]`: rule test files, with readable output and an exit status.
 struct TestCommand: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RelataScript
+import RelataTools
 
 /// `relata types SCHEMA`: TypeScript declarations for editors.
 struct TypesCommand: ParsableCommand {

@@ -199,4 +199,39 @@ import Testing
         let noData = try DeltaProcessor(runtime: runtime).process([delta], store: ScriptedStore())
         #expect(noData[0].changes[0].message?.contains("lda.select: these rules run without data") == true)
     }
+
+    /// A rule that reads a field whose changes are not written (`logChanges: false`) decides the
+    /// same on the client and on a site that only has the delta (the server's side of the wire).
+    @Test func rulesReadTheSameFieldsOnBothSidesOfTheWire() throws {
+        let fields = [
+            FieldDefinition("Id", .integer, primaryKey: true),
+            FieldDefinition("Amount", .currency),
+            FieldDefinition("Approver", .string, size: 20, logChanges: false),
+        ]
+        let rules = RuleScript("""
+            function beforeProcessDeltaChange(delta, change) {
+                if (change.Amount > 1000 && change.Approver !== 'boss') fail('over 1000 needs the boss, not ' + change.Approver);
+            }
+            """, fileName: "Payments.js")
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .milliseconds(300)))
+        let payments = try adapter.addTable(DataTable(name: "Payments", fields: fields, csv: "Id,Amount,Approver\n1,10,clerk\n2,10,clerk\n"),
+                                            script: rules)
+        try payments.rows[0].setValues(["Amount": 5000, "Approver": "boss"])
+        try payments.rows[1].setValues(["Amount": 5000, "Approver": "intern"])
+        let sent = try payments.makeDelta()
+        let wire = try JSONDecoder().decode(Delta.self, from: JSONEncoder().encode(sent))
+        #expect(wire.changes.map { $0.newValues["Approver"] } == ["boss", "intern"], "the unwritten field travels")
+        #expect(!wire.loggedFields.contains("Approver"))
+
+        let server = try RuleRuntime(engine: ScriptEngine(timeLimit: .milliseconds(300)))
+        try server.load(rules, forTable: "Payments")
+        let serverVerdict = try server.withEnvironment(RuleEnvironment(isServer: true)) {
+            try DeltaProcessor(runtime: server).process([wire], store: ScriptedStore())
+        }
+        let clientVerdict = try adapter.applyChanges(for: payments)
+        #expect(clientVerdict.changes.map(\.status) == [.resolved, .failed])
+        #expect(serverVerdict[0].changes.map(\.status) == clientVerdict.changes.map(\.status))
+        #expect(serverVerdict[0].changes.map(\.failure) == clientVerdict.changes.map(\.failure))
+        #expect(clientVerdict.changes[1].message == "over 1000 needs the boss, not intern")
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import RelataScript
+import RelataTools
 
 /// Edits files: parsed, then each edit's summary made (as `relata run` shows it).
 @_cdecl("LLVMFuzzerTestOneInput")

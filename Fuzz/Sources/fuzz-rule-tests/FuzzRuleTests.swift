@@ -2,6 +2,7 @@ import Foundation
 import FuzzSupport
 import Relata
 import RelataScript
+import RelataTools
 
 /// Rule test files: loaded and run against a one-table schema with a rule, with a short time limit.
 @_cdecl("LLVMFuzzerTestOneInput")

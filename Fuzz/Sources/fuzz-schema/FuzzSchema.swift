@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import RelataScript
+import RelataTools
 
 /// Schema files: parsed and checked (data, script and test paths resolve beside a file that does not exist).
 @_cdecl("LLVMFuzzerTestOneInput")

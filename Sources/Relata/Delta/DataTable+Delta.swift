@@ -2,9 +2,11 @@
 extension DataTable {
     /// Builds the delta of the table's pending changes. The table is not changed.
     ///
-    /// Inserts carry new values, deletes old values, updates both; only
-    /// log-changes fields travel (primary-key fields always do). Rows added in
-    /// edit mode and not yet posted are left out.
+    /// Inserts carry new values, deletes old values, updates both — of every
+    /// stored field, so that rules re-run by a data server see the row the
+    /// client's rules saw. ``Delta/loggedFields`` names the log-changes fields
+    /// (primary-key fields always among them): those a data source writes. Rows
+    /// added in edit mode and not yet posted are left out.
     ///
     /// ```swift
     /// let delta = try clients.makeDelta()
@@ -33,7 +35,7 @@ extension DataTable {
                             field: missing, slot: slot)
             }
             var change = DeltaChange(changeId: record.changeId, type: type)
-            for field in logged {
+            for field in fields.indices {
                 let name = fields[field].name
                 if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }
                 if type != .delete { change.newValues[name] = postedValue(slot: slot, field: field) }

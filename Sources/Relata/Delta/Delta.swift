@@ -18,7 +18,8 @@ public struct Delta: Sendable, Hashable, Codable {
     public var tableName: String
     /// The primary-key fields, so a data source can find the rows.
     public var keyFields: [String]
-    /// The fields whose values travel: the log-changes fields (keys always among them).
+    /// The fields a data source writes: the log-changes fields (keys always among them).
+    /// Changes carry the other stored fields too, for the rules to read, but a store leaves them alone.
     public var loggedFields: [String]
     /// The changes, in the order the rows were first changed.
     public var changes: [DeltaChange]

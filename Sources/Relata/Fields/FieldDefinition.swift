@@ -32,7 +32,8 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
     public var primaryKey: Bool
     /// The value given to new rows when none is supplied.
     public var defaultValue: Value?
-    /// Changes to the field travel in deltas. Primary-key fields always do.
+    /// Changes to the field are written by a data source (``Delta/loggedFields``). Primary-key
+    /// fields always are. Every stored field's value travels in a delta, for the rules to read.
     public var logChanges: Bool
     /// The server re-reads this field after an insert or update and sends it back.
     public var serverAutoRefresh: Bool

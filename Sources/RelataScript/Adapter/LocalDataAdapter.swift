@@ -156,7 +156,7 @@ public final class LocalDataAdapter {
         })
     }
 
-    func unknownTable(_ name: String) -> RelataError {
+    package func unknownTable(_ name: String) -> RelataError {
         RelataError(.unknownTable, "the adapter has no table '\(name)' (tables: \(tables.map(\.name).joined(separator: ", ")))",
                     table: name)
     }

@@ -2,10 +2,10 @@
 /// places it calls `fail(…)` — what a coverage report lists. A light scanner,
 /// not a parser: it skips strings, template literals, comments and regular
 /// expression literals, and tracks brace depth.
-struct ScriptScanner {
-    struct Function: Equatable, Sendable {
-        let name: String
-        let line: Int
+package struct ScriptScanner {
+    package struct Function: Equatable, Sendable {
+        package let name: String
+        package let line: Int
     }
 
     struct Call: Equatable, Sendable {
@@ -13,10 +13,10 @@ struct ScriptScanner {
         let column: Int
     }
 
-    private(set) var functions: [Function] = []
+    package private(set) var functions: [Function] = []
     private(set) var failCalls: [Call] = []
 
-    init(_ source: String) {
+    package init(_ source: String) {
         let bytes = Array(source.utf8)
         var index = 0, line = 1, lineStart = 0, depth = 0
         // The last two words and the last significant character, to tell `fail(` calls from

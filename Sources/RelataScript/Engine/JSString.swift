@@ -1,8 +1,8 @@
-internal import CJavaScriptCore
+package import CJavaScriptCore
 
 /// Converts between Swift strings and JavaScriptCore strings. A `JSStringRef`
 /// made here is owned by the caller and released with `JSStringRelease`.
-enum JSString {
+package enum JSString {
     /// A new JSStringRef holding `string` (UTF-16, embedded NULs kept).
     static func make(_ string: String) -> JSStringRef {
         let units = Array(string.utf16)
@@ -34,7 +34,7 @@ enum JSString {
     }
 
     /// A JavaScript value converted to a string with `String(value)` semantics; nil if that throws.
-    static func string(of value: JSValueRef, in context: JSContextRef) -> String? {
+    package static func string(of value: JSValueRef, in context: JSContextRef) -> String? {
         guard let js = JSValueToStringCopy(context, value, nil) else { return nil }
         defer { JSStringRelease(js) }
         return string(js)

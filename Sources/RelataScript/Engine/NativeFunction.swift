@@ -1,4 +1,4 @@
-internal import CJavaScriptCore
+package import CJavaScriptCore
 import Foundation
 import Relata
 
@@ -6,8 +6,8 @@ import Relata
 /// Swift closure as private data (retained, released by the finalizer); a
 /// Swift error thrown by the closure becomes a JavaScript exception and never
 /// crosses a C frame.
-enum NativeFunction {
-    typealias Body = (_ context: ScriptContext, _ this: JSObjectRef?, _ arguments: [JSValueRef]) throws -> JSValueRef
+package enum NativeFunction {
+    package typealias Body = (_ context: ScriptContext, _ this: JSObjectRef?, _ arguments: [JSValueRef]) throws -> JSValueRef
 
     final class Box {
         let body: Body

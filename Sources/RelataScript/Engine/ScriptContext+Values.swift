@@ -1,4 +1,4 @@
-internal import CJavaScriptCore
+package import CJavaScriptCore
 import Foundation
 import Relata
 
@@ -103,13 +103,13 @@ extension ScriptContext {
     }
 
     /// The `length` of an array-like object, read defensively (0 when it is not a sane length).
-    func length(of object: JSObjectRef) -> Int {
+    package func length(of object: JSObjectRef) -> Int {
         guard let length = integer(from: property("length", of: object)), length >= 0, length <= Int(UInt32.max) else { return 0 }
         return length
     }
 
     /// The elements of an array that are objects (anything else in it, or a value that is no array, is skipped).
-    func objects(in value: JSValueRef) -> [JSObjectRef] {
+    package func objects(in value: JSValueRef) -> [JSObjectRef] {
         guard JSValueIsArray(ref, value), let array = JSValueToObject(ref, value, nil) else { return [] }
         return (0..<length(of: array)).compactMap { index in
             let element = element(index, of: array)
@@ -118,7 +118,7 @@ extension ScriptContext {
     }
 
     /// The element at an index of an array-like object.
-    func element(_ index: Int, of object: JSObjectRef) -> JSValueRef {
+    package func element(_ index: Int, of object: JSObjectRef) -> JSValueRef {
         guard let index = UInt32(exactly: index) else { return JSValueMakeUndefined(ref) }
         return JSObjectGetPropertyAtIndex(ref, object, index, nil) ?? JSValueMakeUndefined(ref)
     }

@@ -1,16 +1,16 @@
-internal import CJavaScriptCore
+package import CJavaScriptCore
 import Foundation
 import Relata
 
 /// One global object (a JSGlobalContext) in an engine's VM. Rule scripts each
 /// get their own, so that every table's top-level handlers stay separate.
-final class ScriptContext {
-    let ref: JSGlobalContextRef
+package final class ScriptContext {
+    package let ref: JSGlobalContextRef
     /// The virtual machine this context lives in; held strongly, so the group outlives the context.
-    let machine: VirtualMachine
+    package let machine: VirtualMachine
     /// Relata's own helpers (`relata.error`, `relata.describe`, …): an object that
     /// only Relata's code holds, so no script can shadow or overwrite them.
-    let runtime: JSObjectRef
+    package let runtime: JSObjectRef
     /// Values kept alive for the context's lifetime (compiled functions, prototypes).
     private var protected: [JSValueRef] = []
     /// Functions Relata generated in this context (batch loops, cursor factories), by key.
@@ -19,7 +19,7 @@ final class ScriptContext {
     /// The file name of Relata's own JavaScript, skipped when locating errors.
     static let bootstrapFile = "relata:bootstrap"
 
-    init(machine: VirtualMachine) throws {
+    package init(machine: VirtualMachine) throws {
         self.machine = machine
         let ref = JSGlobalContextCreateInGroup(machine.group, nil)!
         JSString.with("eval and new Function are disabled in Relata scripts") { PrivateJavaScriptCore.setEvalEnabled?(ref, false, $0) }
@@ -55,7 +55,7 @@ final class ScriptContext {
 
     /// Runs Relata's own JavaScript with `relata` (the ``runtime`` object) in scope:
     /// what it stores there is out of every script's reach.
-    func install(_ source: String) throws {
+    package func install(_ source: String) throws {
         let installer = try compile("function (relata) { \(source)\n }", binding: false)
         _ = try call(installer, [runtime])
     }
@@ -91,7 +91,7 @@ final class ScriptContext {
     }
 
     /// One of Relata's helpers in ``runtime``.
-    func helper(_ name: String) throws -> JSObjectRef {
+    package func helper(_ name: String) throws -> JSObjectRef {
         let value = property(name, of: runtime)
         guard let object = JSValueToObject(ref, value, nil), JSObjectIsFunction(ref, object) else {
             throw ScriptError(.runtime, "Relata's helper \(name) is missing")
@@ -99,11 +99,11 @@ final class ScriptContext {
         return object
     }
 
-    var global: JSObjectRef { JSContextGetGlobalObject(ref) }
+    package var global: JSObjectRef { JSContextGetGlobalObject(ref) }
 
     /// Keeps a value alive until the context is released.
     @discardableResult
-    func protect(_ value: JSValueRef) -> JSValueRef {
+    package func protect(_ value: JSValueRef) -> JSValueRef {
         JSValueProtect(ref, value)
         protected.append(value)
         return value
@@ -111,7 +111,7 @@ final class ScriptContext {
 
     // MARK: Running scripts
 
-    func evaluate(_ source: String, fileName: String, line: Int) throws -> JSValueRef {
+    package func evaluate(_ source: String, fileName: String, line: Int) throws -> JSValueRef {
         var exception: JSValueRef?
         let result = JSString.with(source) { script in
             JSString.with(fileName) { url in
@@ -146,7 +146,7 @@ final class ScriptContext {
 
     /// Calls a function and returns what it returned or what it threw, for callers
     /// that read the thrown value's properties.
-    func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef],
+    package func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef],
                  this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
         var exception: JSValueRef?
         let arguments = arguments.map { Optional($0) }
@@ -157,7 +157,7 @@ final class ScriptContext {
     }
 
     /// Whether scripts in this context see a global of this name.
-    func hasGlobal(_ name: String) -> Bool {
+    package func hasGlobal(_ name: String) -> Bool {
         !JSValueIsUndefined(ref, property(name, of: global))
     }
 
@@ -190,17 +190,17 @@ final class ScriptContext {
 
     // MARK: Properties
 
-    func property(_ name: String, of object: JSObjectRef) -> JSValueRef {
+    package func property(_ name: String, of object: JSObjectRef) -> JSValueRef {
         JSString.with(name) { JSObjectGetProperty(ref, object, $0, nil) } ?? JSValueMakeUndefined(ref)
     }
 
-    func setProperty(_ name: String, of object: JSObjectRef, to value: JSValueRef, readOnly: Bool = false) {
+    package func setProperty(_ name: String, of object: JSObjectRef, to value: JSValueRef, readOnly: Bool = false) {
         let attributes = readOnly ? JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontDelete) : 0
         JSString.with(name) { JSObjectSetProperty(ref, object, $0, value, attributes, nil) }
     }
 
     /// Defines a global function implemented in Swift.
-    func defineFunction(_ name: String, _ body: @escaping NativeFunction.Body) {
+    package func defineFunction(_ name: String, _ body: @escaping NativeFunction.Body) {
         setProperty(name, of: global, to: NativeFunction.make(in: self, body), readOnly: true)
     }
 
@@ -211,7 +211,7 @@ final class ScriptContext {
     }
 
     /// A JavaScript Error whose stack shows the script that called into Swift.
-    func makeError(_ message: String) -> JSValueRef {
+    package func makeError(_ message: String) -> JSValueRef {
         if let make = try? helper("error") {
             var exception: JSValueRef?
             var argument: JSValueRef? = string(message)
@@ -250,7 +250,7 @@ final class ScriptContext {
     // MARK: Errors
 
     /// Turns a JavaScript exception into a ``ScriptError``, copying everything out of it at once.
-    func error(from exception: JSValueRef, file: String?) -> ScriptError {
+    package func error(from exception: JSValueRef, file: String?) -> ScriptError {
         if machine.watchdog.fired {
             machine.watchdog.fired = false
             var description = describe(exception)
@@ -267,7 +267,7 @@ final class ScriptContext {
 
     /// Reads what Relata needs from an exception through the C API. A thrown value
     /// that is not an `Error` is described by its text (JSON for plain objects).
-    func describe(_ exception: JSValueRef) -> ExceptionDescription {
+    package func describe(_ exception: JSValueRef) -> ExceptionDescription {
         let isError = (try? helper("isError")).flatMap { try? call($0, [exception]) }.map { JSValueToBoolean(ref, $0) } ?? false
         guard isError, let object = JSValueToObject(ref, exception, nil) else {
             return ExceptionDescription(name: nil, message: shown(exception))
@@ -295,12 +295,12 @@ final class ScriptContext {
 /// What Relata reads from a JavaScript exception: through the C API one property
 /// at a time, or, for many at once, as one string a script built
 /// (`__relataDescribe` in the rule bootstrap).
-struct ExceptionDescription {
+package struct ExceptionDescription {
     /// The error's `name`; nil when something other than an object was thrown.
-    var name: String?
-    var message: String
+    package var name: String?
+    package var message: String
     var isFailure = false
-    var stack: String?
+    package var stack: String?
     var sourceURL: String?
     var line: Int?
     var column: Int?
@@ -353,13 +353,13 @@ struct ExceptionDescription {
 }
 
 /// One line of a JavaScriptCore stack: `function@file:line:column` or `file:line:column`.
-struct StackFrame {
-    let file: String
-    let line: Int
-    let column: Int
+package struct StackFrame {
+    package let file: String
+    package let line: Int
+    package let column: Int
 
     /// The innermost frame in a user's script (not in Relata's bootstrap code).
-    static func innermostInScripts(of stack: String) -> StackFrame? {
+    package static func innermostInScripts(of stack: String) -> StackFrame? {
         stack.parts(separatedBy: "\n").lazy.compactMap(StackFrame.init).first { $0.file != ScriptContext.bootstrapFile }
     }
 

@@ -27,7 +27,7 @@ public final class ScriptEngine {
         set { machine.timeLimit = newValue }
     }
 
-    let machine: VirtualMachine
+    package let machine: VirtualMachine
     /// The engine's main context; ``ScriptContext`` makes more in the same VM.
     let context: ScriptContext
 

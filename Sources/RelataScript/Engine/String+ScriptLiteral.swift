@@ -7,7 +7,7 @@ extension String {
     /// ```swift
     /// let key = "Unit Price".scriptLiteral   // the 12 characters "Unit Price", quotes included
     /// ```
-    var scriptLiteral: String {
+    package var scriptLiteral: String {
         let data = (try? JSONSerialization.data(withJSONObject: [self])) ?? Data("[\"\"]".utf8)
         return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }

@@ -5,14 +5,14 @@ import Foundation
 /// One JavaScriptCore virtual machine — a context group — and its CPU time limit.
 /// Owns the group: every ``ScriptContext`` made in it holds the machine strongly,
 /// so the group outlives each of its contexts.
-final class VirtualMachine {
+package final class VirtualMachine {
     let group: JSContextGroupRef
     /// Set by the time-limit callback, so the exception the limit leaves is reported as such.
-    let watchdog = Watchdog()
+    package let watchdog = Watchdog()
     /// The time-limit error of a script that ran inside a call from JavaScript into Swift
     /// (a rule run by `lda` or a test's `insert`): JavaScriptCore terminates the outer script
     /// too, and this says why and where, instead of a bare "execution terminated".
-    var termination: ScriptError?
+    package var termination: ScriptError?
     /// The longest a single call into JavaScript may run, in CPU time.
     var timeLimit: Duration {
         didSet { armTimeLimit() }
@@ -98,9 +98,9 @@ final class VirtualMachine {
 }
 
 /// Remembers that the time limit stopped a script, so the exception it leaves can be reported as such.
-final class Watchdog {
+package final class Watchdog {
     /// The limit stopped a script and the error it left has not been reported yet.
-    var fired = false
+    package var fired = false
     /// The limit stopped a script during the outermost call that is running.
     var struck = false
 }

@@ -1,4 +1,4 @@
-internal import CJavaScriptCore
+package import CJavaScriptCore
 import Foundation
 import Relata
 
@@ -26,7 +26,7 @@ extension RuleRuntime {
 
     /// An `lda` object whose functions work on the data `dataAccess(function)` returns when
     /// they are called (rule test files use one over each test's fresh adapter).
-    static func makeDataAccess(in context: ScriptContext,
+    package static func makeDataAccess(in context: ScriptContext,
                                dataAccess: @escaping (_ function: String) throws -> any RuleDataAccess) -> JSObjectRef {
         let lda = context.makeObject()
         func define(_ name: String, _ body: @escaping (DataAccessCall) throws -> JSValueRef) {
@@ -126,7 +126,7 @@ struct DataAccessCall {
 
 extension ScriptContext {
     /// A plain JavaScript object as field values by name (converted for the types of `fields`).
-    func dictionary(from value: JSValueRef, fields: [FieldDefinition]?) throws -> [String: Value] {
+    package func dictionary(from value: JSValueRef, fields: [FieldDefinition]?) throws -> [String: Value] {
         guard JSValueIsObject(ref, value), let object = JSValueToObject(ref, value, nil) else {
             throw ScriptError(.runtime, "expected an object of field values, such as { Name: 'Acme' }")
         }

@@ -104,6 +104,11 @@ public final class RuleRuntime {
         try load(script, table: nil)
     }
 
+    /// True when the global scope of `table`'s script has `name` (tooling checks what scripts see).
+    package func scriptScope(ofTable table: String, hasGlobal name: String) -> Bool {
+        script(forTable: table)?.context.hasGlobal(name) ?? false
+    }
+
     /// True when a script of `table` (or the schema-wide script) handles `event`.
     public func handles(_ event: RuleEvent, forTable table: String) -> Bool {
         handles(event, table: table)

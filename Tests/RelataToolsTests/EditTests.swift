@@ -1,7 +1,9 @@
 import Foundation
 import Relata
 import Testing
-@testable import RelataScript
+import RelataScript
+@testable import RelataTools
+import RelataTestSupport
 
 /// Edits files (`relata run --edits`): reading them, and making them through the rules.
 @Suite struct EditTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Relata
+import RelataScript
 
 /// A schema file read from disk: its ``SchemaDescription`` and where it lives,
 /// so the data, scripts and tests it names can be found.

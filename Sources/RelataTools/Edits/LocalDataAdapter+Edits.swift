@@ -1,4 +1,5 @@
 import Relata
+import RelataScript
 
 extension LocalDataAdapter {
     /// Makes one edit as a user would, with the table's rules: an insert adds a row

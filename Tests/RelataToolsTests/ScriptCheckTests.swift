@@ -1,7 +1,9 @@
 import Foundation
 import Relata
 import Testing
-@testable import RelataScript
+import RelataScript
+@testable import RelataTools
+import RelataTestSupport
 
 /// `relata check` and `relata types`, from the library side.
 @Suite struct ScriptCheckTests {
@@ -58,9 +60,8 @@ import Testing
             }
         }
         let adapter = try schema.makeAdapter()
-        let context = try #require(adapter.host.script(forTable: "Orders")).context
         for name in declared(TypeScriptDeclarations.make(for: schema.description)) {
-            #expect(context.hasGlobal(name), "rule scripts: \(name)")
+            #expect(adapter.runtime.scriptScope(ofTable: "Orders", hasGlobal: name), "rule scripts: \(name)")
         }
         let runner = try RuleTestRunner(schema: schema)
         let file = try runner.load(source: "", name: "empty.test.js")

@@ -1,3 +1,4 @@
+import RelataScript
 /// The JavaScript a rule test file runs with: `test`, `fixture`, the expectations,
 /// and (installed from Swift) `insert`, `update`, `remove`, `select`,
 /// `selectWhere`, `lda` and `apply`. Documented in `Documentation/RuleTests.md`.

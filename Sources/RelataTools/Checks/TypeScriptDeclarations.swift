@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataScript
 
 /// TypeScript declarations for a schema's tables and the rule API, so editors
 /// autocomplete and check rule code (`relata types`).

@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataScript
 
 /// Reads the JSON files Relata's tools take (schemas, edits), with errors that
 /// name the file and the place in it.

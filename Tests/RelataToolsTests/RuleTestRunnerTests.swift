@@ -1,7 +1,9 @@
 import Foundation
 import Relata
 import Testing
-@testable import RelataScript
+import RelataScript
+@testable import RelataTools
+import RelataTestSupport
 
 /// Rule test files: every expectation passes when it should and fails, readably, when it should not.
 @Suite struct RuleTestRunnerTests {

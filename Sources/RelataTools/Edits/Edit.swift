@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataScript
 
 /// One change to a table, as an edits file lists them (`relata run --edits`).
 ///

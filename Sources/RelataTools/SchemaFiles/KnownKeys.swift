@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataScript
 
 /// The keys a JSON file of Relata's may use, level by level, so a misspelt key
 /// (`"scirpt"`) is an error with a suggestion instead of being silently ignored.

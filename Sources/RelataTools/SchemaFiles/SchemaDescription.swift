@@ -1,4 +1,5 @@
 import Relata
+import RelataScript
 
 /// What a schema file says: tables with their fields, data, scripts and
 /// relationships, the schema-wide script and the update order. Paths are

@@ -1,7 +1,9 @@
 import Foundation
 import Relata
 import Testing
-@testable import RelataScript
+import RelataScript
+@testable import RelataTools
+import RelataTestSupport
 
 /// Schema files: PCTrade loads whole; broken schemas say where and what.
 @Suite struct SchemaTests {

@@ -1,4 +1,5 @@
 import Relata
+import RelataScript
 
 /// The outcome of one rule test.
 public struct RuleTestResult: Codable, Sendable, Equatable {

@@ -2,6 +2,7 @@ internal import CJavaScriptCore
 import Foundation
 import Logging
 import Relata
+import RelataScript
 
 /// Runs rule test files — JavaScript files that call `test(name, body)` — against
 /// a schema: each test gets a fresh ``LocalDataAdapter`` with the schema's data
