@@ -235,3 +235,52 @@ import Testing
         #expect(clientVerdict.changes[1].message == "over 1000 needs the boss, not intern")
     }
 }
+
+/// Sites built from the logical schema rather than from files.
+@Suite struct SchemaDefinitionSiteTests {
+    static let schema = try! SchemaDefinition(name: "Shop", tables: [
+        TableDefinition(name: "Clients", fields: clientFields),
+        TableDefinition(name: "Orders", fields: orderFields, script: RuleScript("""
+            function beforeProcessDeltaChange(delta, change) {
+                if (change.isInsert && lda.select('Clients', change.ClientId) === null) fail('no client ' + change.ClientId);
+            }
+            """, fileName: "Orders.js"), updateRule: UpdateRule(onFailure: .rollbackAll),
+            foreignKeys: [ForeignKeyDefinition(field: "ClientId", references: "Clients", referencedField: "ClientId")],
+            lookupFields: [LookupFieldDefinition(name: "ClientName", sourceField: "ClientId", lookupTable: "Clients",
+                                                 lookupKeyField: "ClientId", lookupResultField: "Name")],
+            calculatedFields: [CalculatedFieldDefinition(name: "Label", type: .string, function: "function (row) { return row.Status + '!' }")]),
+    ], updateOrder: ["Clients", "Orders"])
+
+    @Test func aLocalDataAdapterIsBuiltFromTheSchemaAndItsData() throws {
+        let clients = try DataTable(name: "Clients", fields: clientFields, csv: "ClientId,Name,CreditLimit\n1,Acme,1000\n")
+        let adapter = try LocalDataAdapter(schema: Self.schema, tables: [clients], engine: ScriptEngine(timeLimit: .milliseconds(300)))
+        let orders = try #require(adapter.table(named: "Orders"))
+        #expect(orders.rows.isEmpty, "a table without data starts empty")
+        #expect(adapter.updateRule(forTable: "Orders").onFailure == .rollbackAll)
+        #expect(adapter.updateOrder == ["Clients", "Orders"])
+        let row = try orders.addNewRow(values: ["ClientId": 1, "Status": "open"])
+        #expect(try row.value(forKey: "ClientName") == "Acme")
+        #expect(try row.value(forKey: "Label") == "open!")
+        try orders.addNewRow(values: ["ClientId": 9])
+        let delta = try adapter.applyChanges(for: orders)
+        #expect(delta.changes.map(\.status) == [.failed, .failed], "rollbackAll: one refusal fails both")
+        #expect(delta.changes[1].message == "no client 9")
+    }
+
+    @Test func tablesThatDoNotMatchTheSchemaAreRefused() throws {
+        let wrong = try DataTable(name: "Clients", fields: [FieldDefinition("ClientId", .integer, primaryKey: true)])
+        #expect(throws: RelataError.self) { try LocalDataAdapter(schema: Self.schema, tables: [wrong]) }
+        let stranger = try DataTable(name: "Invoices", fields: [FieldDefinition("Id", .integer)])
+        #expect(throws: RelataError.self) { try LocalDataAdapter(schema: Self.schema, tables: [stranger]) }
+    }
+
+    @Test func aPoolOfRuntimesLoadsTheSchemasScripts() async throws {
+        let pool = try RuleRuntimePool(size: 2) {
+            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .milliseconds(300)))
+            try runtime.load(Self.schema)
+            return runtime
+        }
+        let handles = try await pool.perform { $0.handles(.beforeProcessDeltaChange, forTable: "orders") }
+        #expect(handles)
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Relata
 
 /// Records, while rules run, which top-level functions of each script were
 /// called (event handlers, calculated fields and helpers alike) and which

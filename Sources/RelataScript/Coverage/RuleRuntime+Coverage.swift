@@ -1,4 +1,5 @@
 internal import CJavaScriptCore
+import Relata
 
 extension RuleRuntime {
     /// Makes `fail()` in a scope report its caller to `coverage`; installed before the script runs.

@@ -104,6 +104,23 @@ public final class RuleRuntime {
         try load(script, table: nil)
     }
 
+    /// Compiles every script of a schema: the schema-wide one, then each table's — a
+    /// server's runtimes are made this way, one per ``RuleRuntimePool`` slot.
+    ///
+    /// ```swift
+    /// let pool = try RuleRuntimePool(size: 4) {
+    ///     let runtime = try RuleRuntime()
+    ///     try runtime.load(schema)
+    ///     return runtime
+    /// }
+    /// ```
+    public func load(_ schema: SchemaDefinition) throws {
+        if let script = schema.script { try loadSchemaScript(script) }
+        for table in schema.tables {
+            if let script = table.script { try load(script, forTable: table.name) }
+        }
+    }
+
     /// True when the global scope of `table`'s script has `name` (tooling checks what scripts see).
     package func scriptScope(ofTable table: String, hasGlobal name: String) -> Bool {
         script(forTable: table)?.context.hasGlobal(name) ?? false

@@ -1,4 +1,5 @@
 import RelataScript
+import Relata
 /// Checks a rule script without running it (`relata check`): its syntax, and
 /// functions whose name is close to an event handler's but not quite (a
 /// misspelled handler never runs, silently).

@@ -87,39 +87,27 @@ public struct Schema: Sendable {
     ///   tables cannot have (naming the schema file), or a script's ``ScriptError``.
     public func load(into adapter: LocalDataAdapter) throws {
         do {
-            try loadTables(into: adapter)
+            try adapter.load(definition(), tables: description.tables.map(makeTable))
         } catch var error as RelataError where error.location == nil {
             error.location = url.path
             throw error
         }
     }
 
-    private func loadTables(into adapter: LocalDataAdapter) throws {
-        for table in description.tables {
-            try adapter.addTable(makeTable(table))
-            if let rule = table.updateRule { adapter.setUpdateRule(UpdateRule(onFailure: rule), forTable: table.name) }
+    /// The schema as every site shares it: the same tables and relationships, with the
+    /// scripts' text read from their files (named by their paths relative to the schema file).
+    ///
+    /// - Throws: ``RelataError/Code/fileFailed`` naming a script that cannot be read.
+    public func definition() throws -> SchemaDefinition {
+        func script(_ path: String?) throws -> RuleScript? {
+            try path.map { try RuleScript(contentsOf: resolve($0), name: $0) }
         }
-        for table in description.tables {
-            let created = adapter.table(named: table.name)!
-            for key in table.foreignKeys ?? [] {
-                try created.addForeignKey(key.field, references: adapter.table(named: key.references)!, field: key.referencedField)
-            }
-            for lookup in table.lookupFields ?? [] {
-                try created.addLookupField(name: lookup.name, sourceField: lookup.sourceField,
-                                           lookupTable: adapter.table(named: lookup.lookupTable)!,
-                                           lookupKeyField: lookup.lookupKeyField, lookupResultField: lookup.lookupResultField)
-            }
-        }
-        if let script = description.script { try adapter.setSchemaScript(RuleScript(contentsOf: resolve(script), name: script)) }
-        // (A script file that cannot be read is a RelataError naming its path.)
-        for table in description.tables {
-            if let script = table.script { try adapter.setScript(RuleScript(contentsOf: resolve(script), name: script), forTable: table.name) }
-            for field in table.calculatedFields ?? [] {
-                try adapter.addCalculatedField(name: field.name, type: field.type, cached: field.cached ?? false,
-                                               table: table.name, function: field.function)
-            }
-        }
-        adapter.updateOrder = description.updateOrder ?? description.tables.map(\.name)
+        return try SchemaDefinition(name: description.name, tables: description.tables.map { table in
+            TableDefinition(name: table.name, fields: table.fields, script: try script(table.script),
+                            updateRule: UpdateRule(onFailure: table.updateRule ?? .applyOthers),
+                            foreignKeys: table.foreignKeys ?? [], lookupFields: table.lookupFields ?? [],
+                            calculatedFields: table.calculatedFields ?? [])
+        }, script: script(description.script), updateOrder: description.updateOrder)
     }
 
     private func makeTable(_ table: SchemaDescription.Table) throws -> DataTable {
@@ -140,19 +128,15 @@ public struct Schema: Sendable {
 
     private func check() throws {
         func invalid(_ message: String) -> RelataError { RelataError(.invalidSchema, message, location: url.path) }
-        var names: Set<String> = []
-        for table in description.tables where !names.insert(table.name.lowercased()).inserted {
-            throw invalid("the table \(table.name) is described twice")
-        }
-        func requireTable(_ name: String, _ context: String) throws {
-            guard names.contains(name.lowercased()) else {
-                throw invalid("\(context) names the table '\(name)', which the schema does not describe (tables: \(description.tables.map(\.name).joined(separator: ", ")))")
-            }
-        }
-        for name in description.updateOrder ?? [] { try requireTable(name, "updateOrder") }
-        for table in description.tables {
-            for key in table.foreignKeys ?? [] { try requireTable(key.references, "\(table.name).foreignKeys") }
-            for lookup in table.lookupFields ?? [] { try requireTable(lookup.lookupTable, "\(table.name).lookupFields") }
+        // The tables and relationships are checked as a schema definition is (without reading the scripts).
+        do {
+            _ = try SchemaDefinition(name: description.name, tables: description.tables.map { table in
+                TableDefinition(name: table.name, fields: table.fields, foreignKeys: table.foreignKeys ?? [],
+                                lookupFields: table.lookupFields ?? [])
+            }, updateOrder: description.updateOrder)
+        } catch var error as RelataError {
+            error.location = url.path
+            throw error
         }
         for path in [description.script] + description.tables.flatMap({ [$0.script, $0.data] }) {
             guard let path else { continue }

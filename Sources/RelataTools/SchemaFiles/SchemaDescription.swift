@@ -44,27 +44,10 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
     }
 
     /// `field` holds values of `references`.`referencedField`.
-    public struct ForeignKey: Codable, Sendable, Equatable {
-        public var field: String
-        public var references: String
-        public var referencedField: String
-    }
-
+    public typealias ForeignKey = ForeignKeyDefinition
     /// A field whose value is looked up in another table (see `DataTable.addLookupField`).
-    public struct LookupField: Codable, Sendable, Equatable {
-        public var name: String
-        public var sourceField: String
-        public var lookupTable: String
-        public var lookupKeyField: String
-        public var lookupResultField: String
-    }
-
+    public typealias LookupField = LookupFieldDefinition
     /// A field computed by a JavaScript function of the row: the name of a
     /// function in the table's script, or a function expression.
-    public struct CalculatedField: Codable, Sendable, Equatable {
-        public var name: String
-        public var type: DataType
-        public var function: String
-        public var cached: Bool?
-    }
+    public typealias CalculatedField = CalculatedFieldDefinition
 }

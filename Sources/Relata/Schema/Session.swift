@@ -1,4 +1,3 @@
-import Relata
 
 /// The session rules see as `session`: key/values and roles.
 ///
@@ -8,7 +7,7 @@ import Relata
 /// ```js
 /// if (!session.hasRole('Sales')) fail('only sales may change discounts');
 /// ```
-public struct Session: Sendable, Hashable {
+public struct Session: Sendable, Hashable, Codable {
     /// Values by key (`session['UserId']`).
     public var values: [String: Value]
     /// Role names (`session.roles`, `session.hasRole(name)`).

@@ -4,7 +4,7 @@
 /// adapter.setUpdateRule(UpdateRule(onFailure: .rollbackAll), forTable: "Orders")
 /// adapter.updateOrder = ["Clients", "Orders", "OrderDetails"]
 /// ```
-public struct UpdateRule: Sendable, Hashable {
+public struct UpdateRule: Sendable, Hashable, Codable {
     /// What a failed change of the table does to the rest of the apply.
     public enum FailureBehavior: String, Sendable, Hashable, Codable {
         /// The failed change stays pending with its message; every other change still applies.

@@ -1,5 +1,4 @@
 import Foundation
-import Relata
 
 /// The source of a rule script and the file name its errors show.
 ///
@@ -11,7 +10,7 @@ import Relata
 ///     """, fileName: "OrderDetails.js")
 /// let fromDisk = try RuleScript(contentsOf: URL(fileURLWithPath: "rules/OrderDetails.js"))
 /// ```
-public struct RuleScript: Sendable, Hashable {
+public struct RuleScript: Sendable, Hashable, Codable {
     /// The JavaScript source.
     public var source: String
     /// The name errors, stacks and logs show for the script.

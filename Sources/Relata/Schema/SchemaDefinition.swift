@@ -1,0 +1,163 @@
+import Foundation
+
+/// A schema as every site shares it: tables with their fields and relationships,
+/// update rules and order, and the rule scripts as text — no file paths. A data
+/// server sends it to clients (with its ``version``), a `LocalDataAdapter` and a
+/// server's rule runtimes are built from it.
+///
+/// ```swift
+/// let schema = try SchemaDefinition(name: "Shop", tables: [
+///     TableDefinition(name: "Orders", fields: orderFields, script: RuleScript(ordersJS, fileName: "Orders.js")),
+/// ])
+/// print(schema.version)   // sha256:3f1c…, changes whenever a table, a field or a script does
+/// ```
+public struct SchemaDefinition: Sendable, Hashable, Codable {
+    /// The schema's name (a data server's service name selects it).
+    public var name: String
+    /// The tables, in the order they were described.
+    public var tables: [TableDefinition]
+    /// The schema-wide rule script: its handlers run for every table, after the table's own.
+    public var script: RuleScript?
+    /// Table names in the order an apply processes their changes (masters before details).
+    public var updateOrder: [String]
+
+    /// Creates a schema and checks it.
+    ///
+    /// - Parameter updateOrder: defaults to the tables' order.
+    /// - Throws: ``RelataError/Code/invalidSchema`` when a table is described twice, or
+    ///   `updateOrder`, a foreign key or a lookup field names a table the schema does not describe.
+    public init(name: String, tables: [TableDefinition], script: RuleScript? = nil, updateOrder: [String]? = nil) throws {
+        self.name = name
+        self.tables = tables
+        self.script = script
+        self.updateOrder = updateOrder ?? tables.map(\.name)
+        try check()
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        try self.init(name: container.decode(String.self, forKey: .name),
+                      tables: container.decode([TableDefinition].self, forKey: .tables),
+                      script: container.decodeIfPresent(RuleScript.self, forKey: .script),
+                      updateOrder: container.decodeIfPresent([String].self, forKey: .updateOrder))
+    }
+
+    /// The table with a name (case-insensitive), or nil.
+    public func table(named name: String) -> TableDefinition? {
+        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+
+    /// Every rule script: the schema-wide one first, then the tables' in order.
+    public var scripts: [RuleScript] {
+        ([script] + tables.map(\.script)).compactMap { $0 }
+    }
+
+    /// Identifies this exact schema — tables, fields, relationships, update rules and
+    /// order, and the text of every script: `sha256:` and 64 hexadecimal digits. A data
+    /// server computes it and sends it with the schema; a client compares the version it
+    /// validated with against the server's to know its rules are stale.
+    public var version: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding plain values with sorted keys cannot fail; an empty digest would only ever mean "stale".
+        let bytes = (try? encoder.encode(self)).map(Array.init) ?? []
+        return "sha256:" + SHA256.hex(of: bytes)
+    }
+
+    private func check() throws {
+        func invalid(_ message: String) -> RelataError { RelataError(.invalidSchema, message, location: name) }
+        var names: Set<String> = []
+        for table in tables where !names.insert(table.name.lowercased()).inserted {
+            throw invalid("the table \(table.name) is described twice")
+        }
+        func requireTable(_ name: String, _ context: String) throws {
+            guard names.contains(name.lowercased()) else {
+                throw invalid("\(context) names the table '\(name)', which the schema does not describe (tables: \(tables.map(\.name).joined(separator: ", ")))")
+            }
+        }
+        for name in updateOrder { try requireTable(name, "updateOrder") }
+        for table in tables {
+            for key in table.foreignKeys { try requireTable(key.references, "\(table.name).foreignKeys") }
+            for lookup in table.lookupFields { try requireTable(lookup.lookupTable, "\(table.name).lookupFields") }
+        }
+    }
+}
+
+/// One table of a ``SchemaDefinition``.
+///
+/// ```swift
+/// TableDefinition(name: "OrderDetails", fields: detailFields,
+///                 script: RuleScript(detailsJS, fileName: "OrderDetails.js"),
+///                 updateRule: UpdateRule(onFailure: .rollbackAll),
+///                 foreignKeys: [ForeignKeyDefinition(field: "OrderId", references: "Orders", referencedField: "OrderId")])
+/// ```
+public struct TableDefinition: Sendable, Hashable, Codable {
+    public var name: String
+    /// The stored fields.
+    public var fields: [FieldDefinition]
+    /// The table's rule script.
+    public var script: RuleScript?
+    /// How an apply treats the table's failed changes.
+    public var updateRule: UpdateRule
+    public var foreignKeys: [ForeignKeyDefinition]
+    public var lookupFields: [LookupFieldDefinition]
+    public var calculatedFields: [CalculatedFieldDefinition]
+
+    public init(name: String, fields: [FieldDefinition], script: RuleScript? = nil, updateRule: UpdateRule = UpdateRule(),
+                foreignKeys: [ForeignKeyDefinition] = [], lookupFields: [LookupFieldDefinition] = [],
+                calculatedFields: [CalculatedFieldDefinition] = []) {
+        self.name = name
+        self.fields = fields
+        self.script = script
+        self.updateRule = updateRule
+        self.foreignKeys = foreignKeys
+        self.lookupFields = lookupFields
+        self.calculatedFields = calculatedFields
+    }
+}
+
+/// `field` holds values of `references`.`referencedField` (see ``DataTable/addForeignKey(_:references:field:)``).
+public struct ForeignKeyDefinition: Sendable, Hashable, Codable {
+    public var field: String
+    public var references: String
+    public var referencedField: String
+
+    public init(field: String, references: String, referencedField: String) {
+        self.field = field
+        self.references = references
+        self.referencedField = referencedField
+    }
+}
+
+/// A field whose value is looked up in another table (see ``DataTable/addLookupField(name:sourceField:lookupTable:lookupKeyField:lookupResultField:)``).
+public struct LookupFieldDefinition: Sendable, Hashable, Codable {
+    public var name: String
+    public var sourceField: String
+    public var lookupTable: String
+    public var lookupKeyField: String
+    public var lookupResultField: String
+
+    public init(name: String, sourceField: String, lookupTable: String, lookupKeyField: String, lookupResultField: String) {
+        self.name = name
+        self.sourceField = sourceField
+        self.lookupTable = lookupTable
+        self.lookupKeyField = lookupKeyField
+        self.lookupResultField = lookupResultField
+    }
+}
+
+/// A field computed by a JavaScript function of the row: the name of a function in
+/// the table's script, or a function expression.
+public struct CalculatedFieldDefinition: Sendable, Hashable, Codable {
+    public var name: String
+    public var type: DataType
+    public var function: String
+    public var cached: Bool?
+
+    public init(name: String, type: DataType, function: String, cached: Bool? = nil) {
+        self.name = name
+        self.type = type
+        self.function = function
+        self.cached = cached
+    }
+}
