@@ -211,6 +211,7 @@ extension JSONValue {
         case .string(let text): return "\"\(text)\""
         case .null: return "NULL"
         case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .decimal(let value): return value.description
         case .integer(let value): return String(value)
         case .bool(let value): return String(value)
         case .array, .object: return "…"

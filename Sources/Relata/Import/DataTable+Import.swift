@@ -106,24 +106,21 @@ extension DataTable {
         }
     }
 
-    /// The visible rows as a JSON array of objects, one key per stored field
-    /// (current values; dates in ISO 8601, decimals and GUIDs as strings, blobs in Base64).
+    /// The visible rows as a JSON array of objects, one key per stored field, in
+    /// Relata's plain JSON (``JSONValue/init(_:)``): current values; decimals as
+    /// numbers with their exact digits, dates in ISO 8601, GUIDs as strings, blobs in Base64.
     ///
     /// ```swift
     /// let data = try clients.jsonData()
     /// let copy = try DataTable(name: "Clients", fields: clients.fields, json: data)
     /// ```
     public func jsonData(prettyPrinted: Bool = false) throws -> Data {
-        let objects: [[String: Any]] = visibleSlots.map { slot in
-            var object: [String: Any] = [:]
-            for (index, field) in fields.enumerated() {
-                object[field.name] = postedValue(slot: slot, field: index).jsonObject
-            }
-            return object
+        let objects: [JSONValue] = visibleSlots.map { slot in
+            .object(Dictionary(uniqueKeysWithValues: fields.indices.map { (fields[$0].name, JSONValue(postedValue(slot: slot, field: $0))) }))
         }
-        var options: JSONSerialization.WritingOptions = [.sortedKeys]
-        if prettyPrinted { options.insert(.prettyPrinted) }
-        return try JSONSerialization.data(withJSONObject: objects, options: options)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(objects)
     }
 
     /// The visible rows as CSV with a header line (current values).
@@ -163,21 +160,32 @@ extension FieldDefinition {
         case .number(let double):
             if type.storage == .decimal { return try type.parse(String(double)) }
             return try type.coerced(.double(double))
+        case .decimal(let decimal):
+            if type.storage == .decimal { return try type.coerced(.decimal(decimal)) }
+            return try type.coerced(.double(NSDecimalNumber(decimal: decimal).doubleValue))
         case .array, .object:
             throw CoercionFailure(code: .typeMismatch, message: "a JSON array or object is not a valid \(type.rawValue) value")
         }
     }
 }
 
-/// A parsed JSON value, decoded strictly (a number is never a boolean), as
-/// Relata's JSON inputs (data files, edits) carry field values.
+/// Relata's plain JSON for field values — one representation for every external
+/// format a person reads or writes: data files, edits files, `relata … --json`.
+/// Decoded strictly (a number is never a boolean); a number with a fraction keeps
+/// its exact digits (``decimal(_:)``), so a currency never passes through a `Double`.
+/// (Where types must survive exactly — deltas on the wire, briefcases — ``Value``'s
+/// own tagged `Codable` form is used instead.)
 ///
 /// ```swift
 /// let raw = try JSONDecoder().decode(JSONValue.self, from: Data("19.99".utf8))
 /// let price = try FieldDefinition("UnitPrice", .currency).value(fromJSON: raw)   // .decimal(19.99)
 /// ```
 public enum JSONValue: Codable, Sendable, Hashable {
-    case null, bool(Bool), integer(Int64), number(Double), string(String)
+    case null, bool(Bool), integer(Int64), string(String)
+    /// A binary floating-point number (a `double` field's value).
+    case number(Double)
+    /// A number with its exact decimal digits (read from JSON text, or a `decimal`/`currency` field's value).
+    case decimal(Decimal)
     case array([JSONValue]), object([String: JSONValue])
 
     public init(from decoder: any Decoder) throws {
@@ -197,12 +205,14 @@ public enum JSONValue: Codable, Sendable, Hashable {
         if single.decodeNil() { self = .null }
         else if let bool = try? single.decode(Bool.self) { self = .bool(bool) }
         else if let integer = try? single.decode(Int64.self) { self = .integer(integer) }
+        else if let decimal = try? single.decode(Decimal.self), decimal.isFinite { self = .decimal(decimal) }
         else if let double = try? single.decode(Double.self) { self = .number(double) }
         else { self = .string(try single.decode(String.self)) }
     }
 
-    /// A value as plain JSON: numbers (decimals too) and booleans as they are, NULL
-    /// as null, and dates, GUIDs and blobs as their text (dates in ISO 8601, blobs in Base64).
+    /// A value as plain JSON: numbers (decimals with their exact digits) and booleans as
+    /// they are, NULL as null, and dates, GUIDs and blobs as their text (dates in ISO 8601,
+    /// blobs in Base64).
     public init(_ value: Value) {
         switch value {
         case .null: self = .null
@@ -210,7 +220,7 @@ public enum JSONValue: Codable, Sendable, Hashable {
         case .double(let double): self = .number(double)
         case .boolean(let bool): self = .bool(bool)
         case .string(let string): self = .string(string)
-        case .decimal: self = value.doubleValue.map(JSONValue.number) ?? .string(value.text)
+        case .decimal(let decimal): self = .decimal(decimal)
         case .date, .guid, .blob: self = .string(value.text)
         }
     }
@@ -222,6 +232,7 @@ public enum JSONValue: Codable, Sendable, Hashable {
         case .bool(let bool): try container.encode(bool)
         case .integer(let integer): try container.encode(integer)
         case .number(let double): try container.encode(double)
+        case .decimal(let decimal): try container.encode(decimal)
         case .string(let string): try container.encode(string)
         case .array(let values): try container.encode(values)
         case .object(let members): try container.encode(members)
@@ -235,18 +246,3 @@ public enum JSONValue: Codable, Sendable, Hashable {
         init?(intValue: Int) { nil }
     }
 }
-
-extension Value {
-    /// The value as a JSONSerialization object.
-    var jsonObject: Any {
-        switch self {
-        case .null: return NSNull()
-        case .integer(let value): return value
-        case .double(let value): return value
-        case .boolean(let value): return value
-        case .string(let value): return value
-        case .decimal, .date, .guid, .blob: return text
-        }
-    }
-}
-

@@ -117,6 +117,7 @@ extension JSONValue {
         case .bool(let value): return String(value)
         case .integer(let value): return String(value)
         case .number(let value): return String(value)
+        case .decimal(let value): return value.description
         case .string(let value): return "\"\(value)\""
         case .array(let values): return "[" + values.map(\.text).joined(separator: ", ") + "]"
         case .object: return "{…}"

@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+@testable import Relata
+
+/// One plain JSON for field values: data files, edits, `--json`.
+@Suite struct PlainJSONTests {
+    @Test func decimalsKeepEveryDigitBothWays() throws {
+        let fields = [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Amount", .decimal, precision: 30, scale: 2),
+                      FieldDefinition("Ratio", .float)]
+        let json = Data(#"[{"Id": 1, "Amount": 1234567890123456789.25, "Ratio": 0.1}]"#.utf8)
+        let table = try DataTable(name: "Ledger", fields: fields, json: json)
+        #expect(table.rows[0]["Amount"] == .decimal(Decimal(string: "1234567890123456789.25")!), "no Double on the way in")
+        #expect(table.rows[0]["Ratio"] == .double(0.1))
+        let written = try String(decoding: table.jsonData(), as: UTF8.self)
+        #expect(written == #"[{"Amount":1234567890123456789.25,"Id":1,"Ratio":0.1}]"#, "no Double on the way out")
+        let copy = try DataTable(name: "Ledger", fields: fields, json: table.jsonData())
+        #expect(copy.rows[0]["Amount"] == table.rows[0]["Amount"])
+    }
+
+    @Test func everyValueHasOnePlainForm() throws {
+        let date = try #require(ISO8601.date(from: "2026-11-23T10:00:00Z"))
+        let values: [(Value, String)] = [
+            (.null, "null"), (.integer(7), "7"), (.boolean(true), "true"), (.string("a/b"), #""a\/b""#),
+            (.decimal(Decimal(string: "19.99")!), "19.99"), (.date(date), #""2026-11-23T10:00:00Z""#),
+        ]
+        for (value, text) in values {
+            let encoded = try String(decoding: JSONEncoder().encode(JSONValue(value)), as: UTF8.self)
+            #expect(encoded == text || encoded == text.replacingOccurrences(of: "\\/", with: "/"), "\(value)")
+        }
+    }
+}
