@@ -109,7 +109,7 @@ struct BriefcaseCommand: ParsableCommand {
                 let changed = table.changedRows
                 return Table(name: table.name, fields: table.fields.map(\.name), rows: table.rowCount, pending: pending,
                              failed: changed.filter { $0.failureMessage != nil }.count,
-                             inEditMode: changed.filter(\.inEditMode).count)
+                             inEditMode: changed.filter(\.isInEditMode).count)
             }
         }
 

@@ -58,7 +58,7 @@ import Testing
         #expect(details.rows[0].rowState == .modified)
         #expect(details.rows[0]["Quantity"] == 50, "nothing typed is lost")
         #expect(details.rows[0].failureMessage == "line 100: at most 10 per line")
-        #expect(!details.rows[0].locked)
+        #expect(!details.rows[0].isLocked)
         #expect(details.rows[1].rowState == .unchanged)
     }
 
@@ -153,11 +153,11 @@ import Testing
             function afterGetData(names, requests) { seen.push('after ' + names.join(',')); }
             function read() { return seen.join('|'); }
             """)
-        let rows = try adapter.getRows(from: "Orders", where: "ClientId = :c", parameters: ["c": 1])
+        let rows = try adapter.fetchRows(from: "Orders", where: "ClientId = :c", parameters: ["c": 1])
         #expect(rows.count == 1)
-        #expect(scriptError { _ = try adapter.getDataTable("Clients") }?.message == "only admins read clients")
+        #expect(scriptError { _ = try adapter.fetchTable("Clients") }?.message == "only admins read clients")
         adapter.session = Session(roles: ["Admin"])
-        #expect(try adapter.getData(["Clients", "Orders"]).count == 2)
+        #expect(try adapter.fetchTables(["Clients", "Orders"]).count == 2)
         let context = adapter.host.schemaScript!.context
         #expect(try context.value(from: context.call(context.globalFunction(named: "read"), [])) ==
                 "Orders ClientId = :c|after Orders|Clients,Orders |after Clients,Orders")

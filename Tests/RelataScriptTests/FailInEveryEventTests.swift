@@ -78,7 +78,7 @@ import Testing
     @Test(arguments: ["beforeGetData", "afterGetData"])
     func dataEventsRefuseTheRead(event: String) throws {
         let adapter = try adapter(failingIn: event)
-        let error = scriptError { _ = try adapter.getDataTable("Orders") }
+        let error = scriptError { _ = try adapter.fetchTable("Orders") }
         #expect(error?.message == "no: \(event)")
         #expect(error?.event == event)
     }

@@ -113,4 +113,15 @@ import Testing
         #expect(ContinuousClock.now - started < .milliseconds(400), "the other runtime answered while the first one spun")
         #expect(try await runaway == .timeLimitExceeded)
     }
+
+    @Test func aPoolOfNoRuntimesIsRefused() {
+        #expect(throws: RelataError.self) { try RuleRuntimePool(size: 0) { try Self.makeRuntime() } }
+        do {
+            _ = try RuleRuntimePool(size: -3) { try Self.makeRuntime() }
+        } catch let error as RelataError {
+            #expect(error.code == .invalidArgument)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
 }

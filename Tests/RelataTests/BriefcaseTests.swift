@@ -59,7 +59,7 @@ import Testing
             let row = table.row(atSlot: slot)
             let current = table.fields.map { "\((try? row.value(forKey: $0.name)) ?? .null)" }
             let original = table.fields.map { "\(row.originalValue(forKey: $0.name) ?? .null)" }
-            return "\(row.rowState) edit=\(row.inEditMode) change=\(row.changeId) failure=\(row.failureMessage ?? "-") "
+            return "\(row.rowState) edit=\(row.isInEditMode) change=\(row.changeId) failure=\(row.failureMessage ?? "-") "
                 + "current=\(current) original=\(original)"
         }
     }
@@ -96,7 +96,7 @@ import Testing
 
     @Test func pendingChangesGiveTheSameDeltaAfterALoad() throws {
         let table = try Self.makeTable()
-        try table.rows.first { $0.inEditMode }?.post()
+        try table.rows.first { $0.isInEditMode }?.post()
         let before = try table.makeDelta()
         let copy = try #require(try saveAndLoad(table, layout: .file).tables.first)
         #expect(try copy.makeDelta() == before)

@@ -39,10 +39,10 @@ import Testing
     @Test func changedAndRowState() throws {
         let clients = try makeClients()
         let row = clients.rows[0]
-        #expect(!row.changed)
+        #expect(!row.isChanged)
         #expect(row.rowState == .unchanged)
         try row.setValue(0.2, forKey: "ClientDiscount")
-        #expect(row.changed)
+        #expect(row.isChanged)
         #expect(row.rowState == .modified)
         #expect(row.changedFieldNames == ["ClientDiscount"])
     }
@@ -124,7 +124,7 @@ import Testing
         let clients = try makeClients()
         let row = clients.rows[0]
         row.lock()
-        #expect(row.locked)
+        #expect(row.isLocked)
         let before = try snapshot(row)
         let error = relataError { try row.setValue("X", forKey: "ClientName") }
         #expect(error?.code == .rowLocked)
@@ -133,7 +133,7 @@ import Testing
         #expect(relataError { try clients.removeRow(row) }?.code == .rowLocked)
         #expect(try snapshot(row) == before)
         row.unlock()
-        #expect(!row.locked)
+        #expect(!row.isLocked)
         try row.setValue("X", forKey: "ClientName")
         #expect(row["ClientName"] == "X")
     }

@@ -75,7 +75,7 @@ import Testing
         let added = try clients.addNewRow(values: ["ClientName": "Hooli"])
         var delta = try clients.makeDelta()
         clients.lockRows(of: delta)
-        #expect(clients.rows[0].locked)
+        #expect(clients.rows[0].isLocked)
         delta.changes[0].resolve()
         delta.changes[1].resolve()
         delta.changes[2].resolve(refreshing: ["ClientId": 4])
@@ -85,7 +85,7 @@ import Testing
         #expect(clients.deletedRows.isEmpty)
         #expect(clients.rows[0].originalValue(forKey: "ClientName") == "Acme Ltd")
         #expect(clients.rows[0].rowState == .unchanged)
-        #expect(!clients.rows[0].locked)
+        #expect(!clients.rows[0].isLocked)
         #expect(added["ClientId"] == 4)
         #expect(added.rowState == .unchanged)
         #expect(added.originalValue(forKey: "ClientName") == "Hooli")
@@ -109,7 +109,7 @@ import Testing
         #expect(bad.rowState == .modified)
         #expect(bad["ClientName"] == "Globex!!", "nothing typed is lost")
         #expect(bad.failureMessage == "names may not contain '!'")
-        #expect(!bad.locked)
+        #expect(!bad.isLocked)
 
         // The rebuilt delta carries only the failed change, with the right old and new values.
         let retry = try clients.makeDelta()

@@ -57,5 +57,5 @@ func relataError(_ body: () throws -> Void, sourceLocation: SourceLocation = #_s
 /// A snapshot of everything observable about a row, to prove an operation left it untouched.
 func snapshot(_ row: DataTableRow) throws -> String {
     let values = try row.table.fields.map { "\($0.name)=\(try row.value(forKey: $0.name))/\(String(describing: row.originalValue(forKey: $0.name)))" }
-    return "\(row.rowState) edit=\(row.inEditMode) locked=\(row.locked) id=\(row.changeId) " + values.joined(separator: ",")
+    return "\(row.rowState) edit=\(row.isInEditMode) locked=\(row.isLocked) id=\(row.changeId) " + values.joined(separator: ",")
 }

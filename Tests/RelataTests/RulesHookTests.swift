@@ -32,7 +32,7 @@ import Testing
         try clients.rows[0].setValue("Acme Ltd", forKey: "ClientName")
         #expect(rules.events == ["update Acme Ltd"], "the rules see the new value")
         #expect(clients.rows[0].rowState == .modified)
-        #expect(!clients.rows[0].inEditMode)
+        #expect(!clients.rows[0].isInEditMode)
     }
 
     @Test func aRejectedDirectChangeLeavesTheRowAsItWas() throws {
@@ -58,7 +58,7 @@ import Testing
         try row.setValue("none", forKey: "ContactPhone")
         #expect(rules.events.isEmpty)
         #expect(throws: Rejected.self) { try row.post() }
-        #expect(row.inEditMode, "the editor keeps its values")
+        #expect(row.isInEditMode, "the editor keeps its values")
         #expect(row["ContactPhone"] == "none")
         try row.setValue("555", forKey: "ContactPhone")
         try row.post()

@@ -49,6 +49,10 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let expressionSyntax = Code("expressionSyntax")
         /// An expression that parses but cannot be evaluated (unknown function, missing parameter, bad operand).
         public static let expressionEvaluation = Code("expressionEvaluation")
+        /// `applyChanges` called while an apply of the same adapter is running (from a rule).
+        public static let applyInProgress = Code("applyInProgress")
+        /// An argument outside what the call accepts (a pool of no runtimes, …).
+        public static let invalidArgument = Code("invalidArgument")
         /// A processed delta that does not match the table.
         public static let invalidDelta = Code("invalidDelta")
         /// CSV or JSON input that cannot be imported.

@@ -153,7 +153,11 @@ public final class DataTableRow {
     public var rowState: RowState { table.state(ofSlot: liveSlot) }
 
     /// True when the row has a pending change (`rowState != .unchanged`).
-    public var changed: Bool { rowState != .unchanged }
+    public var isChanged: Bool { rowState != .unchanged }
+
+    /// The original's name for ``isChanged``, kept for code ported from Data Abstract.
+    @available(*, deprecated, renamed: "isChanged")
+    public var changed: Bool { isChanged }
 
     /// Ties the row to its ``DeltaChange``; 0 while the row has no change.
     public var changeId: Int { record?.changeId ?? 0 }
@@ -212,7 +216,11 @@ public final class DataTableRow {
     // MARK: Two-phase editing
 
     /// True between ``edit()`` and ``post()`` or ``discard()``.
-    public var inEditMode: Bool { record?.edit != nil }
+    public var isInEditMode: Bool { record?.edit != nil }
+
+    /// The original's name for ``isInEditMode``, kept for code ported from Data Abstract.
+    @available(*, deprecated, renamed: "isInEditMode")
+    public var inEditMode: Bool { isInEditMode }
 
     /// Starts an edit: changes made now stay in an edit buffer, invisible to the
     /// table (filters, indexes, deltas, notifications), until ``post()``.
@@ -255,7 +263,7 @@ public final class DataTableRow {
     /// - Throws: the errors of ``setValue(_:forKey:)`` and ``post()``; the row is then as it was.
     public func setValues(_ values: [String: Value]) throws {
         let ordered = values.sorted { $0.key < $1.key }
-        if ordered.count == 1 || inEditMode {
+        if ordered.count == 1 || isInEditMode {
             for (key, value) in ordered { try setValue(value, forKey: key) }
             return
         }
@@ -272,7 +280,11 @@ public final class DataTableRow {
     // MARK: Locking
 
     /// True while the row is locked.
-    public var locked: Bool { record?.locked ?? false }
+    public var isLocked: Bool { record?.locked ?? false }
+
+    /// The original's name for ``isLocked``, kept for code ported from Data Abstract.
+    @available(*, deprecated, renamed: "isLocked")
+    public var locked: Bool { isLocked }
 
     /// Locks the row: until ``unlock()``, every change fails with ``RelataError/Code/rowLocked``.
     /// Adapters lock rows while their changes are in flight.

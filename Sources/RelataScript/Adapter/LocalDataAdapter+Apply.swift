@@ -28,7 +28,7 @@ extension LocalDataAdapter {
     public func applyChanges(for tables: [DataTable]) throws -> [Delta] {
         for table in tables where !self.tables.contains(where: { $0 === table }) { throw unknownTable(table.name) }
         guard !isApplying else {
-            throw RelataError(.invalidRowState, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
+            throw RelataError(.applyInProgress, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
         }
         let deltas = try tables.map { try $0.makeDelta() }
         isApplying = true

@@ -10,18 +10,23 @@ extension LocalDataAdapter {
     /// Each request is `{ tableName, where, parameters }` in the scripts.
     ///
     /// ```swift
-    /// let clients = try adapter.getDataTable("Clients")
+    /// let clients = try adapter.fetchTable("Clients")
     /// ```
-    public func getDataTable(_ name: String) throws -> DataTable {
-        try getData([name]).first!
+    public func fetchTable(_ name: String) throws -> DataTable {
+        guard let table = try fetchTables([name]).first else { throw unknownTable(name) }
+        return table
     }
+
+    /// The original's name for ``fetchTable(_:)``, kept for code ported from Data Abstract.
+    @available(*, deprecated, renamed: "fetchTable(_:)")
+    public func getDataTable(_ name: String) throws -> DataTable { try fetchTable(name) }
 
     /// The rows of a table for which an expression is true, with the data events.
     ///
     /// ```swift
-    /// let big = try adapter.getRows(from: "Orders", where: "Total > :min", parameters: ["min": 1000])
+    /// let big = try adapter.fetchRows(from: "Orders", where: "Total > :min", parameters: ["min": 1000])
     /// ```
-    public func getRows(from name: String, where expression: String, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
+    public func fetchRows(from name: String, where expression: String, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
         guard let table = table(named: name) else { throw unknownTable(name) }
         try fireDataEvent(.beforeGetData, names: [table.name], expression: expression, parameters: parameters)
         let rows = try table.rows(where: expression, parameters: parameters)
@@ -30,7 +35,11 @@ extension LocalDataAdapter {
     }
 
     /// Several tables at once, with one pair of data events.
-    public func getData(_ names: [String]) throws -> [DataTable] {
+    ///
+    /// ```swift
+    /// let tables = try adapter.fetchTables(["Clients", "Orders"])
+    /// ```
+    public func fetchTables(_ names: [String]) throws -> [DataTable] {
         let tables = try names.map { name in
             guard let table = table(named: name) else { throw unknownTable(name) }
             return table

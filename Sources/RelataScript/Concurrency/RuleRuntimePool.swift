@@ -28,9 +28,9 @@ public actor RuleRuntimePool {
     /// Creates `size` runtimes with `makeRuntime` (each compiles the rules anew).
     ///
     /// - Throws: what `makeRuntime` throws (a script that does not compile);
-    ///   ``RelataError/Code/invalidDefinition`` when `size` is not positive.
+    ///   ``RelataError/Code/invalidArgument`` when `size` is not positive.
     public init(size: Int, makeRuntime: () throws -> RuleRuntime) throws {
-        guard size > 0 else { throw RelataError(.invalidDefinition, "a pool needs at least one runtime (size \(size))") }
+        guard size > 0 else { throw RelataError(.invalidArgument, "a pool needs at least one runtime (size \(size))") }
         var owners: [RuleRuntimeOwner] = []
         for index in 0..<size {
             owners.append(RuleRuntimeOwner(try makeRuntime(), name: "relata.rules.\(index)"))
