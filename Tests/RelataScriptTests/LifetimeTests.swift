@@ -24,4 +24,18 @@ import Testing
         try orders.rows[1].setValue("closed", forKey: "Status")
         #expect(orders.rows[0]["Label"] == "order 10", "calculated fields keep working")
     }
+
+    @Test func aTableAndTheRuntimeItsCalculatedFieldsUseAreReleasedTogether() throws {
+        weak var runtime: RuleRuntime?
+        weak var released: DataTable?
+        do {
+            let adapter = try makeAdapter()
+            try adapter.addCalculatedField(name: "Label", type: .string, table: "Orders",
+                                           function: "function (row) { return 'order ' + row.OrderId }")
+            runtime = adapter.runtime
+            released = adapter.table(named: "Orders")
+        }
+        #expect(runtime == nil, "the runtime's data (through lda) does not hold the tables in a cycle")
+        #expect(released == nil)
+    }
 }

@@ -32,49 +32,6 @@ extension LocalDataAdapter {
         guard tables.contains(where: { $0 === table }) else { throw unknownTable(table.name) }
         data.keepsAddedRows = true
         defer { data.keepsAddedRows = false }
-        // A row fails at most once: failed rows leave the pass before the next script runs.
-        var violations: [RuleViolation] = []
-        let sets = table.rowSets(in: [.added, .modified, .deleted])
-        let passes: [(rows: RowSet, events: [RuleEvent], originals: Bool)] = [
-            (sets[0], RuleEvent.posting(inserting: true), false),
-            (sets[1], RuleEvent.posting(inserting: false), true),
-            (sets[2], [.beforeDelete], false),
-        ]
-        for pass in passes where !pass.rows.isEmpty {
-            var rows = pass.rows
-            let scripts = host.scripts(forTable: table.name)
-            for script in scripts {
-                let outcome = try host.runBatch(pass.events, in: script, table: table, rows: rows, withOriginals: pass.originals)
-                var rejected = Set(outcome.failures.keys)
-                table.withoutRules {
-                    for (index, values) in outcome.writes {
-                        let row = rows[index]
-                        let ordered = values.sorted { $0.key < $1.key }
-                        // Every value is checked before any is written, so a row is changed wholly or not at all.
-                        do {
-                            for (name, value) in ordered {
-                                guard let field = table.field(named: name) else { continue }
-                                if field.readOnly || field.autoIncrement {
-                                    throw RelataError(.readOnlyField, "the field is read-only", table: table.name, field: name, row: row.label)
-                                }
-                                _ = try field.validate(value)
-                            }
-                            for (name, value) in ordered { try row.setValue(value, forKey: name) }
-                        } catch {
-                            violations.append(RuleViolation(row: row, error: ScriptError(
-                                .runtime, "\(error)", event: pass.events.map(\.handlerName).joined(separator: "/"), table: table.name, row: row.label)))
-                            rejected.insert(index)
-                        }
-                    }
-                }
-                for (index, error) in outcome.failures {
-                    violations.append(RuleViolation(row: rows[index], error: error))
-                }
-                if !rejected.isEmpty && script !== scripts.last {
-                    rows = rows.filter(positions: { !rejected.contains($0) })
-                }
-            }
-        }
-        return violations.map { ($0.row.changeId, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        return try runtime.validateChanges(for: table)
     }
 }

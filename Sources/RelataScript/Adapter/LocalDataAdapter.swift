@@ -63,8 +63,10 @@ public final class LocalDataAdapter {
     }
 
     deinit {
-        // Tables the program keeps stop consulting rules whose adapter is gone.
-        for table in tables where table.rules is TableRules { table.rules = nil }
+        // Tables the program keeps stop consulting rules whose adapter is gone; their calculated
+        // fields keep the runtime, which must then no longer hold the tables (through `lda`).
+        runtime.detachRules(from: tables)
+        runtime.setEnvironment(RuleEnvironment(session: session, isServer: isServer))
     }
 
     /// The rules see this adapter's session, `isServer` and tables.
@@ -147,13 +149,7 @@ public final class LocalDataAdapter {
     public func addCalculatedField(name: String, type: DataType, cached: Bool = false, table tableName: String,
                                    function: String) throws {
         guard let table = table(named: tableName) else { throw unknownTable(tableName) }
-        let host = self.host
-        let compiled = try host.calculationFunction(function, table: table.name, field: name)
-        try table.addCalculatedField(name: name, type: type, cached: cached, compute: { row in
-            try host.calculate(compiled, row: row, field: name)
-        }, computeMany: { [unowned table] rows in
-            try host.mapBatch(compiled, table: table, rows: rows, type: type, field: name)
-        })
+        try runtime.addCalculatedField(name: name, type: type, cached: cached, to: table, function: function)
     }
 
     package func unknownTable(_ name: String) -> RelataError {
@@ -163,14 +159,7 @@ public final class LocalDataAdapter {
 
     /// Gives every table whose scripts handle a row event the rule hook.
     private func connectRules() {
-        for table in tables {
-            let needed = RuleEvent.rowEvents.contains { host.handles($0, table: table.name) }
-            if needed, !(table.rules is TableRules) {
-                table.rules = TableRules(host: host, tableName: table.name)
-            } else if !needed, table.rules is TableRules {
-                table.rules = nil
-            }
-        }
+        runtime.attachRules(to: tables)
     }
 }
 
