@@ -26,7 +26,7 @@ if [ $# -eq 0 ]; then
     fi
     # JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
     ASAN_OPTIONS=detect_leaks=0 timeout 900 swift test --skip-build --sanitize address --scratch-path .build-asan \
-        --filter RelataScriptTests
+        --filter "RelataScriptTests|RelataToolsTests"
 
     echo "Fuzzing each target for ${RELATA_FUZZ_SECONDS:-20} s…"
     RELATA_FUZZ_SEED="${RELATA_FUZZ_SEED:-1}" Scripts/fuzz.sh all "${RELATA_FUZZ_SECONDS:-20}"

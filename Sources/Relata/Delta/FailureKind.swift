@@ -15,7 +15,9 @@ public enum FailureKind: String, Codable, Sendable, CaseIterable {
     case invalidValue
     /// A primary or foreign key would be broken.
     case constraint
-    /// The data source could not store the change (a database error, a conflicting edit).
+    /// The row changed (or went) underneath since it was read: optimistic concurrency refused the change.
+    case conflict
+    /// The data source could not store the change (a database error).
     case storeError
     /// A rule test's expectation did not hold (`relata test`).
     case expectation

@@ -122,6 +122,16 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
 }
 
 extension FieldDefinition {
+    /// A value converted to this field's type, without the size, range and required checks
+    /// (to compare values that came from outside with stored ones).
+    package func coerced(_ value: Value) throws -> Value {
+        do throws(CoercionFailure) {
+            return try type.coerced(value)
+        } catch {
+            throw RelataError(error.code, error.message, field: name)
+        }
+    }
+
     /// Checks a value against this field — type (with lossless coercion), size,
     /// precision and scale, required — and returns it coerced. Read-only is the
     /// table's business: a table refuses writes to read-only fields.

@@ -45,7 +45,8 @@ public struct DeltaProcessor {
     /// Processes deltas in one unit of work of `store`.
     ///
     /// - Returns: the processed deltas — those given, in update order, then those of
-    ///   changes rules made — with every change resolved or failed.
+    ///   changes rules made — with every change resolved or failed. A change that comes
+    ///   in failed (refused by ``RowRuleReplay``) stays failed and is not stored.
     /// - Throws: only when ``DeltaStore/begin(_:)`` throws; nothing was processed then.
     ///   Anything that goes wrong later fails changes instead.
     public func process(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {
@@ -131,14 +132,16 @@ public struct DeltaProcessor {
             RuleEvent.deltaEvents.contains { script.handler($0.handlerName) != nil }
         }
         guard !scripts.isEmpty else {
-            for index in delta.changes.indices { delta.changes[index].resolve() }
+            for index in delta.changes.indices where delta.changes[index].status != .failed { delta.changes[index].resolve() }
             return
         }
         var views: [DeltaView]
         do {
             views = try scripts.map { try DeltaView(delta: delta, context: $0.context) }
         } catch {
-            for index in delta.changes.indices { delta.changes[index].fail(ChangeFailure(describing: error)) }
+            for index in delta.changes.indices where delta.changes[index].status != .failed {
+                delta.changes[index].fail(ChangeFailure(describing: error))
+            }
             return
         }
         let table = delta.tableName

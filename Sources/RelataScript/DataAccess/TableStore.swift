@@ -64,7 +64,10 @@ public final class TableStore: DeltaStore {
 
     public func commit(_ deltas: [Delta]) throws {
         data.isRecordingChanges = false
-        for delta in deltas { try table(of: delta).accept(delta) }
+        for delta in deltas {
+            let table = try table(of: delta)
+            try table.accept(held(delta, by: table))
+        }
     }
 
     public func rollback(_ deltas: [Delta]) {
@@ -72,7 +75,7 @@ public final class TableStore: DeltaStore {
         let madeByRules = Set(data.changedRows.map(ObjectIdentifier.init))
         for delta in deltas {
             guard let table = data.table(named: delta.tableName) else { continue }
-            try? table.accept(delta)
+            try? table.accept(held(delta, by: table))
             for row in table.changedRows where madeByRules.contains(ObjectIdentifier(row)) {
                 try? table.cancelChange(for: row)
             }
@@ -118,6 +121,15 @@ public final class TableStore: DeltaStore {
                 next = key == Int64.max ? nil : key + 1
             }
         }
+    }
+
+    /// The changes of a delta that the table holds: a change refused before it reached
+    /// the table (a replayed change its row rules refused) is not folded into it.
+    private func held(_ delta: Delta, by table: DataTable) -> Delta {
+        let ids = Set(table.changedRows.map(\.changeId))
+        var held = delta
+        held.changes = delta.changes.filter { ids.contains($0.changeId) }
+        return held
     }
 
     private func table(of delta: Delta) throws -> DataTable {

@@ -1,0 +1,54 @@
+/// What a data server needs to replay a delta that arrived from a client onto the
+/// stored rows, so the row events run there too: the replayed changes keep the
+/// client's change ids and temporary keys, so its answer maps straight back.
+extension DataTable {
+    /// Makes change ids up to `highest` free for ``adoptChangeId(_:for:)``: changes made
+    /// from now on (by rules, say) get higher ids.
+    package func reserveChangeIds(through highest: Int) {
+        if highest >= nextChangeId { nextChangeId = highest == Int.max ? Int.max : highest + 1 }
+    }
+
+    /// Gives a changed row the change id its change had where it was made.
+    ///
+    /// - Throws: ``RelataError/Code/invalidDelta`` when the row has no change, or another
+    ///   row of the table already has that id.
+    package func adoptChangeId(_ changeId: Int, for row: DataTableRow) throws {
+        let slot = try slot(of: row)
+        guard var record = changes[slot], record.changeId != 0 else {
+            throw RelataError(.invalidDelta, "change \(changeId) changes nothing in the row", table: name, row: rowLabel(slot: slot))
+        }
+        guard changeId > 0, !changes.contains(where: { $0.key != slot && $0.value.changeId == changeId }) else {
+            throw RelataError(.invalidDelta, "change id \(changeId) is used twice", table: name, row: rowLabel(slot: slot))
+        }
+        record.changeId = changeId
+        setChanges(record, at: slot)
+    }
+
+    /// Gives a row added here the temporary (negative) key its insert had where it was
+    /// made, so rows of the same delta that refer to it still do.
+    ///
+    /// - Throws: ``RelataError/Code/invalidDelta`` when the field is not auto-increment, the
+    ///   row was not added here, the key is not negative, or another row holds it.
+    package func adoptTemporaryKey(_ key: Int64, field name: String, for row: DataTableRow) throws {
+        let slot = try slot(of: row)
+        guard let field = fieldIndex(named: name), fields[field].autoIncrement else {
+            throw RelataError(.invalidDelta, "the field is not an auto-increment field", table: self.name, field: name)
+        }
+        guard var record = changes[slot], record.state == .added, key < 0 else {
+            throw RelataError(.invalidDelta, "only a new row takes a temporary (negative) key, not \(key)", table: self.name, field: name)
+        }
+        let current = postedValue(slot: slot, field: field)
+        guard current != .integer(key) else { return }
+        if let holder = indexSlot(holding: .integer(key), field: field), holder != slot {
+            throw RelataError(.invalidDelta, "the temporary key \(key) is used by \(rowLabel(slot: holder))", table: self.name, field: name)
+        }
+        record.pending[field] = .integer(key)
+        setChanges(record, at: slot)
+        valueDidChange(slot: slot, field: field, from: current, to: .integer(key))
+        if key <= nextTemporaryKey { nextTemporaryKey = key == Int64.min ? Int64.min : key - 1 }
+    }
+
+    private func indexSlot(holding value: Value, field: Int) -> Int? {
+        visibleSlots.first { postedValue(slot: $0, field: field) == value }
+    }
+}
