@@ -9,11 +9,13 @@ let package = Package(
         .library(name: "RelataScript", targets: ["RelataScript"]),
         .library(name: "RelataTools", targets: ["RelataTools"]),
         .library(name: "RelataTesting", targets: ["RelataTesting"]),
+        .library(name: "RelataServer", targets: ["RelataServer"]),
         .executable(name: "relata", targets: ["relata"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -39,6 +41,12 @@ let package = Package(
             "Relata", "RelataScript", "CJavaScriptCore",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // The data server's storage and services: the rule runtime over SQL (SQLite through GRDB).
+        .target(name: "RelataServer", dependencies: [
+            "Relata", "RelataScript",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
         .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),
         // The command line: run, test and check rules, TypeScript declarations.
@@ -62,6 +70,7 @@ let package = Package(
         ], path: "Tests/RelataTestSupport"),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript", "RelataTestSupport"]),
         .testTarget(name: "RelataToolsTests", dependencies: ["RelataTools", "RelataTestSupport"]),
+        .testTarget(name: "RelataServerTests", dependencies: ["RelataServer", "RelataTestSupport"]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),

@@ -132,6 +132,16 @@ extension FieldDefinition {
         }
     }
 
+    /// A value of this field read from its text form (a decimal's digits, an ISO 8601 date,
+    /// a GUID), as databases that store such values as text give them back.
+    package func parsed(_ text: String) throws -> Value {
+        do throws(CoercionFailure) {
+            return try type.parse(text)
+        } catch {
+            throw RelataError(error.code, error.message, field: name)
+        }
+    }
+
     /// Checks a value against this field — type (with lossless coercion), size,
     /// precision and scale, required — and returns it coerced. Read-only is the
     /// table's business: a table refuses writes to read-only fields.

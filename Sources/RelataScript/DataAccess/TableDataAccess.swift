@@ -36,6 +36,33 @@ public final class TableDataAccess: RuleDataAccess {
     /// Forgets the recorded rows.
     public func clearChangedRows() { changedRows = [] }
 
+    /// Forgets the recorded rows and records from now on: a unit of work begins.
+    public func startRecordingChanges() {
+        changedRows = []
+        isRecordingChanges = true
+    }
+
+    /// The deltas of the recorded changes that `carried` does not hold yet ("table/changeId",
+    /// see ``UnitOfWorkChanges``): their rows are locked and their ids added to `carried`,
+    /// so a rule's change joins a unit of work once.
+    public func deltasOfRecordedChanges(notIn carried: inout Set<String>) throws -> [Delta] {
+        var result: [Delta] = []
+        var seenTables: [DataTable] = []
+        for row in changedRows where !seenTables.contains(where: { $0 === row.table }) { seenTables.append(row.table) }
+        for table in seenTables {
+            var delta = try table.makeDelta()
+            let wanted = Set(changedRows.filter { $0.table === table }.map(\.changeId))
+            delta.changes = delta.changes.filter {
+                wanted.contains($0.changeId) && !carried.contains(UnitOfWorkChanges.key(table.name, $0.changeId))
+            }
+            guard !delta.changes.isEmpty else { continue }
+            table.lockRows(of: delta)
+            UnitOfWorkChanges.carry(delta, in: &carried)
+            result.append(delta)
+        }
+        return result
+    }
+
     /// The table with a name (case-insensitive), or nil.
     public func table(named name: String) -> DataTable? {
         tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
@@ -81,5 +108,16 @@ public final class TableDataAccess: RuleDataAccess {
             throw RelataError(.unknownTable, "there is no table '\(name)' (tables: \(tableNames.joined(separator: ", ")))", table: name)
         }
         return table
+    }
+}
+
+/// Names the changes a unit of work carries, so a change joins it once.
+public enum UnitOfWorkChanges {
+    /// "table/changeId", the table name folded to lower case.
+    public static func key(_ table: String, _ changeId: Int) -> String { "\(table.lowercased())/\(changeId)" }
+
+    /// Adds a delta's changes to `carried`.
+    public static func carry(_ delta: Delta, in carried: inout Set<String>) {
+        for change in delta.changes { carried.insert(key(delta.tableName, change.changeId)) }
     }
 }

@@ -31,29 +31,16 @@ public final class TableStore: DeltaStore {
 
     public func begin(_ deltas: [Delta]) throws {
         let tables = try deltas.map(table(of:))
-        data.clearChangedRows()
-        data.isRecordingChanges = true
+        data.startRecordingChanges()
         carried = []
         for (delta, table) in zip(deltas, tables) {
             table.lockRows(of: delta)
-            carry(delta)
+            UnitOfWorkChanges.carry(delta, in: &carried)
         }
     }
 
     public func changesMadeByRules() throws -> [Delta] {
-        var result: [Delta] = []
-        var seenTables: [DataTable] = []
-        for row in data.changedRows where !seenTables.contains(where: { $0 === row.table }) { seenTables.append(row.table) }
-        for table in seenTables {
-            var delta = try table.makeDelta()
-            let wanted = Set(data.changedRows.filter { $0.table === table }.map(\.changeId))
-            delta.changes = delta.changes.filter { wanted.contains($0.changeId) && !carried.contains(key(table.name, $0.changeId)) }
-            guard !delta.changes.isEmpty else { continue }
-            table.lockRows(of: delta)
-            carry(delta)
-            result.append(delta)
-        }
-        return result
+        try data.deltasOfRecordedChanges(notIn: &carried)
     }
 
     public func store(_ deltas: inout [Delta]) throws {
@@ -139,9 +126,4 @@ public final class TableStore: DeltaStore {
         return table
     }
 
-    private func carry(_ delta: Delta) {
-        for change in delta.changes { carried.insert(key(delta.tableName, change.changeId)) }
-    }
-
-    private func key(_ table: String, _ changeId: Int) -> String { "\(table.lowercased())/\(changeId)" }
 }

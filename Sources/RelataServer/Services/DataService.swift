@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import Relata
+import RelataScript
+
+/// The data server's data service over SQL: the same rule runtime as every other
+/// site, authoritative here — `isServer` is true, the caller's session is the one
+/// the rules see, and every change of a delta runs the row rules again
+/// (``RowRuleReplay``) before the delta and transaction events and the store.
+///
+/// ```swift
+/// let service = try DataService(storage: SQLiteStorage(path: "shop.sqlite", schema: schema))
+/// let processed = try await service.updateData(deltas, session: Session(values: ["User": "ann"], roles: ["Sales"]))
+/// ```
+public final class DataService: Sendable {
+    /// Where the tables are stored.
+    public let storage: SQLiteStorage
+    private let runtimes: RuleRuntimePool
+
+    /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
+    ///
+    /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
+    public init(storage: SQLiteStorage, runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
+                timeLimit: Duration = .seconds(1), logger: Logger = Logger(label: "relata.rules")) throws {
+        self.storage = storage
+        let schema = storage.schema
+        self.runtimes = try RuleRuntimePool(size: runtimes) {
+            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
+            try runtime.load(schema)
+            return runtime
+        }
+    }
+
+    /// Applies deltas in one transaction, as the caller: row rules replayed on the stored
+    /// rows, then delta and transaction events, update rules and update order, optimistic
+    /// concurrency, and the real keys of new rows.
+    ///
+    /// - Returns: the processed deltas: every change resolved (with refreshed values) or
+    ///   failed (with its ``ChangeFailure``).
+    /// - Throws: ``RelataError/Code/unknownTable`` for a delta of a table the schema does not
+    ///   publish; nothing is applied then.
+    public func updateData(_ deltas: [Delta], session: Session) async throws -> [Delta] {
+        for delta in deltas { _ = try storage.definition(of: delta.tableName) }
+        let storage = self.storage
+        return try await runtimes.perform { runtime in
+            try storage.write { db in
+                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
+                return try runtime.withEnvironment(environment) {
+                    let replay = RowRuleReplay(runtime: runtime)
+                    let replayed = try deltas.map { delta -> Delta in
+                        let table = try data.table(delta.tableName)
+                        try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: db)
+                        return replay.replay(delta, onto: table)
+                    }
+                    let processor = DeltaProcessor(runtime: runtime, updateOrder: storage.schema.updateOrder,
+                                                   updateRules: Dictionary(storage.schema.tables.map { ($0.name, $0.updateRule) },
+                                                                           uniquingKeysWith: { first, _ in first }))
+                    return try processor.process(replayed, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
+                }
+            }
+        }
+    }
+
+    /// The stored rows a table holds now, as values (tests and tools read them this way).
+    public func storedRows(of name: String) throws -> [[String: Value]] {
+        try storage.read { db in
+            let table = try storage.loadTable(name, in: db)
+            return table.rows.map { row in Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, row[$0.name]) }) }
+        }
+    }
+
+    /// The original keys of a delta's updates and deletes: the stored rows to load.
+    private static func storedKeys(of delta: Delta, in table: DataTable) -> [[Value]] {
+        let keyFields = table.primaryKeyFields
+        return delta.changes.filter { $0.type != .insert }.compactMap { change in
+            let key = keyFields.compactMap { field in change.oldValues[field.name].flatMap { try? field.coerced($0) } }
+            return key.count == keyFields.count ? key : nil
+        }
+    }
+}

@@ -1,0 +1,78 @@
+import GRDB
+import Relata
+import RelataScript
+
+/// `lda` on the server: the rows rules read are loaded from the database into the unit
+/// of work's tables on demand, and their writes change those tables (running the
+/// target table's rules) and join the apply, as on every site.
+///
+/// Lives for one unit of work, inside its database access.
+final class SQLDataAccess: RuleDataAccess {
+    let storage: SQLiteStorage
+    let db: Database
+    let runtime: RuleRuntime
+    /// The unit of work's tables: rows as stored, then the changes made to them.
+    let tables = TableDataAccess()
+    private var fullyLoaded: Set<String> = []
+
+    init(storage: SQLiteStorage, db: Database, runtime: RuleRuntime) {
+        self.storage = storage
+        self.db = db
+        self.runtime = runtime
+    }
+
+    /// The unit's table with a name, made (with its rules, calculated and lookup fields) on first use.
+    func table(_ name: String) throws -> DataTable {
+        if let table = tables.table(named: name) { return table }
+        let definition = try storage.definition(of: name)
+        let table = try storage.emptyTable(definition.name)
+        tables.add(table)
+        for lookup in definition.lookupFields {
+            let source = try self.table(lookup.lookupTable)
+            try loadAll(source)
+            try table.addLookupField(name: lookup.name, sourceField: lookup.sourceField, lookupTable: source,
+                                     lookupKeyField: lookup.lookupKeyField, lookupResultField: lookup.lookupResultField)
+        }
+        for field in definition.calculatedFields {
+            try runtime.addCalculatedField(name: field.name, type: field.type, cached: field.cached ?? false, to: table, function: field.function)
+        }
+        runtime.attachRules(to: [table])
+        return table
+    }
+
+    /// Loads every stored row of a table the unit does not hold yet.
+    func loadAll(_ table: DataTable) throws {
+        guard fullyLoaded.insert(table.name.lowercased()).inserted else { return }
+        try storage.loadMissingRows(into: table, in: db)
+    }
+
+    var tableNames: [String] { storage.schema.tables.map(\.name) }
+
+    func fields(ofTable name: String) -> [FieldDefinition]? { storage.schema.table(named: name)?.fields }
+
+    func row(in name: String, key: [Value]) throws -> DataTableRow? {
+        let table = try table(name)
+        if let row = try table.row(forPrimaryKey: key) { return row }
+        try storage.loadRows(withKeys: [key], into: table, in: db)
+        return try table.row(forPrimaryKey: key)
+    }
+
+    func rows(in name: String, where expression: String, parameters: [String: Value]) throws -> [DataTableRow] {
+        let table = try table(name)
+        try loadAll(table)
+        return try table.rows(where: expression, parameters: parameters)
+    }
+
+    func insert(into name: String, values: [String: Value]) throws -> DataTableRow {
+        _ = try table(name)
+        return try tables.insert(into: name, values: values)
+    }
+
+    func update(_ row: DataTableRow, values: [String: Value]) throws {
+        try tables.update(row, values: values)
+    }
+
+    func remove(_ row: DataTableRow) throws {
+        try tables.remove(row)
+    }
+}

@@ -1,0 +1,133 @@
+import GRDB
+import Relata
+import RelataScript
+
+/// A ``DeltaStore`` over a SQL database: one transaction per unit of work, one
+/// statement per change, written from the change's values.
+///
+/// - Inserts write the log-changes fields but auto-increment keys; the key the
+///   database gives comes back as a refreshed value, and replaces the client's
+///   temporary key in the rows of the same unit that refer to it (declared foreign keys).
+/// - Updates and deletes find the row by its original key *and* its original
+///   log-changes values: a row changed underneath is not touched, and the
+///   change fails as a ``FailureKind/conflict`` — nothing is overwritten silently.
+/// - A statement the database refuses (a foreign key, NOT NULL) fails its change
+///   as a ``FailureKind/constraint`` with the database's words.
+final class SQLDeltaStore: DeltaStore {
+    let storage: SQLiteStorage
+    let db: Database
+    /// The unit's tables, whose changes made by rules join the unit.
+    let data: TableDataAccess
+    private var carried: Set<String> = []
+    /// Real keys of this unit's inserts, by "table/field/temporary key" (lower case).
+    private var realKeys: [String: Int64] = [:]
+
+    init(storage: SQLiteStorage, db: Database, data: TableDataAccess) {
+        self.storage = storage
+        self.db = db
+        self.data = data
+    }
+
+    func begin(_ deltas: [Delta]) throws {
+        try db.beginTransaction(.immediate)
+        data.startRecordingChanges()
+        carried = []
+        for delta in deltas { UnitOfWorkChanges.carry(delta, in: &carried) }
+    }
+
+    func changesMadeByRules() throws -> [Delta] {
+        try data.deltasOfRecordedChanges(notIn: &carried)
+    }
+
+    func store(_ deltas: inout [Delta]) throws {
+        for index in deltas.indices {
+            let definition = try storage.definition(of: deltas[index].tableName)
+            let logged = Set(deltas[index].loggedFields.map { $0.lowercased() })
+            for change in deltas[index].changes.indices where deltas[index].changes[change].status == .resolved {
+                do {
+                    try write(&deltas[index].changes[change], of: definition, logged: logged)
+                } catch let refusal as Refusal {
+                    deltas[index].changes[change].fail(refusal.failure)
+                } catch let error as DatabaseError {
+                    let kind: FailureKind = error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .storeError
+                    deltas[index].changes[change].fail(ChangeFailure(kind, error.message ?? "\(error)"))
+                }
+            }
+        }
+    }
+
+    func commit(_ deltas: [Delta]) throws {
+        data.isRecordingChanges = false
+        try db.commit()
+    }
+
+    func rollback(_ deltas: [Delta]) {
+        data.isRecordingChanges = false
+        try? db.rollback()
+    }
+
+    private func write(_ change: inout DeltaChange, of table: Relata.TableDefinition, logged: Set<String>) throws {
+        let dialect = storage.dialect
+        let fields = table.fields.filter { logged.contains($0.name.lowercased()) }
+        let keys = table.fields.filter(\.primaryKey)
+        replaceTemporaryKeys(in: &change, of: table)
+        switch change.type {
+        case .insert:
+            let written = fields.filter { !$0.autoIncrement }
+            let sql = "INSERT INTO \(dialect.quote(table.name)) (\(written.map { dialect.quote($0.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+            try db.execute(sql: written.isEmpty ? "INSERT INTO \(dialect.quote(table.name)) DEFAULT VALUES" : sql,
+                           arguments: StatementArguments(written.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) }))
+            if let auto = table.fields.first(where: \.autoIncrement) {
+                let real = db.lastInsertedRowID
+                if let temporary = change.newValues[auto.name]?.integerValue {
+                    realKeys[keyName(table.name, auto.name, temporary)] = real
+                }
+                change.refreshedValues[auto.name] = .integer(real)
+            }
+        case .update:
+            let changed = fields.filter { change.newValues[$0.name] != change.oldValues[$0.name] && change.newValues[$0.name] != nil }
+            guard !changed.isEmpty else { return }
+            let (condition, conditionValues) = originalCondition(change, keys: keys, logged: fields, startingAt: changed.count + 1)
+            let sql = "UPDATE \(dialect.quote(table.name)) SET \(changed.enumerated().map { "\(dialect.quote($1.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
+            try db.execute(sql: sql, arguments: StatementArguments(changed.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) } + conditionValues))
+            if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
+        case .delete:
+            let (condition, conditionValues) = originalCondition(change, keys: keys, logged: fields, startingAt: 1)
+            try db.execute(sql: "DELETE FROM \(dialect.quote(table.name)) WHERE \(condition)", arguments: StatementArguments(conditionValues))
+            if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
+        }
+    }
+
+    /// `key = ? AND field IS ? …`: the row as the change found it (IS: NULL matches NULL).
+    private func originalCondition(_ change: DeltaChange, keys: [FieldDefinition], logged: [FieldDefinition],
+                                   startingAt first: Int) -> (String, [DatabaseValue]) {
+        let compared = keys + logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
+        let dialect = storage.dialect
+        let condition = compared.enumerated().map { "\(dialect.quote($1.name)) IS \(dialect.placeholder(first + $0))" }.joined(separator: " AND ")
+        return (condition, compared.map { SQLiteValues.databaseValue(change.oldValues[$0.name] ?? .null) })
+    }
+
+    private func conflict(_ change: DeltaChange, keys: [FieldDefinition]) -> ChangeFailure {
+        let key = keys.map { "\($0.name)=\((change.oldValues[$0.name] ?? .null).text)" }.joined(separator: ", ")
+        return ChangeFailure(.conflict, "the row (\(key)) changed or went since it was read")
+    }
+
+    /// A foreign key holding the temporary key of a row inserted earlier in this unit gets its real key.
+    private func replaceTemporaryKeys(in change: inout DeltaChange, of table: Relata.TableDefinition) {
+        for key in table.foreignKeys {
+            guard let value = change.newValues[key.field]?.integerValue, value < 0,
+                  let real = realKeys[keyName(key.references, key.referencedField, value)] else { continue }
+            change.newValues[key.field] = .integer(real)
+            change.refreshedValues[key.field] = .integer(real)
+        }
+    }
+
+    private func keyName(_ table: String, _ field: String, _ key: Int64) -> String {
+        "\(table.lowercased())/\(field.lowercased())/\(key)"
+    }
+}
+
+/// A change the store refuses on purpose (a conflict), as opposed to a database error.
+private struct Refusal: Error {
+    let failure: ChangeFailure
+}

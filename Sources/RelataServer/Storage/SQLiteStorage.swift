@@ -1,0 +1,150 @@
+import Foundation
+import GRDB
+import Relata
+
+/// A schema's tables in a SQLite database (through GRDB): created from the
+/// ``SchemaDefinition``, seeded once from data, read into ``DataTable``s and
+/// written by a ``SQLDeltaStore``.
+///
+/// ```swift
+/// let storage = try SQLiteStorage(path: "pctrade.sqlite", schema: schema)
+/// try storage.seedIfEmpty(with: tablesFromDataFiles)
+/// let clients = try storage.read { db in try storage.loadTable("Clients", in: db) }
+/// ```
+public final class SQLiteStorage: Sendable {
+    /// The schema the tables follow.
+    public let schema: SchemaDefinition
+    /// How SQL is spelled for SQLite.
+    public let dialect = SQLiteDialect()
+    private let queue: DatabaseQueue
+
+    /// Opens (or creates) the database file and creates the schema's tables that are missing.
+    ///
+    /// - Parameter path: a file path, or `:memory:` for a private in-memory database.
+    public init(path: String, schema: SchemaDefinition) throws {
+        self.schema = schema
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
+                                   : try DatabaseQueue(path: path, configuration: configuration)
+        try queue.write { db in
+            for table in schema.tables { try db.execute(sql: createStatement(for: table)) }
+        }
+    }
+
+    /// `CREATE TABLE IF NOT EXISTS` for a table: its columns, primary key, required fields
+    /// and foreign keys.
+    func createStatement(for table: Relata.TableDefinition) -> String {
+        let keys = table.fields.filter(\.primaryKey)
+        var columns: [String] = table.fields.map { field in
+            if keys.count == 1, field.primaryKey, field.autoIncrement { return dialect.autoIncrementPrimaryKey(of: field) }
+            return "\(dialect.quote(field.name)) \(dialect.columnType(of: field))\(field.required || field.primaryKey ? " NOT NULL" : "")"
+        }
+        if !keys.isEmpty, !(keys.count == 1 && keys[0].autoIncrement) {
+            columns.append("PRIMARY KEY (\(keys.map { dialect.quote($0.name) }.joined(separator: ", ")))")
+        }
+        for key in table.foreignKeys {
+            columns.append("FOREIGN KEY (\(dialect.quote(key.field))) REFERENCES \(dialect.quote(key.references)) (\(dialect.quote(key.referencedField)))")
+        }
+        return "CREATE TABLE IF NOT EXISTS \(dialect.quote(table.name)) (\(columns.joined(separator: ", ")))"
+    }
+
+    /// True when no table holds a row.
+    public func isEmpty() throws -> Bool {
+        try queue.read { db in
+            try schema.tables.allSatisfy { table in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(dialect.quote(table.name))") == 0
+            }
+        }
+    }
+
+    /// Stores the rows of `tables` (their current values) when the database is empty, in update
+    /// order, in one transaction; does nothing otherwise. Returns whether it seeded.
+    @discardableResult
+    public func seedIfEmpty(with tables: [DataTable]) throws -> Bool {
+        guard try isEmpty() else { return false }
+        try queue.write { db in
+            for name in schema.updateOrder {
+                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+                let names = table.fields.map(\.name)
+                let sql = "INSERT INTO \(dialect.quote(table.name)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+                let statement = try db.makeStatement(sql: sql)
+                for row in table.rows {
+                    try statement.execute(arguments: StatementArguments(names.map { SQLiteValues.databaseValue(row[$0]) }))
+                }
+            }
+        }
+        return true
+    }
+
+    /// Runs `work` in a read transaction.
+    public func read<Result>(_ work: (Database) throws -> Result) throws -> Result {
+        try queue.read(work)
+    }
+
+    /// Runs `work` with the database and no transaction open: the work opens its own
+    /// (a ``SQLDeltaStore`` begins and ends one per unit of work).
+    public func write<Result>(_ work: (Database) throws -> Result) throws -> Result {
+        try queue.writeWithoutTransaction(work)
+    }
+
+    /// The table definition with a name, or an error naming the published tables.
+    public func definition(of name: String) throws -> Relata.TableDefinition {
+        guard let table = schema.table(named: name) else {
+            throw RelataError(.unknownTable, "the schema \(schema.name) has no table '\(name)' (tables: \(schema.tables.map(\.name).joined(separator: ", ")))",
+                              table: name)
+        }
+        return table
+    }
+
+    /// An empty ``DataTable`` of a schema table, to load rows into.
+    public func emptyTable(_ name: String) throws -> DataTable {
+        let definition = try definition(of: name)
+        return try DataTable(name: definition.name, fields: definition.fields)
+    }
+
+    /// A whole table, read into a ``DataTable`` (rows as stored, unchanged).
+    public func loadTable(_ name: String, in db: Database) throws -> DataTable {
+        let table = try emptyTable(name)
+        try loadRows(into: table, sql: "SELECT * FROM \(dialect.quote(table.name))", arguments: [], in: db)
+        return table
+    }
+
+    /// Loads into `table` the stored rows with these primary keys that it does not hold yet.
+    public func loadRows(withKeys keys: [[Value]], into table: DataTable, in db: Database) throws {
+        let keyFields = table.primaryKeyFields
+        guard !keyFields.isEmpty else { return }
+        let condition = keyFields.enumerated().map { "\(dialect.quote($1.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: " AND ")
+        let sql = "SELECT * FROM \(dialect.quote(table.name)) WHERE \(condition)"
+        for key in keys where key.count == keyFields.count {
+            guard try table.row(forPrimaryKey: key) == nil else { continue }
+            try loadRows(into: table, sql: sql, arguments: key.map(SQLiteValues.databaseValue), in: db)
+        }
+    }
+
+    /// Loads into `table` every stored row it does not hold yet (by primary key).
+    public func loadMissingRows(into table: DataTable, in db: Database) throws {
+        try loadRows(into: table, sql: "SELECT * FROM \(dialect.quote(table.name))", arguments: [], in: db, skippingHeldKeys: true)
+    }
+
+    private func loadRows(into table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database,
+                          skippingHeldKeys: Bool = false) throws {
+        let fields = table.fields
+        var loaded: [[Value]] = []
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        let keyIndexes = fields.indices.filter { fields[$0].primaryKey }
+        while let row = try rows.next() {
+            let values = try fields.map { field in
+                do {
+                    return try SQLiteValues.value(row[field.name] ?? .null, for: field)
+                } catch var error as RelataError {
+                    error.table = table.name
+                    throw error
+                }
+            }
+            if skippingHeldKeys, !keyIndexes.isEmpty, try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) != nil { continue }
+            loaded.append(values)
+        }
+        try table.loadRows(loaded)
+    }
+}
