@@ -29,3 +29,31 @@ import Testing
         }
     }
 }
+
+/// Table data on the wire: plain JSON per value, read back exactly by the field types.
+@Suite struct TableDataTests {
+    @Test func everyTypeCrossesTheWireExactly() throws {
+        let fields = [
+            FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Price", .currency), FieldDefinition("When", .dateTime),
+            FieldDefinition("Key", .guid), FieldDefinition("Bytes", .blob), FieldDefinition("Note", .string), FieldDefinition("Ok", .boolean),
+            FieldDefinition("Ratio", .float),
+        ]
+        let when = try #require(ISO8601.date(from: "2026-11-23T10:00:00.123456Z"))
+        let data = TableData(name: "T", fields: fields, rows: [
+            [1, .decimal(Decimal(string: "123456789012345.6789")!), .date(when), .guid(UUID()), .blob(Data([0, 255, 7])), "ü \"q\"", true, 0.1],
+            [2, .null, .null, .null, .null, .null, .null, .null],
+        ])
+        let decoded = try JSONDecoder().decode(TableData.self, from: JSONEncoder().encode(data))
+        #expect(decoded == data)
+        let table = try DataTable(decoded)
+        #expect(table.rows[0]["Price"] == .decimal(Decimal(string: "123456789012345.6789")!))
+        #expect(try TableData(table) == data)
+    }
+
+    @Test func aRowThatDoesNotFitItsFieldsIsRefusedNamingIt() {
+        let json = #"{"name":"T","fields":[{"name":"Id","type":"integer"}],"rows":[[1],[1,2]]}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TableData.self, from: Data(json.utf8)) }
+        let wrong = #"{"name":"T","fields":[{"name":"Id","type":"integer"}],"rows":[["x"]]}"#
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(TableData.self, from: Data(wrong.utf8)) }
+    }
+}

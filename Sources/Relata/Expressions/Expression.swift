@@ -21,7 +21,7 @@
 public struct Expression: Sendable, Hashable, CustomStringConvertible {
     /// The text the expression was parsed from.
     public let text: String
-    let root: ExpressionNode
+    package let root: ExpressionNode
 
     /// Parses an expression.
     ///
@@ -42,7 +42,7 @@ public struct Expression: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// The syntax tree of an expression. `offset` is the node's position in the text (for errors).
-indirect enum ExpressionNode: Sendable, Hashable {
+package indirect enum ExpressionNode: Sendable, Hashable {
     case literal(Value)
     case field(String, offset: Int)
     case parameter(String, offset: Int)
@@ -78,12 +78,12 @@ indirect enum ExpressionNode: Sendable, Hashable {
     }
 }
 
-enum BinaryOperator: String, Sendable, Hashable {
+package enum BinaryOperator: String, Sendable, Hashable {
     case add = "+", subtract = "-", multiply = "*", divide = "/", remainder = "%", concatenate = "||"
     case equal = "=", notEqual = "<>", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
     case and = "AND", or = "OR"
 
-    var isComparison: Bool {
+    package var isComparison: Bool {
         switch self {
         case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: return true
         default: return false

@@ -1,4 +1,3 @@
-internal import CJavaScriptCore
 import Relata
 
 /// Reading data through the adapter, with the data events.
@@ -28,9 +27,9 @@ extension LocalDataAdapter {
     /// ```
     public func fetchRows(from name: String, where expression: String, parameters: [String: Value] = [:]) throws -> [DataTableRow] {
         guard let table = table(named: name) else { throw unknownTable(name) }
-        try fireDataEvent(.beforeGetData, names: [table.name], expression: expression, parameters: parameters)
+        try runtime.fireDataEvent(.beforeGetData, requests: [DataRequest(table: table.name, where: expression, parameters: parameters)])
         let rows = try table.rows(where: expression, parameters: parameters)
-        try fireDataEvent(.afterGetData, names: [table.name], expression: expression, parameters: parameters)
+        try runtime.fireDataEvent(.afterGetData, requests: [DataRequest(table: table.name, where: expression, parameters: parameters)])
         return rows
     }
 
@@ -44,23 +43,8 @@ extension LocalDataAdapter {
             guard let table = table(named: name) else { throw unknownTable(name) }
             return table
         }
-        try fireDataEvent(.beforeGetData, names: tables.map(\.name), expression: nil, parameters: [:])
-        try fireDataEvent(.afterGetData, names: tables.map(\.name), expression: nil, parameters: [:])
+        try runtime.fireDataEvent(.beforeGetData, requests: tables.map { DataRequest(table: $0.name) })
+        try runtime.fireDataEvent(.afterGetData, requests: tables.map { DataRequest(table: $0.name) })
         return tables
-    }
-
-    private func fireDataEvent(_ event: RuleEvent, names: [String], expression: String?, parameters: [String: Value]) throws {
-        for script in host.allScripts where script.handler(event.handlerName) != nil {
-            try host.fire(event, in: script, table: script.table) { context in
-                let requests = try names.map { name -> JSValueRef in
-                    let request = context.makeObject()
-                    context.setProperty("tableName", of: request, to: context.string(name))
-                    context.setProperty("where", of: request, to: expression.map { context.string($0) } ?? JSValueMakeNull(context.ref))
-                    context.setProperty("parameters", of: request, to: try context.object(from: parameters))
-                    return request
-                }
-                return [context.makeArray(names.map { context.string($0) }), context.makeArray(requests)]
-            }
-        }
     }
 }

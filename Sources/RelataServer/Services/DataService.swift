@@ -62,6 +62,56 @@ public final class DataService: Sendable {
         }
     }
 
+    /// Reads tables as the caller: for each request its fields, the rows its where expression
+    /// selects (evaluated as on every site; SQL only narrows what is read), at most
+    /// `maxRecords` of them. `beforeGetData` runs first (a `fail()` refuses the read) and
+    /// `afterGetData` after, with `isServer` true and the caller's session.
+    ///
+    /// - Throws: ``RelataError`` naming what was refused — a table the schema does not
+    ///   publish, an unknown field, an expression that does not parse or names an unknown
+    ///   field, a negative `maxRecords` — before anything is read; a rule's ``ScriptError``.
+    public func getData(_ requests: [DataRequest], session: Session) async throws -> [TableData] {
+        let storage = self.storage
+        let parsed = try requests.map { request -> Relata.Expression? in
+            let definition = try storage.definition(of: request.table)
+            let names = Set(definition.fields.map { $0.name.lowercased() })
+            for field in request.fields ?? [] where !names.contains(field.lowercased()) {
+                throw RelataError(.unknownField, "the table has no field '\(field)'", table: definition.name, field: field)
+            }
+            if let maxRecords = request.maxRecords, maxRecords < 0 {
+                throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: definition.name)
+            }
+            guard let text = request.where else { return nil }
+            let expression = try Relata.Expression(text)
+            let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
+            if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
+                throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
+            }
+            return expression
+        }
+        return try await runtimes.perform { runtime in
+            try storage.read { db in
+                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                    try runtime.fireDataEvent(.beforeGetData, requests: requests)
+                    let results = try zip(requests, parsed).map { request, expression in
+                        let table = try data.table(request.table)
+                        try storage.loadRows(possiblyMatching: expression, parameters: request.parameters, into: table, in: db)
+                        var rows = try expression.map { try table.rows(where: $0, parameters: request.parameters) } ?? table.rows
+                        if let maxRecords = request.maxRecords { rows = Array(rows.prefix(maxRecords)) }
+                        let fields = try (request.fields ?? table.fields.map(\.name)).map { name in
+                            guard let field = table.field(named: name) else { throw RelataError(.unknownField, name, table: table.name, field: name) }
+                            return field
+                        }
+                        return TableData(name: table.name, fields: fields, rows: rows.map { row in fields.map { row[$0.name] } })
+                    }
+                    try runtime.fireDataEvent(.afterGetData, requests: requests)
+                    return results
+                }
+            }
+        }
+    }
+
     /// The stored rows a table holds now, as values (tests and tools read them this way).
     public func storedRows(of name: String) throws -> [[String: Value]] {
         try storage.read { db in

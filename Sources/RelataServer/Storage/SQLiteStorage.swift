@@ -122,6 +122,21 @@ public final class SQLiteStorage: Sendable {
         }
     }
 
+    /// Loads into `table` the stored rows a where expression may select: the part of it SQL
+    /// decides exactly is sent as a condition with bound parameters (``SQLPrefilter``); the
+    /// caller filters the loaded rows with the whole expression.
+    func loadRows(possiblyMatching expression: Relata.Expression?, parameters: [String: Value], into table: DataTable,
+                  in db: Database) throws {
+        var sql = "SELECT * FROM \(dialect.quote(table.name))"
+        var arguments: [DatabaseValue] = []
+        if let expression,
+           let condition = SQLPrefilter(fields: table.fields, dialect: dialect).condition(for: expression, parameters: parameters) {
+            sql += " WHERE \(condition.sql)"
+            arguments = condition.arguments.map(SQLiteValues.databaseValue)
+        }
+        try loadRows(into: table, sql: sql, arguments: arguments, in: db, skippingHeldKeys: true)
+    }
+
     /// Loads into `table` every stored row it does not hold yet (by primary key).
     public func loadMissingRows(into table: DataTable, in db: Database) throws {
         try loadRows(into: table, sql: "SELECT * FROM \(dialect.quote(table.name))", arguments: [], in: db, skippingHeldKeys: true)

@@ -1,0 +1,131 @@
+import Relata
+
+/// The part of a where expression SQL can decide exactly like Relata's evaluator,
+/// as a condition with bound parameters: it narrows the rows a database sends, and
+/// the whole expression then decides on them with the same evaluator as every
+/// other site — so a filter gives the same rows offline, on a client and here.
+///
+/// Pushed down: `AND` of parts (any part that cannot be is dropped, which only
+/// widens), `OR` of parts that both can be, comparisons of an integer, floating,
+/// boolean or GUID field with a value (strings: `=` and `<>`), `IN` lists of such
+/// values, and `IS [NOT] NULL`. Decimals and dates are stored as text, so their
+/// order is left to the evaluator.
+struct SQLPrefilter {
+    let fields: [FieldDefinition]
+    let dialect: any SQLDialect
+
+    /// The condition and its arguments, or nil when nothing can be pushed down.
+    func condition(for expression: Relata.Expression, parameters: [String: Value]) -> (sql: String, arguments: [Value])? {
+        var arguments: [Value] = []
+        guard let sql = compile(expression.root, parameters: parameters, arguments: &arguments) else { return nil }
+        return (sql, arguments)
+    }
+
+    private func compile(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value]) -> String? {
+        switch node {
+        case .binary(.and, let left, let right, _):
+            var leftArguments: [Value] = [], rightArguments: [Value] = []
+            let leftSQL = compile(left, parameters: parameters, arguments: &leftArguments)
+            let rightSQL = compile(right, parameters: parameters, arguments: &rightArguments)
+            switch (leftSQL, rightSQL) {
+            case let (l?, r?):
+                arguments += leftArguments + rightArguments
+                return "(\(l) AND \(r))"
+            case let (l?, nil):
+                arguments += leftArguments
+                return l
+            case let (nil, r?):
+                arguments += rightArguments
+                return r
+            case (nil, nil): return nil
+            }
+        case .binary(.or, let left, let right, _):
+            var both: [Value] = []
+            guard let l = compile(left, parameters: parameters, arguments: &both),
+                  let r = compile(right, parameters: parameters, arguments: &both) else { return nil }
+            arguments += both
+            return "(\(l) OR \(r))"
+        case .binary(let op, let left, let right, _) where op.isComparison:
+            if let (field, value) = fieldAndValue(left, right, parameters: parameters), let sqlOp = sqlOperator(op, for: field) {
+                arguments.append(value)
+                return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
+            }
+            if let (field, value) = fieldAndValue(right, left, parameters: parameters), let sqlOp = sqlOperator(op.mirrored, for: field) {
+                arguments.append(value)
+                return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
+            }
+            return nil
+        case .isNull(.field(let name, _), let negated):
+            guard let field = field(named: name) else { return nil }
+            return "\(dialect.quote(field.name)) IS \(negated ? "NOT " : "")NULL"
+        case .inList(.field(let name, _), let list, negated: false):
+            guard let field = field(named: name), sqlOperator(.equal, for: field) != nil else { return nil }
+            var values: [Value] = []
+            for item in list {
+                guard let value = value(of: item, for: field, parameters: parameters) else { return nil }
+                values.append(value)
+            }
+            guard !values.isEmpty else { return nil }
+            let placeholders = values.indices.map { dialect.placeholder(arguments.count + $0 + 1) }
+            arguments += values
+            return "\(dialect.quote(field.name)) IN (\(placeholders.joined(separator: ", ")))"
+        default:
+            return nil
+        }
+    }
+
+    /// A field on one side and a value that fits it on the other.
+    private func fieldAndValue(_ fieldNode: ExpressionNode, _ valueNode: ExpressionNode,
+                               parameters: [String: Value]) -> (FieldDefinition, Value)? {
+        guard case .field(let name, _) = fieldNode, let field = field(named: name),
+              let value = value(of: valueNode, for: field, parameters: parameters) else { return nil }
+        return (field, value)
+    }
+
+    /// A literal's or parameter's value converted to the field's type (nil when it is NULL or does not convert:
+    /// the evaluator decides those).
+    private func value(of node: ExpressionNode, for field: FieldDefinition, parameters: [String: Value]) -> Value? {
+        let raw: Value
+        switch node {
+        case .literal(let value): raw = value
+        case .parameter(let name, _):
+            guard let value = parameters[name] else { return nil }
+            raw = value
+        default: return nil
+        }
+        guard !raw.isNull, let coerced = try? field.coerced(raw), !coerced.isNull else { return nil }
+        return coerced
+    }
+
+    private func sqlOperator(_ op: BinaryOperator, for field: FieldDefinition) -> String? {
+        switch field.type.storage {
+        case .integer, .double, .boolean:
+            return op == .notEqual ? "<>" : op.rawValue
+        case .string, .guid:
+            switch op {
+            case .equal: return "="
+            case .notEqual: return "<>"
+            default: return nil
+            }
+        case .decimal, .date, .blob:
+            return nil
+        }
+    }
+
+    private func field(named name: String) -> FieldDefinition? {
+        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+    }
+}
+
+private extension BinaryOperator {
+    /// The operator with its operands swapped: `5 < x` is `x > 5`.
+    var mirrored: BinaryOperator {
+        switch self {
+        case .less: return .greater
+        case .lessOrEqual: return .greaterOrEqual
+        case .greater: return .less
+        case .greaterOrEqual: return .lessOrEqual
+        default: return self
+        }
+    }
+}
