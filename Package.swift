@@ -16,6 +16,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -41,10 +43,13 @@ let package = Package(
             "Relata", "RelataScript", "CJavaScriptCore",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The data server's storage and services: the rule runtime over SQL (SQLite through GRDB).
+        // The data server: the rule runtime over SQL (SQLite through GRDB), its services, and
+        // the HTTP protocol (Hummingbird). Only the server and the CLI link it.
         .target(name: "RelataServer", dependencies: [
             "Relata", "RelataScript",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
@@ -70,7 +75,9 @@ let package = Package(
         ], path: "Tests/RelataTestSupport"),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript", "RelataTestSupport"]),
         .testTarget(name: "RelataToolsTests", dependencies: ["RelataTools", "RelataTestSupport"]),
-        .testTarget(name: "RelataServerTests", dependencies: ["RelataServer", "RelataTestSupport"]),
+        .testTarget(name: "RelataServerTests", dependencies: [
+            "RelataServer", "RelataTestSupport", .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),

@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), for version hashes the core computes without a crypto
 /// dependency. Not for secrets: nothing here is constant-time.
-enum SHA256 {
+package enum SHA256 {
     private static let roundConstants: [UInt32] = [
         0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
         0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -13,7 +13,7 @@ enum SHA256 {
     ]
 
     /// The digest of `bytes`, as 64 lower-case hexadecimal digits.
-    static func hex(of bytes: [UInt8]) -> String {
+    package static func hex(of bytes: [UInt8]) -> String {
         var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
         var message = bytes
         let bitLength = UInt64(truncatingIfNeeded: bytes.count) &* 8

@@ -1,0 +1,86 @@
+import Foundation
+import HummingbirdBcrypt
+import Relata
+
+/// A user the server knows: a name, a bcrypt hash of the password (never the password),
+/// roles, and session values rules see (`session.UserId`, …).
+public struct ServerUser: Sendable, Hashable, Codable {
+    public var name: String
+    /// A bcrypt hash (`relata hash-password` prints one).
+    public var passwordHash: String
+    public var roles: [String]
+    public var values: [String: Value]
+
+    public init(name: String, passwordHash: String, roles: [String] = [], values: [String: Value] = [:]) {
+        self.name = name
+        self.passwordHash = passwordHash
+        self.roles = roles
+        self.values = values
+    }
+
+    /// A bcrypt hash of a password, for configuration files.
+    public static func hash(password: String, cost: UInt8 = 12) -> String {
+        Bcrypt.hash(password, cost: cost)
+    }
+}
+
+/// The parts of a login string: `User=ann;Password=secret;Domain=Shop;Schema=PCTrade`
+/// (`User Id` is accepted for `User`; keys are case-insensitive; a value may not contain `;`).
+public struct LoginString: Sendable, Hashable {
+    public var user: String
+    public var password: String
+    public var domain: String?
+    public var schema: String?
+
+    /// Parses a login string.
+    ///
+    /// - Throws: ``RelataError/Code/invalidArgument`` naming the part that is missing, unknown or given twice.
+    public init(_ text: String) throws {
+        var parts: [String: String] = [:]
+        for piece in text.split(separator: ";", omittingEmptySubsequences: true) {
+            guard let equals = piece.firstIndex(of: "=") else {
+                throw RelataError(.invalidArgument, "the login string part '\(piece.prefix(40))' has no '='")
+            }
+            var key = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            if key == "user id" || key == "userid" { key = "user" }
+            guard ["user", "password", "domain", "schema"].contains(key) else {
+                throw RelataError(.invalidArgument, "the login string has an unknown part '\(key)' (known: User, Password, Domain, Schema)")
+            }
+            guard parts[key] == nil else { throw RelataError(.invalidArgument, "the login string gives '\(key)' twice") }
+            parts[key] = String(piece[piece.index(after: equals)...])
+        }
+        guard let user = parts["user"], !user.isEmpty else { throw RelataError(.invalidArgument, "the login string names no User") }
+        self.user = user
+        password = parts["password"] ?? ""
+        domain = parts["domain"]
+        schema = parts["schema"]
+    }
+}
+
+/// Checks logins against the configured users and keeps their sessions.
+public final class LoginService: Sendable {
+    public let users: [ServerUser]
+    public let sessions: SessionStore
+
+    public init(users: [ServerUser], sessions: SessionStore) {
+        self.users = users
+        self.sessions = sessions
+    }
+
+    /// Logs in; returns the session token and the session, or nil for a wrong user or password
+    /// (which of the two is not told).
+    public func login(_ login: LoginString) throws -> (token: String, session: Session)? {
+        guard let user = users.first(where: { $0.name == login.user }) else {
+            // The same work as a real check, so a missing user cannot be told by the time it takes.
+            _ = Bcrypt.verify(login.password, hash: Self.decoyHash)
+            return nil
+        }
+        guard Bcrypt.verify(login.password, hash: user.passwordHash) else { return nil }
+        var values = user.values
+        values["User"] = .string(user.name)
+        let session = Session(values: values, roles: user.roles)
+        return (try sessions.start(session), session)
+    }
+
+    private static let decoyHash = Bcrypt.hash("relata-decoy", cost: 12)
+}

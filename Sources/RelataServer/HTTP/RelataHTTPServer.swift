@@ -1,0 +1,238 @@
+import Foundation
+import Hummingbird
+import Logging
+import Relata
+import RelataScript
+
+/// Where and how the server listens.
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// The largest request body accepted (a larger one is answered 413).
+    public var maxBodyBytes: Int
+
+    public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20) {
+        self.host = host
+        self.port = port
+        self.maxBodyBytes = maxBodyBytes
+    }
+}
+
+/// The services a server offers: a data service per schema, and logins.
+public final class ServerServices: Sendable {
+    /// Data services by schema name (lower case).
+    let dataServices: [String: DataService]
+    /// The schema `DataService` (without a schema suffix) serves.
+    public let defaultSchema: String
+    public let login: LoginService
+
+    /// - Throws: ``RelataError/Code/invalidArgument`` when two services serve schemas of the same name.
+    public init(dataServices: [DataService], login: LoginService) throws {
+        var byName: [String: DataService] = [:]
+        for service in dataServices {
+            let name = service.storage.schema.name.lowercased()
+            guard byName[name] == nil else { throw RelataError(.invalidArgument, "two data services serve a schema named \(name)") }
+            byName[name] = service
+        }
+        guard let first = dataServices.first else { throw RelataError(.invalidArgument, "a server needs at least one data service") }
+        self.dataServices = byName
+        defaultSchema = first.storage.schema.name
+        self.login = login
+    }
+
+    /// The data service a service name selects: `DataService` (the default schema) or `DataService.Schema`.
+    func dataService(named service: String) throws -> DataService {
+        let parts = service.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.first == "DataService" else { throw ProtocolError.notFound("there is no service '\(service)' (services: LoginService, DataService, DataService.<Schema>)") }
+        let schema = parts.count > 1 ? parts[1] : defaultSchema
+        guard let found = dataServices[schema.lowercased()] else {
+            throw ProtocolError.notFound("no schema '\(schema)' is served (schemas: \(dataServices.values.map(\.storage.schema.name).sorted().joined(separator: ", ")))")
+        }
+        return found
+    }
+}
+
+/// The HTTP face of a Relata data server: version 1 of the protocol
+/// (`POST /v1/{service}/{method}`, JSON in and out) and `GET /health`.
+///
+/// ```swift
+/// let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 7099))
+/// try await app.runService()   // stops gracefully on SIGINT and SIGTERM
+/// ```
+public enum RelataHTTPServer {
+    /// The protocol version this server speaks.
+    public static let protocolVersion = 1
+
+    public static func application(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
+                                   onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let router = Router()
+        router.get("health") { _, _ in
+            try json(["status": "ok", "protocol": "v\(protocolVersion)"], status: .ok)
+        }
+        router.post("v1/:service/:method") { request, context in
+            let service = context.parameters.get("service") ?? ""
+            let method = context.parameters.get("method") ?? ""
+            var logger = context.logger
+            logger[metadataKey: "service"] = "\(service)/\(method)"
+            do {
+                var response = try await handle(service: service, method: method, request: request, context: context,
+                                                 services: services, configuration: configuration)
+                response.headers[.init("x-request-id")!] = context.id
+                return response
+            } catch {
+                var response = errorResponse(for: error, logger: logger)
+                response.headers[.init("x-request-id")!] = context.id
+                return response
+            }
+        }
+        return Application(router: router,
+                           configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "relata"),
+                           onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+                           logger: logger)
+    }
+
+    private static func handle(service: String, method: String, request: Request, context: BasicRequestContext,
+                               services: ServerServices, configuration: ServerConfiguration) async throws -> Response {
+        let body = try await readBody(request, limit: configuration.maxBodyBytes)
+        if service == "LoginService" {
+            switch method {
+            case "Login":
+                let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
+                guard let (token, session) = try services.login.login(LoginString(message.loginString)) else {
+                    throw ProtocolError.unauthorized("the user name or the password is wrong")
+                }
+                return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
+            case "Logout":
+                if let token = bearerToken(request) { try services.login.sessions.end(token) }
+                return try json([String: String]())
+            default:
+                throw ProtocolError.notFound("LoginService has no method '\(method)' (methods: Login, Logout)")
+            }
+        }
+        let dataService = try services.dataService(named: service)
+        guard let token = bearerToken(request), let session = try services.login.sessions.session(for: token) else {
+            throw ProtocolError.unauthorized("log in first (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
+        }
+        let schema = dataService.storage.schema
+        switch method {
+        case "GetSchema":
+            return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: schema.version))
+        case "GetData":
+            let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
+            let tables = try await dataService.getData(message.requests, session: session)
+            return try json(ProtocolMessages.GetDataAnswer(
+                tables: tables, schema: message.includeSchema == true ? .init(schema: schema, version: schema.version) : nil))
+        case "UpdateData":
+            let message = try decode(ProtocolMessages.UpdateDataMessage.self, from: body)
+            return try json(ProtocolMessages.UpdateDataMessage(deltas: try await dataService.updateData(message.deltas, session: session)))
+        case "ExecuteCommand", "SQLGetData":
+            throw ProtocolError.notImplemented("\(method) is not supported by this server yet")
+        default:
+            throw ProtocolError.notFound("DataService has no method '\(method)' (methods: GetSchema, GetData, UpdateData, ExecuteCommand, SQLGetData)")
+        }
+    }
+
+    private static func readBody(_ request: Request, limit: Int) async throws -> Data {
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return Data(buffer.readableBytesView)
+        } catch {
+            throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
+        }
+    }
+
+    private static func decode<Message: Decodable>(_ type: Message.Type, from body: Data) throws -> Message {
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch let error as DecodingError {
+            throw ProtocolError.badRequest(ProtocolError.describe(error))
+        } catch let error as RelataError {
+            throw error
+        }
+    }
+
+    private static func bearerToken(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
+        return String(value.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+    }
+
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = try encoder.encode(value)
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// Every error as a JSON answer with the right status; nothing reaches the client as a bare 500.
+    static func errorResponse(for error: any Error, logger: Logger) -> Response {
+        let status: HTTPResponse.Status
+        let details: ProtocolMessages.ErrorAnswer.Details
+        switch error {
+        case let error as ProtocolError:
+            status = error.status
+            details = .init(code: error.code, message: error.message)
+        case let error as RelataError:
+            status = .badRequest
+            details = .init(code: error.code.rawValue, message: error.message, table: error.table, field: error.field, location: error.location)
+        case let error as ScriptError where error.kind == .ruleFailed:
+            status = .forbidden
+            details = .init(code: "refused", message: error.message, table: error.table, location: error.location, event: error.event)
+        case let error as ScriptError:
+            status = .internalServerError
+            details = .init(code: "ruleError", message: error.message, table: error.table, location: error.location, event: error.event)
+            logger.error("a rule is broken: \(error)")
+        default:
+            status = .internalServerError
+            details = .init(code: "internal", message: "the server failed: \(error)")
+            logger.error("request failed: \(error)")
+        }
+        return (try? json(ProtocolMessages.ErrorAnswer(error: details), status: status))
+            ?? Response(status: .internalServerError)
+    }
+}
+
+/// A request the protocol itself refuses, with its HTTP status.
+enum ProtocolError: Error {
+    case badRequest(String), unauthorized(String), notFound(String), tooLarge(String), notImplemented(String)
+
+    var status: HTTPResponse.Status {
+        switch self {
+        case .badRequest: return .badRequest
+        case .unauthorized: return .unauthorized
+        case .notFound: return .notFound
+        case .tooLarge: return .contentTooLarge
+        case .notImplemented: return .notImplemented
+        }
+    }
+
+    var code: String {
+        switch self {
+        case .badRequest: return "badRequest"
+        case .unauthorized: return "unauthorized"
+        case .notFound: return "notFound"
+        case .tooLarge: return "tooLarge"
+        case .notImplemented: return "notSupported"
+        }
+    }
+
+    var message: String {
+        switch self {
+        case .badRequest(let text), .unauthorized(let text), .notFound(let text), .tooLarge(let text), .notImplemented(let text): return text
+        }
+    }
+
+    /// A decoding error as a person reads it: where in the JSON, and what was wrong.
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            codingPath.isEmpty ? "the body" : codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .dataCorrupted(let context): return "\(path(context.codingPath)): \(context.debugDescription)"
+        case .keyNotFound(let key, let context): return "\(path(context.codingPath)): '\(key.stringValue)' is missing"
+        case .typeMismatch(let type, let context): return "\(path(context.codingPath)): expected \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context.codingPath)): expected \(type), found null"
+        @unknown default: return "\(error)"
+        }
+    }
+}

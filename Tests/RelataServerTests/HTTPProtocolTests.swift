@@ -1,0 +1,136 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Relata
+import RelataScript
+@testable import RelataServer
+import RelataTestSupport
+import Testing
+
+/// The protocol over a real socket: login, schema, data, updates, and every refusal as clear JSON.
+@Suite struct HTTPProtocolTests {
+    /// A seeded database, its services, and a user `ann` (password `secret`, role Sales).
+    final class Server {
+        let database: DataServiceTests.Database
+        let services: ServerServices
+
+        init(maxBodyBytes: Int = 1 << 20) throws {
+            database = try DataServiceTests.Database()
+            let sessions = try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
+            let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4), roles: ["Sales"], values: ["UserId": 7])
+            services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
+            self.maxBodyBytes = maxBodyBytes
+        }
+        let maxBodyBytes: Int
+
+        func test(_ body: @Sendable @escaping (any TestClientProtocol) async throws -> Void) async throws {
+            let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes))
+            try await app.test(.live, body)
+        }
+    }
+
+    static func post(_ client: any TestClientProtocol, _ path: String, _ body: String, token: String? = nil) async throws -> (HTTPResponse.Status, Data) {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer(string: body)) { response in
+            (response.status, Data(response.body.readableBytesView))
+        }
+    }
+
+    static func post<Message: Encodable>(_ client: any TestClientProtocol, _ path: String, _ message: Message, token: String? = nil) async throws -> (HTTPResponse.Status, Data) {
+        try await post(client, path, String(decoding: JSONEncoder().encode(message), as: UTF8.self), token: token)
+    }
+
+    static func login(_ client: any TestClientProtocol, password: String = "secret") async throws -> String? {
+        let (status, data) = try await post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=\(password);Schema=Shop"))
+        guard status == .ok else { return nil }
+        return try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).token
+    }
+
+    static func error(_ data: Data) throws -> ProtocolMessages.ErrorAnswer.Details {
+        try JSONDecoder().decode(ProtocolMessages.ErrorAnswer.self, from: data).error
+    }
+
+    @Test func healthAnswers() async throws {
+        try await Server().test { client in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body).contains("\"status\":\"ok\""))
+            }
+        }
+    }
+
+    @Test func loginSchemaDataAndLogout() async throws {
+        let server = try Server()
+        let version = server.database.service.storage.schema.version
+        try await server.test { client in
+            #expect(try await Self.login(client, password: "wrong") == nil)
+            let token = try #require(try await Self.login(client))
+            let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            #expect(status == .ok)
+            let schema = try JSONDecoder().decode(ProtocolMessages.SchemaAnswer.self, from: data)
+            #expect(schema.version == version)
+            #expect(schema.schema.table(named: "OrderDetails")?.script?.source.contains("Quantity must be positive") == true, "the rules come with the schema")
+
+            let request = ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients", where: "ClientId = :id", parameters: ["id": 2])])
+            let (dataStatus, tables) = try await Self.post(client, "/v1/DataService.Shop/GetData", request, token: token)
+            #expect(dataStatus == .ok)
+            let answer = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: tables)
+            #expect(answer.tables[0].rows == [[2, "Globex", .decimal(50)]])
+
+            _ = try await Self.post(client, "/v1/LoginService/Logout", "{}", token: token)
+            let (after, afterData) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            #expect(after == .unauthorized)
+            #expect(try Self.error(afterData).code == "unauthorized")
+        }
+    }
+
+    @Test func aTamperedDeltaIsRefusedOverTheWireWithItsLocation() async throws {
+        try await Server().test { client in
+            let token = try #require(try await Self.login(client))
+            let details = try DataServiceTests.clientTables().details
+            try details.rows[0].setValue(-5, forKey: "Quantity")
+            try details.rows[2].setValue(8, forKey: "Quantity")
+            let (status, data) = try await Self.post(client, "/v1/DataService/UpdateData", ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]), token: token)
+            #expect(status == .ok)
+            let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas
+            #expect(processed[0].changes.map(\.status) == [.failed, .resolved])
+            #expect(processed[0].changes[0].failure?.location == "OrderDetails.js:2:28")
+            try details.accept(processed[0])
+            #expect(details.rows[0].failureMessage == "Quantity must be positive")
+        }
+    }
+
+    @Test func badRequestsGetClearAnswersAndTheServerKeepsServing() async throws {
+        try await Server(maxBodyBytes: 4096).test { client in
+            let token = try #require(try await Self.login(client))
+            let malformed = try await Self.post(client, "/v1/DataService/GetData", "{\"requests\": [", token: token)
+            #expect(malformed.0 == .badRequest)
+            #expect(try Self.error(malformed.1).code == "badRequest")
+            let wrongType = try await Self.post(client, "/v1/DataService/GetData", "{\"requests\": [{\"table\": 5, \"parameters\": {}}]}", token: token)
+            #expect(wrongType.0 == .badRequest)
+            #expect(try Self.error(wrongType.1).message.contains("requests[0].table"))
+            let unknown = try await Self.post(client, "/v1/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Secrets")]), token: token)
+            #expect(unknown.0 == .badRequest)
+            #expect(try Self.error(unknown.1).code == "unknownTable")
+            let injection = try await Self.post(client, "/v1/DataService/GetData",
+                ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients", where: "1=1; DELETE FROM Clients")]), token: token)
+            #expect(injection.0 == .badRequest)
+            #expect(try Self.error(injection.1).code == "expressionSyntax")
+            let huge = try await Self.post(client, "/v1/DataService/GetData", String(repeating: " ", count: 10_000), token: token)
+            #expect(huge.0 == .contentTooLarge)
+            let noSchema = try await Self.post(client, "/v1/DataService.Nope/GetSchema", "{}", token: token)
+            #expect(noSchema.0 == .notFound)
+            let noMethod = try await Self.post(client, "/v1/DataService/Drop", "{}", token: token)
+            #expect(noMethod.0 == .notFound)
+            let command = try await Self.post(client, "/v1/DataService/ExecuteCommand", "{}", token: token)
+            #expect(command.0 == .notImplemented)
+            let badLogin = try await Self.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "Usr=ann"))
+            #expect(badLogin.0 == .badRequest)
+            let (status, data) = try await Self.post(client, "/v1/DataService/GetData",
+                                                     ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]), token: token)
+            #expect(status == .ok, "still serving")
+            #expect(try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: data).tables[0].rows.count == 2)
+        }
+    }
+}
