@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),
         // The command line: run, test and check rules, TypeScript declarations.
         .executableTarget(name: "relata", dependencies: [
-            "Relata", "RelataScript", "RelataTools",
+            "Relata", "RelataScript", "RelataTools", "RelataServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -2,10 +2,10 @@ import ArgumentParser
 
 /// `relata`: run, test and check business rules from the command line.
 @main
-struct Relata: ParsableCommand {
+struct Relata: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "relata",
-        abstract: "Run, test and check Relata business rules.",
+        abstract: "Run, test and check Relata business rules; serve them with their data.",
         discussion: """
             Exit statuses (when several apply, 3 wins over 1):
               0   all passed: every edit applied, every test green, every script valid
@@ -15,5 +15,6 @@ struct Relata: ParsableCommand {
               64  a wrong command line: an unknown option, a missing or bad value
             """,
         version: "0.1.0",
-        subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self])
+        subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self,
+                      ServeCommand.self, HashPasswordCommand.self])
 }

@@ -8,6 +8,11 @@ enum Terminal {
         Swift.print(text)
     }
 
+    /// A line written at once, unbuffered, for programs that wait for it (a server saying where it listens).
+    static func printNow(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
     /// JSON for machines: pretty-printed, keys sorted, slashes as they are.
     static func json(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()

@@ -18,6 +18,37 @@ public struct ServerUser: Sendable, Hashable, Codable {
         self.values = values
     }
 
+    private enum CodingKeys: String, CodingKey { case name, passwordHash, roles, values }
+
+    /// Users files are written by people: `values` are plain JSON (`{"UserId": 7}`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        passwordHash = try container.decode(String.self, forKey: .passwordHash)
+        roles = try container.decodeIfPresent([String].self, forKey: .roles) ?? []
+        let plain = try container.decodeIfPresent([String: JSONValue].self, forKey: .values) ?? [:]
+        values = try plain.mapValues { json in
+            switch json {
+            case .null: return .null
+            case .bool(let bool): return .boolean(bool)
+            case .integer(let integer): return .integer(integer)
+            case .number(let double): return .double(double)
+            case .decimal(let decimal): return .decimal(decimal)
+            case .string(let string): return .string(string)
+            case .array, .object:
+                throw DecodingError.dataCorruptedError(forKey: .values, in: container, debugDescription: "a session value is a number, text, true/false or null")
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(passwordHash, forKey: .passwordHash)
+        try container.encode(roles, forKey: .roles)
+        try container.encode(values.mapValues(JSONValue.init), forKey: .values)
+    }
+
     /// A bcrypt hash of a password, for configuration files.
     public static func hash(password: String, cost: UInt8 = 12) -> String {
         Bcrypt.hash(password, cost: cost)

@@ -110,6 +110,19 @@ public struct Schema: Sendable {
         }, script: script(description.script), updateOrder: description.updateOrder)
     }
 
+    /// The schema's tables holding the rows of their data files (empty for a table without
+    /// one), with no rules: what a data server seeds its database with.
+    ///
+    /// - Throws: the ``RelataError`` of a data file that cannot be read or does not fit its table.
+    public func dataTables() throws -> [DataTable] {
+        do {
+            return try description.tables.map(makeTable)
+        } catch var error as RelataError where error.location == nil {
+            error.location = url.path
+            throw error
+        }
+    }
+
     private func makeTable(_ table: SchemaDescription.Table) throws -> DataTable {
         // The fields first, so an error in them names the schema file rather than the data file.
         _ = try DataTable(name: table.name, fields: table.fields)

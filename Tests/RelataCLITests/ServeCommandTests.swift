@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+/// `relata serve`: a real server process, reached over a socket.
+@Suite(.serialized) struct ServeCommandTests {
+    /// A running `relata serve`, stopped with SIGTERM when the test is done with it.
+    final class Server {
+        let process = Process()
+        let errors = Pipe()
+        private(set) var port = 0
+
+        init(_ arguments: [String]) throws {
+            process.executableURL = RelataProcess.binary
+            process.arguments = ["serve"] + arguments
+            process.currentDirectoryURL = RelataProcess.packageRoot
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            // The first line says where it listens: "serving PCTrade on http://127.0.0.1:PORT …".
+            var line = Data()
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline, process.isRunning {
+                let byte = output.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data("\n".utf8) { break }
+                line.append(byte)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                  let port = Int(text[range].split(separator: ":").last ?? "") else { return }
+            self.port = port
+        }
+
+        func stop() -> Int32 {
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        var errorOutput: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+
+        func post(_ path: String, _ body: String, token: String? = nil) async throws -> (Int, [String: Any]) {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+            request.httpMethod = "POST"
+            request.httpBody = Data(body.utf8)
+            if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+            return ((response as? HTTPURLResponse)?.statusCode ?? 0, json)
+        }
+    }
+
+    @Test func servesPCTradeFromADatabaseItSeedsOnceAndStopsOnSIGTERM() async throws {
+        let folder = try TemporaryFolder()
+        let database = folder.url.appendingPathComponent("pc.sqlite").path
+        let server = try Server(["--port", "0", "--database", database])
+        #expect(server.port > 0, "the server says where it listens")
+        let (loginStatus, login) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
+        #expect(loginStatus == 200)
+        let token = try #require(login["token"] as? String)
+        let (status, answer) = try await server.post("/v1/DataService.PCTrade/GetData", #"{"requests": [{"table": "Clients", "parameters": {}}]}"#, token: token)
+        #expect(status == 200)
+        #expect(((answer["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.isEmpty == false)
+        let (wrong, _) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
+        #expect(wrong == 401)
+
+        // A second server on the same port is told the port is taken.
+        let clash = try RelataProcess.run(["serve", "--port", "\(server.port)", "--database", folder.url.appendingPathComponent("other.sqlite").path])
+        #expect(clash.status == 2)
+        #expect(clash.errorOutput.contains("port \(server.port) on 127.0.0.1 is taken"), "\(clash.errorOutput)")
+
+        #expect(server.stop() == 0, "SIGTERM stops it gracefully")
+        #expect(server.errorOutput.contains("created and seeded"))
+
+        let again = try Server(["--port", "0", "--database", database])
+        #expect(again.port > 0)
+        #expect(again.stop() == 0)
+        #expect(!again.errorOutput.contains("created and seeded"), "the database is reused")
+    }
+
+    @Test func aMissingSchemaOrUsersFileIsABadInput() throws {
+        let noSchema = try RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0"])
+        #expect(noSchema.status == 2)
+        #expect(noSchema.errorOutput.contains("the schema file does not exist"))
+        let folder = try TemporaryFolder()
+        let users = try folder.write("users.json", #"{"name": "x"}"#)
+        let badUsers = try RelataProcess.run(["serve", "--port", "0", "--users", users, "--database", folder.url.appendingPathComponent("d.sqlite").path])
+        #expect(badUsers.status == 2)
+        #expect(badUsers.errorOutput.contains("users file"), "\(badUsers.errorOutput)")
+        let badPort = try RelataProcess.run(["serve", "--port", "70000"])
+        #expect(badPort.status == 64)
+    }
+}
