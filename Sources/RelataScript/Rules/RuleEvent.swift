@@ -35,6 +35,8 @@ public enum RuleEvent: String, CaseIterable, Sendable {
     case beforeGetData
     /// After tables were read.
     case afterGetData
+    /// After a user logged in to a data server (schema-wide script): may add session values and roles.
+    case afterLogin
 
     /// When an event runs.
     public enum Phase: Sendable {
@@ -46,6 +48,8 @@ public enum RuleEvent: String, CaseIterable, Sendable {
         case transaction
         /// Around a read.
         case data
+        /// When a user logs in to a data server.
+        case session
     }
 
     public var phase: Phase {
@@ -54,6 +58,7 @@ public enum RuleEvent: String, CaseIterable, Sendable {
         case .beforeProcessDelta, .beforeProcessDeltaChange, .afterProcessDeltaChange, .afterProcessDelta: return .delta
         case .beforeCommit, .afterCommit, .afterRollback: return .transaction
         case .beforeGetData, .afterGetData: return .data
+        case .afterLogin: return .session
         }
     }
 
@@ -67,6 +72,7 @@ public enum RuleEvent: String, CaseIterable, Sendable {
         case .delta: return self == .beforeProcessDeltaChange || self == .afterProcessDeltaChange ? ["delta", "change"] : ["delta"]
         case .transaction: return []
         case .data: return ["tableNames", "requests"]
+        case .session: return ["login"]
         }
     }
 

@@ -29,3 +29,44 @@ extension RuleRuntime {
         }
     }
 }
+
+extension RuleRuntime {
+    /// Runs `afterLogin(login)` in the schema-wide script, where a data server lets rules
+    /// shape a new session: `login.user`, and `login.values` and `login.roles` to change.
+    /// A `fail()` refuses the login (the error is thrown).
+    ///
+    /// ```js
+    /// function afterLogin(login) {
+    ///     if (login.user === 'ann') login.roles.push('Auditor');
+    ///     login.values.Region = 'EU';
+    /// }
+    /// ```
+    /// - Returns: the session as the script left it (unchanged without a handler).
+    public func afterLogin(user: String, session: Session) throws -> Session {
+        guard let script = schemaScript, script.handler(RuleEvent.afterLogin.handlerName) != nil else { return session }
+        var login: JSObjectRef?
+        try fire(.afterLogin, in: script, table: nil) { context in
+            let object = context.makeObject()
+            context.setProperty("user", of: object, to: context.string(user), readOnly: true)
+            context.setProperty("values", of: object, to: try context.object(from: session.values))
+            context.setProperty("roles", of: object, to: context.makeArray(session.roles.map { context.string($0) }))
+            login = object
+            return [object]
+        }
+        guard let login else { return session }
+        let context = script.context
+        let values = try context.dictionary(from: context.property("values", of: login), fields: nil)
+        let rolesValue = context.property("roles", of: login)
+        guard JSValueIsArray(context.ref, rolesValue), let roles = JSValueToObject(context.ref, rolesValue, nil) else {
+            throw ScriptError(.runtime, "afterLogin: login.roles must stay an array of role names", file: script.script.fileName, event: "afterLogin")
+        }
+        let names = try (0..<min(context.length(of: roles), 1000)).map { index -> String in
+            guard let name = JSString.string(of: context.element(index, of: roles), in: context.ref),
+                  JSValueIsString(context.ref, context.element(index, of: roles)) else {
+                throw ScriptError(.runtime, "afterLogin: login.roles[\(index)] is not a string", file: script.script.fileName, event: "afterLogin")
+            }
+            return name
+        }
+        return Session(values: values, roles: names)
+    }
+}

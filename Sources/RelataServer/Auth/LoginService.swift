@@ -98,9 +98,9 @@ public final class LoginService: Sendable {
         self.sessions = sessions
     }
 
-    /// Logs in; returns the session token and the session, or nil for a wrong user or password
-    /// (which of the two is not told).
-    public func login(_ login: LoginString) throws -> (token: String, session: Session)? {
+    /// Checks a login; returns the user's session, or nil for a wrong user or password
+    /// (which of the two is not told). No session is started: see ``SessionStore/start(_:now:)``.
+    public func authenticate(_ login: LoginString) -> Session? {
         guard let user = users.first(where: { $0.name == login.user }) else {
             // The same work as a real check, so a missing user cannot be told by the time it takes.
             _ = Bcrypt.verify(login.password, hash: Self.decoyHash)
@@ -109,8 +109,7 @@ public final class LoginService: Sendable {
         guard Bcrypt.verify(login.password, hash: user.passwordHash) else { return nil }
         var values = user.values
         values["User"] = .string(user.name)
-        let session = Session(values: values, roles: user.roles)
-        return (try sessions.start(session), session)
+        return Session(values: values, roles: user.roles)
     }
 
     private static let decoyHash = Bcrypt.hash("relata-decoy", cost: 12)

@@ -98,9 +98,13 @@ public enum RelataHTTPServer {
             switch method {
             case "Login":
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
-                guard let (token, session) = try services.login.login(LoginString(message.loginString)) else {
+                let login = try LoginString(message.loginString)
+                guard let authenticated = services.login.authenticate(login) else {
                     throw ProtocolError.unauthorized("the user name or the password is wrong")
                 }
+                let dataService = try services.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
+                let session = try await dataService.afterLogin(user: login.user, session: authenticated)
+                let token = try services.login.sessions.start(session)
                 return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
             case "Logout":
                 if let token = bearerToken(request) { try services.login.sessions.end(token) }
@@ -172,6 +176,9 @@ public enum RelataHTTPServer {
         case let error as ProtocolError:
             status = error.status
             details = .init(code: error.code, message: error.message)
+        case let error as RelataError where error.code == .permissionDenied:
+            status = .forbidden
+            details = .init(code: error.code.rawValue, message: error.message, table: error.table)
         case let error as RelataError:
             status = .badRequest
             details = .init(code: error.code.rawValue, message: error.message, table: error.table, field: error.field, location: error.location)

@@ -15,14 +15,18 @@ import RelataScript
 public final class DataService: Sendable {
     /// Where the tables are stored.
     public let storage: SQLiteStorage
+    /// Who may read and change which tables.
+    public let permissions: TablePermissions
     private let runtimes: RuleRuntimePool
 
     /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
     ///
     /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
-    public init(storage: SQLiteStorage, runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
+    public init(storage: SQLiteStorage, permissions: TablePermissions = .allowAll,
+                runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
                 timeLimit: Duration = .seconds(1), logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
+        self.permissions = permissions
         let schema = storage.schema
         self.runtimes = try RuleRuntimePool(size: runtimes) {
             let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
@@ -40,7 +44,13 @@ public final class DataService: Sendable {
     /// - Throws: ``RelataError/Code/unknownTable`` for a delta of a table the schema does not
     ///   publish; nothing is applied then.
     public func updateData(_ deltas: [Delta], session: Session) async throws -> [Delta] {
-        for delta in deltas { _ = try storage.definition(of: delta.tableName) }
+        for delta in deltas {
+            let table = try storage.definition(of: delta.tableName).name
+            for type in Set(delta.changes.map(\.type)) {
+                let operation: TablePermissions.Operation = type == .insert ? .insert : type == .update ? .update : .delete
+                try permissions.check(operation, on: table, for: session)
+            }
+        }
         let storage = self.storage
         return try await runtimes.perform { runtime in
             try storage.write { db in
@@ -74,6 +84,7 @@ public final class DataService: Sendable {
         let storage = self.storage
         let parsed = try requests.map { request -> Relata.Expression? in
             let definition = try storage.definition(of: request.table)
+            try permissions.check(.read, on: definition.name, for: session)
             let names = Set(definition.fields.map { $0.name.lowercased() })
             for field in request.fields ?? [] where !names.contains(field.lowercased()) {
                 throw RelataError(.unknownField, "the table has no field '\(field)'", table: definition.name, field: field)
@@ -108,6 +119,17 @@ public final class DataService: Sendable {
                     try runtime.fireDataEvent(.afterGetData, requests: requests)
                     return results
                 }
+            }
+        }
+    }
+
+    /// Lets the schema's `afterLogin(login)` shape a new session (add values and roles).
+    ///
+    /// - Throws: the ``ScriptError`` of a `fail()` that refuses the login, or of a broken rule.
+    public func afterLogin(user: String, session: Session) async throws -> Session {
+        try await runtimes.perform { runtime in
+            try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true)) {
+                try runtime.afterLogin(user: user, session: session)
             }
         }
     }

@@ -151,6 +151,14 @@ public enum TypeScriptDeclarations {
             readonly tableName: TableName;
             readonly where: string | null;
             readonly parameters: Readonly<Record<string, unknown>>;
+            readonly fields: readonly string[] | null;
+            readonly maxRecords: number | null;
+        }
+        /** What `afterLogin` may change: the session's values and roles (a data server only). */
+        interface LoginSession {
+            readonly user: string;
+            values: Record<string, unknown>;
+            roles: string[];
         }
 
         """
@@ -158,9 +166,10 @@ public enum TypeScriptDeclarations {
     /// The handlers a script may define, from the one list of events, grouped as they run.
     static var handlerComment: String {
         // A row is its table's interface above (`OrdersRow`); the others are declared here.
-        let types = ["delta": "Delta", "change": "DeltaChange", "tableNames": "TableName[]", "requests": "DataRequest[]"]
+        let types = ["delta": "Delta", "change": "DeltaChange", "tableNames": "TableName[]", "requests": "DataRequest[]", "login": "LoginSession"]
         let phases: [(RuleEvent.Phase, String)] = [(.row, "as rows change"), (.delta, "for each table's delta during an apply"),
-                                                   (.transaction, "once per apply"), (.data, "around a read")]
+                                                   (.transaction, "once per apply"), (.data, "around a read"),
+                                                   (.session, "after a login to a data server")]
         var lines = ["// Event handlers a script may define (all optional), in the order they run:"]
         for (phase, when) in phases {
             let handlers = RuleEvent.allCases.filter { $0.phase == phase }.map { event in

@@ -1,0 +1,64 @@
+import Relata
+
+/// Who may do what to a schema's tables: for each table (or `*`, every table not
+/// listed), the roles allowed to read, insert, update and delete. Rules run with the
+/// server's authority: `lda` inside them is not checked.
+///
+/// ```json
+/// {"Clients": {"read": ["Sales", "Clerk"], "insert": ["Sales"], "update": ["Sales"], "delete": ["Manager"]},
+///  "*": {"read": ["Sales", "Clerk"]}}
+/// ```
+/// An operation a table's entry leaves out is denied; so is every operation on a table
+/// that has no entry when there is no `*`. ``allowAll`` lets every logged-in user do everything.
+public struct TablePermissions: Sendable, Hashable, Codable {
+    /// What a request does to a table.
+    public enum Operation: String, Sendable, Hashable, Codable, CaseIterable {
+        case read, insert, update, delete
+    }
+
+    /// Roles by operation, by table name (lower case; `*` for the rest); nil allows everything.
+    private let entries: [String: [String: [String]]]?
+
+    /// Every logged-in user may do everything.
+    public static let allowAll = TablePermissions(entries: nil)
+
+    /// Permissions by table name, then operation name (`read`, `insert`, `update`, `delete`).
+    ///
+    /// - Throws: ``RelataError/Code/invalidArgument`` naming an unknown operation.
+    public init(_ entries: [String: [String: [String]]]) throws {
+        for (table, operations) in entries {
+            for name in operations.keys where Operation(rawValue: name) == nil {
+                throw RelataError(.invalidArgument, "permissions of \(table): unknown operation '\(name)' (operations: read, insert, update, delete)")
+            }
+        }
+        self.init(entries: Dictionary(entries.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }))
+    }
+
+    private init(entries: [String: [String: [String]]]?) {
+        self.entries = entries
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoder.singleValueContainer().decode([String: [String: [String]]].self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(entries ?? ["*": Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0.rawValue, ["*"]) })])
+    }
+
+    /// Whether a session may do an operation on a table (a role `*` stands for every session).
+    public func allows(_ operation: Operation, on table: String, for session: Session) -> Bool {
+        guard let entries else { return true }
+        guard let roles = (entries[table.lowercased()] ?? entries["*"])?[operation.rawValue] else { return false }
+        return roles.contains("*") || roles.contains { session.roles.contains($0) }
+    }
+
+    /// Throws ``RelataError/Code/permissionDenied`` naming the table and the operation unless allowed.
+    public func check(_ operation: Operation, on table: String, for session: Session) throws {
+        guard allows(operation, on: table, for: session) else {
+            throw RelataError(.permissionDenied, "\(operation.rawValue) on \(table) is not allowed for roles [\(session.roles.joined(separator: ", "))]",
+                              table: table)
+        }
+    }
+}

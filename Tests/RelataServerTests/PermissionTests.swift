@@ -1,0 +1,78 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Relata
+import RelataScript
+@testable import RelataServer
+import RelataTestSupport
+import Testing
+
+/// Roles and per-table permissions, and `afterLogin` shaping sessions — over a live socket.
+@Suite struct PermissionTests {
+    static func services() throws -> (ServerServices, DataServiceTests.Database) {
+        var schema = try DataServiceTests.schema()
+        schema.script = RuleScript("""
+            function afterLogin(login) {
+                if (login.user === 'mallory') fail('mallory is locked out');
+                if (login.user === 'ann') { login.roles.push('Auditor'); login.values.Region = 'EU'; }
+            }
+            """, fileName: "schema.js")
+        let database = try DataServiceTests.Database(schema: SchemaDefinition(name: schema.name, tables: schema.tables, script: schema.script,
+                                                                              updateOrder: schema.updateOrder))
+        let permissions = try TablePermissions([
+            "Clients": ["read": ["Sales", "Clerk"], "update": ["Manager"]],
+            "OrderDetails": ["read": ["*"], "insert": ["Sales"], "update": ["Sales"], "delete": ["Sales"]],
+        ])
+        let service = try DataService(storage: database.service.storage, permissions: permissions, runtimes: 1)
+        let sessions = try SessionStore(path: ":memory:")
+        let hash = ServerUser.hash(password: "pw", cost: 4)
+        let users = [ServerUser(name: "ann", passwordHash: hash, roles: ["Sales"]), ServerUser(name: "mallory", passwordHash: hash, roles: ["Sales"])]
+        return (try ServerServices(dataServices: [service], login: LoginService(users: users, sessions: sessions)), database)
+    }
+
+    @Test func afterLoginShapesTheSessionOrRefusesTheLogin() async throws {
+        let (services, database) = try Self.services()
+        _ = database
+        try await RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0)).test(.live) { client in
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
+            #expect(status == .ok)
+            let session = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).session
+            #expect(session.roles == ["Sales", "Auditor"])
+            #expect(session.values["Region"] == "EU")
+            #expect(session.values["User"] == "ann")
+            let (refused, answer) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=mallory;Password=pw"))
+            #expect(refused == .forbidden)
+            #expect(try HTTPProtocolTests.error(answer).message == "mallory is locked out")
+        }
+    }
+
+    @Test func aDeniedOperationIsRefusedNamingTableAndOperationAndNothingIsApplied() async throws {
+        let (services, database) = try Self.services()
+        try await RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0)).test(.live) { client in
+            let (_, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
+            let token = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).token
+            let read = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+                                                        ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]), token: token)
+            #expect(read.0 == .ok)
+            let orders = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+                                                          ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Orders")]), token: token)
+            #expect(orders.0 == .forbidden)
+            #expect(try HTTPProtocolTests.error(orders.1).code == "permissionDenied")
+            #expect(try HTTPProtocolTests.error(orders.1).table == "Orders")
+
+            let (clients, _, details) = try DataServiceTests.clientTables()
+            try clients.rows[0].setValue("Acme Corp", forKey: "Name")
+            try details.rows[0].setValue(9, forKey: "Quantity")
+            let update = try await HTTPProtocolTests.post(client, "/v1/DataService/UpdateData",
+                                                          ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta(), clients.makeDelta()]), token: token)
+            #expect(update.0 == .forbidden)
+            #expect(try HTTPProtocolTests.error(update.1).message == "update on Clients is not allowed for roles [Sales, Auditor]")
+        }
+        #expect(try database.service.storedRows(of: "OrderDetails")[0]["Quantity"] == 2, "nothing of the request was applied")
+        #expect(try database.service.storedRows(of: "Clients")[0]["Name"] == "Acme")
+    }
+
+    @Test func permissionsNameUnknownOperations() {
+        #expect(throws: RelataError.self) { try TablePermissions(["Clients": ["write": ["Sales"]]]) }
+    }
+}
