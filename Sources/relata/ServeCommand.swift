@@ -16,9 +16,13 @@ struct ServeCommand: AsyncParsableCommand {
             values}; `relata hash-password` makes a hash); without it, a users.json beside the schema
             is used if there is one. Stop the server with Ctrl-C (or SIGTERM): requests in flight finish.
 
+            With --config, a configuration file gives the domains, their users and schemas, a
+            database per schema and per-table permissions (Documentation/Server.md).
+
             Examples:
               relata serve                                   # Examples/PCTrade, from the current folder
               relata serve Shop/Shop.schema.json --port 8080 --database /var/lib/shop.sqlite
+              relata serve --config server.json
             """)
 
     @Argument(help: "The schema file (JSON); Examples/PCTrade/PCTrade.schema.json when left out.")
@@ -36,16 +40,30 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The users file (JSON).")
     var users: String?
 
+    @Option(help: "A server configuration file (JSON): domains, users, schemas, databases, permissions.")
+    var config: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        if config != nil && (schema != nil || database != nil || users != nil) {
+            throw ValidationError("--config gives the schemas, databases and users; leave out the schema file, --database and --users")
+        }
     }
 
     func run() async throws {
         var logger = Logger(label: "relata.server")
         logger.logLevel = .info
         let prepared: (services: ServerServices, schemaName: String)
+        var host = self.host, port = self.port
         do {
-            prepared = try prepare(logger: logger)
+            if let config {
+                let file = try ServerConfigFile(contentsOf: URL(fileURLWithPath: config))
+                prepared = try prepare(file, logger: logger)
+                host = file.contents.host ?? host
+                port = file.contents.port ?? port
+            } else {
+                prepared = try prepare(logger: logger)
+            }
         } catch {
             Terminal.error(describe(error))
             throw ExitStatus.badInput
@@ -76,28 +94,55 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let schemaFile = try Schema(contentsOf: URL(fileURLWithPath: path))
         let definition = try schemaFile.definition()
-        let databasePath = database ?? "\(definition.name).sqlite"
-        let storage = try SQLiteStorage(path: databasePath, schema: definition)
-        if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
-            logger.info("created and seeded \(databasePath) from the schema's data files")
-        }
         let usersPath = users ?? schemaFile.resolve("users.json").path
         let userList: [ServerUser]
         if FileManager.default.fileExists(atPath: usersPath) {
-            do {
-                userList = try JSONDecoder().decode([ServerUser].self, from: InputFile.data(at: URL(fileURLWithPath: usersPath), what: "users file"))
-            } catch let error as DecodingError {
-                throw RelataError(.invalidSchema, "the users file is not a JSON array of {name, passwordHash, roles, values}: \(error)", location: usersPath)
-            }
+            userList = try serverUsers(ServerConfigFile.users(contentsOf: URL(fileURLWithPath: usersPath)))
         } else if users != nil {
             throw RelataError(.fileFailed, "the users file does not exist", location: usersPath)
         } else {
             userList = []
             logger.warning("no users file: nobody can log in (give one with --users)")
         }
+        let databasePath = database ?? "\(definition.name).sqlite"
+        let storage = try SQLiteStorage(path: databasePath, schema: definition)
+        if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
+            logger.info("created and seeded \(databasePath) from the schema's data files")
+        }
         let sessions = try SessionStore(path: databasePath == ":memory:" ? ":memory:" : databasePath + "-sessions")
         let service = try DataService(storage: storage, logger: logger)
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name)
+    }
+
+    private func serverUsers(_ users: [ServerConfigFile.User]) throws -> [ServerUser] {
+        try users.map { user in
+            ServerUser(name: user.name, passwordHash: user.passwordHash, roles: user.roles ?? [],
+                       values: try (user.values ?? [:]).mapValues(Value.init(untypedJSON:)))
+        }
+    }
+
+    /// The services a configuration file describes: each domain's users and schemas.
+    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String) {
+        let sessions = try SessionStore(path: file.resolve(file.contents.sessions ?? "sessions.sqlite").path)
+        var domains: [ServerDomain] = []
+        var served: [String] = []
+        for domain in file.contents.domains {
+            let users = try serverUsers(file.users(of: domain))
+            let services = try domain.schemas.map { entry -> DataService in
+                let schemaFile = try Schema(contentsOf: file.resolve(entry.schema))
+                let definition = try schemaFile.definition()
+                let databasePath = file.resolve(entry.database ?? "\(definition.name).sqlite").path
+                let storage = try SQLiteStorage(path: databasePath, schema: definition)
+                if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
+                    logger.info("created and seeded \(databasePath) from the schema's data files")
+                }
+                served.append("\(domain.name)/\(definition.name)")
+                let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
+                return try DataService(storage: storage, permissions: permissions, logger: logger)
+            }
+            domains.append(try ServerDomain(name: domain.name, login: LoginService(users: users, sessions: sessions), dataServices: services))
+        }
+        return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "))
     }
 }
 

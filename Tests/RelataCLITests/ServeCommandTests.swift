@@ -89,8 +89,60 @@ import Testing
         let users = try folder.write("users.json", #"{"name": "x"}"#)
         let badUsers = try RelataProcess.run(["serve", "--port", "0", "--users", users, "--database", folder.url.appendingPathComponent("d.sqlite").path])
         #expect(badUsers.status == 2)
-        #expect(badUsers.errorOutput.contains("users file"), "\(badUsers.errorOutput)")
+        #expect(badUsers.errorOutput.contains("users.json: expected an array"), "\(badUsers.errorOutput)")
+        #expect(!badUsers.errorOutput.contains("created and seeded"), "nothing is created before the input is known to be good")
         let badPort = try RelataProcess.run(["serve", "--port", "70000"])
         #expect(badPort.status == 64)
+    }
+}
+
+extension ServeCommandTests {
+    @Test func aConfigurationServesDomainsWithTheirUsersSchemasAndPermissions() async throws {
+        let folder = try TemporaryFolder()
+        _ = try folder.write("lab/Lab.schema.json", """
+            {"name": "Lab", "tables": [{"name": "Samples", "data": "samples.csv",
+              "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Label", "type": "string", "size": 20}]}]}
+            """)
+        _ = try folder.write("lab/samples.csv", "Id,Label\n1,first\n2,second\n")
+        let usersFile = try String(contentsOfFile: RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json").path, encoding: .utf8)
+        _ = try folder.write("shop-users.json", usersFile)
+        let demoHash = try #require(usersFile.range(of: #"\$2b\$[^"]+"#, options: .regularExpression).map { String(usersFile[$0]) })
+        let config = try folder.write("server.json", """
+            {"port": 0, "domains": [
+              {"name": "Shop", "usersFile": "shop-users.json",
+               "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite",
+                            "permissions": {"Clients": {"read": ["Sales"]}, "*": {"read": ["*"]}}}]},
+              {"name": "Lab", "users": [{"name": "tech", "passwordHash": "\(demoHash)", "roles": ["Tech"], "values": {"Bench": 4}}],
+               "schemas": [{"schema": "lab/Lab.schema.json"}]}
+            ]}
+            """)
+        let server = try Server(["--config", config])
+        #expect(server.port > 0)
+        let (_, lab) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Lab"}"#)
+        let labToken = try #require(lab["token"] as? String)
+        let (status, samples) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Samples", "parameters": {}}]}"#, token: labToken)
+        #expect(status == 200)
+        #expect(((samples["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.count == 2)
+        let (otherDomain, _) = try await server.post("/v1/DataService.PCTrade/GetSchema", "{}", token: labToken)
+        #expect(otherDomain == 404, "a Lab session does not reach the Shop's schemas")
+        let (wrongDomain, _) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Shop"}"#)
+        #expect(wrongDomain == 401)
+
+        let (_, clerk) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=clerk;Password=clerk;Domain=Shop"}"#)
+        let clerkToken = try #require(clerk["token"] as? String)
+        let (denied, answer) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Clients", "parameters": {}}]}"#, token: clerkToken)
+        #expect(denied == 403)
+        #expect((answer["error"] as? [String: Any])?["code"] as? String == "permissionDenied")
+        let (allowed, _) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Products", "parameters": {}}]}"#, token: clerkToken)
+        #expect(allowed == 200)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aMisspeltConfigurationKeyIsNamed() throws {
+        let folder = try TemporaryFolder()
+        let config = try folder.write("server.json", #"{"domains": [{"name": "A", "schemas": [{"schema": "x.json", "permisions": {}}]}]}"#)
+        let run = try RelataProcess.run(["serve", "--config", config])
+        #expect(run.status == 2)
+        #expect(run.errorOutput.contains("domains[0].schemas[0].permisions: unknown key 'permisions' (did you mean 'permissions'?)"), "\(run.errorOutput)")
     }
 }

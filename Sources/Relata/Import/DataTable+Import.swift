@@ -246,3 +246,22 @@ public enum JSONValue: Codable, Sendable, Hashable {
         init?(intValue: Int) { nil }
     }
 }
+
+extension Value {
+    /// A plain JSON value without a field to give it a type: a whole number is an integer,
+    /// a number with a fraction a decimal (exact), text a string (session values in a users
+    /// file, say).
+    ///
+    /// - Throws: ``RelataError/Code/typeMismatch`` for an array or an object.
+    public init(untypedJSON json: JSONValue) throws {
+        switch json {
+        case .null: self = .null
+        case .bool(let bool): self = .boolean(bool)
+        case .integer(let integer): self = .integer(integer)
+        case .number(let double): self = .double(double)
+        case .decimal(let decimal): self = .decimal(decimal)
+        case .string(let string): self = .string(string)
+        case .array, .object: throw RelataError(.typeMismatch, "a value is a number, text, true/false or null, not an array or object")
+        }
+    }
+}

@@ -27,17 +27,10 @@ public struct ServerUser: Sendable, Hashable, Codable {
         passwordHash = try container.decode(String.self, forKey: .passwordHash)
         roles = try container.decodeIfPresent([String].self, forKey: .roles) ?? []
         let plain = try container.decodeIfPresent([String: JSONValue].self, forKey: .values) ?? [:]
-        values = try plain.mapValues { json in
-            switch json {
-            case .null: return .null
-            case .bool(let bool): return .boolean(bool)
-            case .integer(let integer): return .integer(integer)
-            case .number(let double): return .double(double)
-            case .decimal(let decimal): return .decimal(decimal)
-            case .string(let string): return .string(string)
-            case .array, .object:
-                throw DecodingError.dataCorruptedError(forKey: .values, in: container, debugDescription: "a session value is a number, text, true/false or null")
-            }
+        do {
+            values = try plain.mapValues(Value.init(untypedJSON:))
+        } catch {
+            throw DecodingError.dataCorruptedError(forKey: .values, in: container, debugDescription: "a session value is a number, text, true/false or null")
         }
     }
 

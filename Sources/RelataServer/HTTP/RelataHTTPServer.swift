@@ -18,40 +18,6 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// The services a server offers: a data service per schema, and logins.
-public final class ServerServices: Sendable {
-    /// Data services by schema name (lower case).
-    let dataServices: [String: DataService]
-    /// The schema `DataService` (without a schema suffix) serves.
-    public let defaultSchema: String
-    public let login: LoginService
-
-    /// - Throws: ``RelataError/Code/invalidArgument`` when two services serve schemas of the same name.
-    public init(dataServices: [DataService], login: LoginService) throws {
-        var byName: [String: DataService] = [:]
-        for service in dataServices {
-            let name = service.storage.schema.name.lowercased()
-            guard byName[name] == nil else { throw RelataError(.invalidArgument, "two data services serve a schema named \(name)") }
-            byName[name] = service
-        }
-        guard let first = dataServices.first else { throw RelataError(.invalidArgument, "a server needs at least one data service") }
-        self.dataServices = byName
-        defaultSchema = first.storage.schema.name
-        self.login = login
-    }
-
-    /// The data service a service name selects: `DataService` (the default schema) or `DataService.Schema`.
-    func dataService(named service: String) throws -> DataService {
-        let parts = service.split(separator: ".", maxSplits: 1).map(String.init)
-        guard parts.first == "DataService" else { throw ProtocolError.notFound("there is no service '\(service)' (services: LoginService, DataService, DataService.<Schema>)") }
-        let schema = parts.count > 1 ? parts[1] : defaultSchema
-        guard let found = dataServices[schema.lowercased()] else {
-            throw ProtocolError.notFound("no schema '\(schema)' is served (schemas: \(dataServices.values.map(\.storage.schema.name).sorted().joined(separator: ", ")))")
-        }
-        return found
-    }
-}
-
 /// The HTTP face of a Relata data server: version 1 of the protocol
 /// (`POST /v1/{service}/{method}`, JSON in and out) and `GET /health`.
 ///
@@ -99,24 +65,26 @@ public enum RelataHTTPServer {
             case "Login":
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
                 let login = try LoginString(message.loginString)
-                guard let authenticated = services.login.authenticate(login) else {
+                let domain = try services.domain(named: login.domain)
+                guard var authenticated = domain.login.authenticate(login) else {
                     throw ProtocolError.unauthorized("the user name or the password is wrong")
                 }
-                let dataService = try services.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
+                authenticated.values["Domain"] = .string(domain.name)
+                let dataService = try domain.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
                 let session = try await dataService.afterLogin(user: login.user, session: authenticated)
-                let token = try services.login.sessions.start(session)
+                let token = try services.sessions.start(session)
                 return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
             case "Logout":
-                if let token = bearerToken(request) { try services.login.sessions.end(token) }
+                if let token = bearerToken(request) { try services.sessions.end(token) }
                 return try json([String: String]())
             default:
                 throw ProtocolError.notFound("LoginService has no method '\(method)' (methods: Login, Logout)")
             }
         }
-        let dataService = try services.dataService(named: service)
-        guard let token = bearerToken(request), let session = try services.login.sessions.session(for: token) else {
+        guard let token = bearerToken(request), let session = try services.sessions.session(for: token) else {
             throw ProtocolError.unauthorized("log in first (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
+        let dataService = try services.domain(named: session.values["Domain"]?.stringValue).dataService(named: service)
         let schema = dataService.storage.schema
         switch method {
         case "GetSchema":

@@ -51,6 +51,18 @@ indirect enum KnownKeys: Sendable {
     /// A field definition, as ``FieldDefinition`` decodes it.
     static let field: KnownKeys = .object(Dictionary(uniqueKeysWithValues: FieldDefinition.codingKeyNames.map { ($0, KnownKeys.any) }))
 
+    /// A users file, or a domain's `users` (`Documentation/Server.md`).
+    static let users: KnownKeys = .array(.object(["name": .any, "passwordHash": .any, "roles": .any, "values": .any]))
+
+    /// A server configuration file (`relata serve --config`).
+    static let serverConfig: KnownKeys = .object([
+        "host": .any, "port": .any, "sessions": .any,
+        "domains": .array(.object([
+            "name": .any, "users": users, "usersFile": .any,
+            "schemas": .array(.object(["schema": .any, "database": .any, "permissions": .any])),
+        ])),
+    ])
+
     /// An edits file (`relata run --edits`).
     static let edits: KnownKeys = .array(.object(["insert": .any, "update": .any, "delete": .any, "key": .any, "values": .any,
                                                   "as": .any]))

@@ -1,0 +1,71 @@
+import Relata
+
+/// One domain of a server: its users and the schemas they reach, each with its data service.
+public final class ServerDomain: Sendable {
+    public let name: String
+    /// The domain's users.
+    public let login: LoginService
+    /// Data services by schema name (lower case).
+    let dataServices: [String: DataService]
+    /// The schema `DataService` (without a schema suffix) serves: the first one.
+    public let defaultSchema: String
+
+    /// - Throws: ``RelataError/Code/invalidArgument`` without a data service, or with two
+    ///   serving schemas of the same name.
+    public init(name: String, login: LoginService, dataServices: [DataService]) throws {
+        var byName: [String: DataService] = [:]
+        for service in dataServices {
+            let schema = service.storage.schema.name.lowercased()
+            guard byName[schema] == nil else { throw RelataError(.invalidArgument, "the domain \(name) has two schemas named \(schema)") }
+            byName[schema] = service
+        }
+        guard let first = dataServices.first else { throw RelataError(.invalidArgument, "the domain \(name) serves no schema") }
+        self.name = name
+        self.login = login
+        self.dataServices = byName
+        defaultSchema = first.storage.schema.name
+    }
+
+    /// The data service a service name selects: `DataService` (the default schema) or `DataService.Schema`.
+    func dataService(named service: String) throws -> DataService {
+        let parts = service.split(separator: ".", maxSplits: 1).map(String.init)
+        guard parts.first == "DataService" else {
+            throw ProtocolError.notFound("there is no service '\(service)' (services: LoginService, DataService, DataService.<Schema>)")
+        }
+        let schema = parts.count > 1 ? parts[1] : defaultSchema
+        guard let found = dataServices[schema.lowercased()] else {
+            throw ProtocolError.notFound("no schema '\(schema)' is served (schemas: \(dataServices.values.map(\.storage.schema.name).sorted().joined(separator: ", ")))")
+        }
+        return found
+    }
+}
+
+/// What a server serves: its domains, and the sessions of their users (shared by every
+/// instance that uses the same session database).
+public final class ServerServices: Sendable {
+    public let domains: [ServerDomain]
+    public let sessions: SessionStore
+
+    /// - Throws: ``RelataError/Code/invalidArgument`` without a domain, or with two of the same name.
+    public init(domains: [ServerDomain], sessions: SessionStore) throws {
+        guard !domains.isEmpty else { throw RelataError(.invalidArgument, "a server needs at least one domain") }
+        let names = domains.map { $0.name.lowercased() }
+        guard Set(names).count == names.count else { throw RelataError(.invalidArgument, "two domains have the same name") }
+        self.domains = domains
+        self.sessions = sessions
+    }
+
+    /// One domain ("default") with its users and schemas.
+    public convenience init(dataServices: [DataService], login: LoginService) throws {
+        try self.init(domains: [ServerDomain(name: "default", login: login, dataServices: dataServices)], sessions: login.sessions)
+    }
+
+    /// The domain a login string or session names; the first when none is named.
+    func domain(named name: String?) throws -> ServerDomain {
+        guard let name else { return domains[0] }
+        guard let domain = domains.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            throw ProtocolError.unauthorized("there is no domain '\(name)'")
+        }
+        return domain
+    }
+}
