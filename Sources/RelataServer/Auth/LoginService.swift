@@ -85,21 +85,40 @@ public struct LoginString: Sendable, Hashable {
 public final class LoginService: Sendable {
     public let users: [ServerUser]
     public let sessions: SessionStore
+    private let throttle: LoginThrottle
 
-    public init(users: [ServerUser], sessions: SessionStore) {
+    /// - Parameters:
+    ///   - failedLoginLimit: failed logins for one user name, within `lockout`, after which that
+    ///     name is locked out until `lockout` has passed.
+    public init(users: [ServerUser], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300)) {
         self.users = users
         self.sessions = sessions
+        throttle = LoginThrottle(limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds))
+    }
+
+    /// A login refused because its user name failed too often lately.
+    public struct LockedOut: Error, Sendable {
+        /// Seconds until the name may try again.
+        public let retryAfter: Int
     }
 
     /// Checks a login; returns the user's session, or nil for a wrong user or password
     /// (which of the two is not told). No session is started: see ``SessionStore/start(_:now:)``.
-    public func authenticate(_ login: LoginString) -> Session? {
+    ///
+    /// - Throws: ``LockedOut`` when the user name failed too often lately.
+    public func authenticate(_ login: LoginString) throws -> Session? {
+        if let wait = throttle.waitTime(for: login.user) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
         guard let user = users.first(where: { $0.name == login.user }) else {
             // The same work as a real check, so a missing user cannot be told by the time it takes.
             _ = Bcrypt.verify(login.password, hash: Self.decoyHash)
+            throttle.recordFailure(for: login.user)
             return nil
         }
-        guard Bcrypt.verify(login.password, hash: user.passwordHash) else { return nil }
+        guard Bcrypt.verify(login.password, hash: user.passwordHash) else {
+            throttle.recordFailure(for: login.user)
+            return nil
+        }
+        throttle.recordSuccess(for: login.user)
         var values = user.values
         values["User"] = .string(user.name)
         return Session(values: values, roles: user.roles)

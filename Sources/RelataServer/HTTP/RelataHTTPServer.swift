@@ -32,6 +32,7 @@ public enum RelataHTTPServer {
     public static func application(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
+        router.add(middleware: LogRequestsMiddleware(.info))
         router.get("health") { _, _ in
             try json(["status": "ok", "protocol": "v\(protocolVersion)"], status: .ok)
         }
@@ -66,7 +67,7 @@ public enum RelataHTTPServer {
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
                 let login = try LoginString(message.loginString)
                 let domain = try services.domain(named: login.domain)
-                guard var authenticated = domain.login.authenticate(login) else {
+                guard var authenticated = try domain.login.authenticate(login) else {
                     throw ProtocolError.unauthorized("the user name or the password is wrong")
                 }
                 authenticated.values["Domain"] = .string(domain.name)
@@ -144,6 +145,9 @@ public enum RelataHTTPServer {
         case let error as ProtocolError:
             status = error.status
             details = .init(code: error.code, message: error.message)
+        case let error as LoginService.LockedOut:
+            status = .tooManyRequests
+            details = .init(code: "lockedOut", message: "too many failed logins for this user; try again in \(error.retryAfter) s")
         case let error as RelataError where error.code == .permissionDenied:
             status = .forbidden
             details = .init(code: error.code.rawValue, message: error.message, table: error.table)

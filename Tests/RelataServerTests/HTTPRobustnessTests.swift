@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import HummingbirdTesting
+import Relata
+import RelataScript
+@testable import RelataServer
+import RelataTestSupport
+import Testing
+
+/// Hostile and heavy use over a live socket: guessing passwords, runaway rules, many clients at once.
+@Suite struct HTTPRobustnessTests {
+    @Test func repeatedWrongPasswordsLockTheNameOut() async throws {
+        try await HTTPProtocolTests.Server().test { client in
+            for _ in 0..<5 { #expect(try await HTTPProtocolTests.login(client, password: "guess") == nil) }
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login",
+                                                                  ProtocolMessages.LoginRequest(loginString: "User=ann;Password=secret"))
+            #expect(status == .tooManyRequests, "even the right password waits out the lockout")
+            #expect(try HTTPProtocolTests.error(data).code == "lockedOut")
+        }
+    }
+
+    @Test func aRunawayRuleFailsItsOwnRequestAndTheServerKeepsServing() async throws {
+        let base = try DataServiceTests.schema()
+        var tables = base.tables
+        tables[1].script = RuleScript("""
+            function beforeProcessDeltaChange(delta, change) { if (change.Status === 'spin') for (;;) {} }
+            """, fileName: "Orders.js")
+        let database = try DataServiceTests.Database(schema: SchemaDefinition(name: base.name, tables: tables, updateOrder: base.updateOrder))
+        let sessions = try SessionStore(path: ":memory:")
+        let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4))
+        let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
+        try await RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0)).test(.live) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let orders = try DataServiceTests.clientTables().orders
+            try orders.rows[0].setValue("spin", forKey: "Status")
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/UpdateData",
+                                                                  ProtocolMessages.UpdateDataMessage(deltas: [orders.makeDelta()]), token: token)
+            #expect(status == .ok)
+            let change = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas[0].changes[0]
+            #expect(change.failure?.kind == .ruleError)
+            #expect(change.message?.contains("time limit") == true, "\(change.message ?? "")")
+            let (after, _) = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+                                                              ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Orders")]), token: token)
+            #expect(after == .ok)
+        }
+        #expect(try database.service.storedRows(of: "Orders")[0]["Status"] == "open")
+    }
+
+    /// 20 clients change the same row from the same version at once: exactly one wins, the
+    /// others hear of the conflict, and the stored value is the winner's.
+    @Test func twentyClientsOnOneRowHaveOneWinnerAndNoLostUpdate() async throws {
+        let server = try HTTPProtocolTests.Server()
+        let service = server.database.service
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let port = try #require(client.port)
+            let outcomes = try await withThrowingTaskGroup(of: (Int64, DeltaChange.Status).self) { group in
+                for quantity in Int64(10)..<30 {
+                    group.addTask {
+                        let details = try DataServiceTests.clientTables().details
+                        try details.rows[1].setValue(.integer(quantity), forKey: "Quantity")
+                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/DataService/UpdateData")!)
+                        request.httpMethod = "POST"
+                        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+                        request.httpBody = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]))
+                        let (data, _) = try await URLSession.shared.data(for: request)
+                        let status = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas[0].changes[0].status
+                        return (quantity, status)
+                    }
+                }
+                return try await group.reduce(into: [(Int64, DeltaChange.Status)]()) { $0.append($1) }
+            }
+            let winners = outcomes.filter { $0.1 == .resolved }
+            #expect(winners.count == 1)
+            #expect(outcomes.filter { $0.1 == .failed }.count == 19)
+            let stored = try service.storedRows(of: "OrderDetails")[1]["Quantity"]
+            #expect(stored == .integer(winners.first?.0 ?? -1), "the stored value is the one change that was told it won")
+        }
+    }
+}
