@@ -2,7 +2,8 @@
 # The README's test command: installs what the tests need, then runs every test.
 #   Scripts/test.sh            # everything
 #   Scripts/test.sh --filter DeltaTests    # only those tests (no sanitizer run, no fuzzing)
-# A full run also runs the rules tests under the address sanitizer and each fuzz target for
+# A full run also runs the rules tests under the address sanitizer, schemathesis against the
+# server's OpenAPI document (Scripts/api-fuzz.sh), and each fuzz target for
 # RELATA_FUZZ_SECONDS (20 by default) over its committed corpus (Documentation/Fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +28,9 @@ if [ $# -eq 0 ]; then
     # JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
     ASAN_OPTIONS=detect_leaks=0 timeout 900 swift test --skip-build --sanitize address --scratch-path .build-asan \
         --filter "RelataScriptTests|RelataToolsTests"
+
+    echo "Fuzzing the data server's API with schemathesis…"
+    Scripts/api-fuzz.sh "${RELATA_API_FUZZ_EXAMPLES:-25}"
 
     echo "Fuzzing each target for ${RELATA_FUZZ_SECONDS:-20} s…"
     RELATA_FUZZ_SEED="${RELATA_FUZZ_SEED:-1}" Scripts/fuzz.sh all "${RELATA_FUZZ_SECONDS:-20}"

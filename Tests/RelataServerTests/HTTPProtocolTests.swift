@@ -134,3 +134,23 @@ import Testing
         }
     }
 }
+
+extension HTTPProtocolTests {
+    /// The OpenAPI document names every operation the server answers, for the schemas it serves.
+    @Test func theOpenAPIDocumentListsWhatTheServerServes() async throws {
+        try await Server().test { client in
+            try await client.execute(uri: "/openapi.json", method: .get) { response in
+                #expect(response.status == .ok)
+                let document = try #require(try JSONSerialization.jsonObject(with: Data(response.body.readableBytesView)) as? [String: Any])
+                #expect(document["openapi"] as? String == "3.0.3")
+                let paths = Set((document["paths"] as? [String: Any] ?? [:]).keys)
+                for service in ["DataService", "DataService.Shop"] {
+                    for method in ["GetSchema", "GetData", "UpdateData", "ExecuteCommand", "SQLGetData"] {
+                        #expect(paths.contains("/v1/\(service)/\(method)"), "\(service)/\(method)")
+                    }
+                }
+                #expect(paths.isSuperset(of: ["/health", "/v1/LoginService/Login", "/v1/LoginService/Logout"]))
+            }
+        }
+    }
+}

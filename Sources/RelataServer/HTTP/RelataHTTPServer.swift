@@ -36,6 +36,10 @@ public enum RelataHTTPServer {
         router.get("health") { _, _ in
             try json(["status": "ok", "protocol": "v\(protocolVersion)"], status: .ok)
         }
+        let openAPI = (try? JSONSerialization.data(withJSONObject: OpenAPIDocument.make(for: services), options: [.sortedKeys])) ?? Data("{}".utf8)
+        router.get("openapi.json") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
+        }
         router.post("v1/:service/:method") { request, context in
             let service = context.parameters.get("service") ?? ""
             let method = context.parameters.get("method") ?? ""

@@ -1,0 +1,116 @@
+import Foundation
+import Relata
+
+/// The OpenAPI 3.0 document of protocol v1, as the server serves it at `GET /openapi.json`
+/// (`Documentation/Protocol.md` is its prose). Built from the served schemas, so the
+/// `DataService.<Schema>` paths and the table names are the ones this server has.
+enum OpenAPIDocument {
+    static func make(for services: ServerServices) -> [String: Any] {
+        var paths: [String: Any] = [
+            "/health": ["get": operation("Health", "Whether the server is up, and its protocol version", body: nil, answer: ref("Health"), secured: false)],
+            "/v1/LoginService/Login": ["post": operation("Login", "Log in with a login string; the answer's token goes in `Authorization: Bearer …`",
+                                                         body: ref("LoginRequest"), answer: ref("LoginAnswer"), secured: false,
+                                                         statuses: ["400", "401", "403", "404", "413", "429"])],
+            "/v1/LoginService/Logout": ["post": operation("Logout", "End the session of the Authorization header", body: ref("Empty"), answer: ref("Empty"),
+                                                          secured: false, statuses: ["400", "413"])],
+        ]
+        var serviceNames = ["DataService"]
+        for domain in services.domains {
+            serviceNames += domain.dataServices.values.map { "DataService.\($0.storage.schema.name)" }.sorted()
+        }
+        for service in Set(serviceNames).sorted() {
+            let tag = service.replacingOccurrences(of: ".", with: "_")
+            paths["/v1/\(service)/GetSchema"] = ["post": operation("\(tag)_GetSchema", "The schema with its rule scripts and version",
+                                                                   body: ref("Empty"), answer: ref("SchemaAnswer"))]
+            paths["/v1/\(service)/GetData"] = ["post": operation("\(tag)_GetData", "Read tables: fields, a where expression with parameters, a row limit",
+                                                                 body: ref("GetDataRequest"), answer: ref("GetDataAnswer"))]
+            paths["/v1/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
+                                                                    body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"))]
+            for method in ["ExecuteCommand", "SQLGetData"] {
+                paths["/v1/\(service)/\(method)"] = ["post": operation("\(tag)_\(method)", "Not supported by this server yet (501)",
+                                                                       body: ref("Empty"), answer: nil, statuses: ["401", "404", "413", "501"])]
+            }
+        }
+        return [
+            "openapi": "3.0.3",
+            "info": ["title": "Relata data server", "version": "v\(RelataHTTPServer.protocolVersion)",
+                     "description": "Protocol v1 of a Relata data server: JSON over HTTP (Documentation/Protocol.md)."],
+            "paths": paths,
+            "components": ["schemas": schemas, "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer"]]],
+        ]
+    }
+
+    private static func ref(_ name: String) -> [String: Any] { ["$ref": "#/components/schemas/\(name)"] }
+
+    private static func operation(_ id: String, _ summary: String, body: [String: Any]?, answer: [String: Any]?, secured: Bool = true,
+                                  statuses: [String] = ["400", "401", "403", "404", "413", "500"]) -> [String: Any] {
+        var responses: [String: Any] = [:]
+        if let answer { responses["200"] = ["description": "OK", "content": ["application/json": ["schema": answer]]] }
+        for status in statuses {
+            responses[status] = ["description": "Refused; the body says why", "content": ["application/json": ["schema": ref("Error")]]]
+        }
+        var operation: [String: Any] = ["operationId": id, "summary": summary, "responses": responses]
+        if let body { operation["requestBody"] = ["required": true, "content": ["application/json": ["schema": body]]] }
+        if secured { operation["security"] = [["bearer": [String]()]] }
+        return operation
+    }
+
+    /// A field value in the tagged form: `null`, or an object with exactly one of the type keys.
+    private static var value: [String: Any] { [
+        "nullable": true,
+        "anyOf": [
+            ["type": "object", "required": ["integer"], "properties": ["integer": ["type": "integer"]]],
+            ["type": "object", "required": ["double"], "properties": ["double": ["type": "number"]]],
+            ["type": "object", "required": ["decimal"], "properties": ["decimal": ["type": "string"]]],
+            ["type": "object", "required": ["boolean"], "properties": ["boolean": ["type": "boolean"]]],
+            ["type": "object", "required": ["string"], "properties": ["string": ["type": "string"]]],
+            ["type": "object", "required": ["date"], "properties": ["date": ["type": "string"]]],
+            ["type": "object", "required": ["guid"], "properties": ["guid": ["type": "string", "format": "uuid"]]],
+            ["type": "object", "required": ["blob"], "properties": ["blob": ["type": "string", "format": "byte"]]],
+        ],
+    ] }
+
+    private static var schemas: [String: Any] {
+        let values: [String: Any] = ["type": "object", "additionalProperties": value]
+        let change: [String: Any] = [
+            "type": "object", "required": ["changeId", "type", "oldValues", "newValues", "status", "refreshedValues"],
+            "properties": [
+                "changeId": ["type": "integer"], "type": ["type": "string", "enum": ["insert", "update", "delete"]],
+                "oldValues": values, "newValues": values, "refreshedValues": values,
+                "status": ["type": "string", "enum": ["pending", "resolved", "failed"]],
+                "message": ["type": "string", "nullable": true], "failure": ["type": "object", "nullable": true],
+            ],
+        ]
+        return [
+            "Empty": ["type": "object"],
+            "Health": ["type": "object", "required": ["status", "protocol"],
+                       "properties": ["status": ["type": "string"], "protocol": ["type": "string"]]],
+            "Error": ["type": "object", "required": ["error"], "properties": ["error": [
+                "type": "object", "required": ["code", "message"],
+                "properties": ["code": ["type": "string"], "message": ["type": "string"], "table": ["type": "string"],
+                               "field": ["type": "string"], "location": ["type": "string"], "event": ["type": "string"]],
+            ]]],
+            "LoginRequest": ["type": "object", "required": ["loginString"], "properties": ["loginString": ["type": "string"]]],
+            "LoginAnswer": ["type": "object", "required": ["token", "session"],
+                            "properties": ["token": ["type": "string"], "session": ["type": "object"]]],
+            "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
+                             "properties": ["schema": ["type": "object"], "version": ["type": "string"]]],
+            "DataRequest": ["type": "object", "required": ["table", "parameters"], "properties": [
+                "table": ["type": "string"], "fields": ["type": "array", "items": ["type": "string"], "nullable": true],
+                "where": ["type": "string", "nullable": true], "parameters": values,
+                "maxRecords": ["type": "integer", "nullable": true],
+            ]],
+            "GetDataRequest": ["type": "object", "required": ["requests"], "properties": [
+                "requests": ["type": "array", "items": ref("DataRequest")], "includeSchema": ["type": "boolean", "nullable": true],
+            ]],
+            "GetDataAnswer": ["type": "object", "required": ["tables"], "properties": [
+                "tables": ["type": "array", "items": ["type": "object", "required": ["name", "fields", "rows"]]], "schema": ["type": "object"],
+            ]],
+            "Delta": ["type": "object", "required": ["tableName", "keyFields", "loggedFields", "changes"], "properties": [
+                "tableName": ["type": "string"], "keyFields": ["type": "array", "items": ["type": "string"]],
+                "loggedFields": ["type": "array", "items": ["type": "string"]], "changes": ["type": "array", "items": change],
+            ]],
+            "UpdateDataMessage": ["type": "object", "required": ["deltas"], "properties": ["deltas": ["type": "array", "items": ref("Delta")]]],
+        ]
+    }
+}
