@@ -65,6 +65,9 @@ import Testing
         let version = server.database.service.storage.schema.version
         try await server.test { client in
             #expect(try await Self.login(client, password: "wrong") == nil)
+            let (failed, failure) = try await Self.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=wrong"))
+            #expect(failed == .unauthorized)
+            #expect(try Self.error(failure).code == "loginFailed")
             let token = try #require(try await Self.login(client))
             let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
             #expect(status == .ok)
@@ -81,7 +84,7 @@ import Testing
             _ = try await Self.post(client, "/v1/LoginService/Logout", "{}", token: token)
             let (after, afterData) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
             #expect(after == .unauthorized)
-            #expect(try Self.error(afterData).code == "unauthorized")
+            #expect(try Self.error(afterData).code == "sessionNotFound", "a client tells an ended session from a refusal, and logs in again")
         }
     }
 

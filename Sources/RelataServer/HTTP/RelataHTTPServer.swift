@@ -72,7 +72,7 @@ public enum RelataHTTPServer {
                 let login = try LoginString(message.loginString)
                 let domain = try services.domain(named: login.domain)
                 guard var authenticated = try domain.login.authenticate(login) else {
-                    throw ProtocolError.unauthorized("the user name or the password is wrong")
+                    throw ProtocolError.loginFailed("the user name or the password is wrong")
                 }
                 authenticated.values["Domain"] = .string(domain.name)
                 let dataService = try domain.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
@@ -87,7 +87,7 @@ public enum RelataHTTPServer {
             }
         }
         guard let token = bearerToken(request), let session = try services.sessions.session(for: token) else {
-            throw ProtocolError.unauthorized("log in first (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
+            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
         let dataService = try services.domain(named: session.values["Domain"]?.stringValue).dataService(named: service)
         let schema = dataService.storage.schema
@@ -177,12 +177,12 @@ public enum RelataHTTPServer {
 
 /// A request the protocol itself refuses, with its HTTP status.
 enum ProtocolError: Error {
-    case badRequest(String), unauthorized(String), notFound(String), tooLarge(String), notImplemented(String)
+    case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String), notImplemented(String)
 
     var status: HTTPResponse.Status {
         switch self {
         case .badRequest: return .badRequest
-        case .unauthorized: return .unauthorized
+        case .loginFailed, .sessionNotFound: return .unauthorized
         case .notFound: return .notFound
         case .tooLarge: return .contentTooLarge
         case .notImplemented: return .notImplemented
@@ -192,7 +192,8 @@ enum ProtocolError: Error {
     var code: String {
         switch self {
         case .badRequest: return "badRequest"
-        case .unauthorized: return "unauthorized"
+        case .loginFailed: return "loginFailed"
+        case .sessionNotFound: return "sessionNotFound"
         case .notFound: return "notFound"
         case .tooLarge: return "tooLarge"
         case .notImplemented: return "notSupported"
@@ -201,7 +202,8 @@ enum ProtocolError: Error {
 
     var message: String {
         switch self {
-        case .badRequest(let text), .unauthorized(let text), .notFound(let text), .tooLarge(let text), .notImplemented(let text): return text
+        case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
+             .notImplemented(let text): return text
         }
     }
 

@@ -64,7 +64,7 @@ public final class ServerServices: Sendable {
     func domain(named name: String?) throws -> ServerDomain {
         guard let name else { return domains[0] }
         guard let domain = domains.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
-            throw ProtocolError.unauthorized("there is no domain '\(name)'")
+            throw ProtocolError.loginFailed("there is no domain '\(name)'")
         }
         return domain
     }
