@@ -128,10 +128,18 @@ struct ServeCommand: AsyncParsableCommand {
         var served: [String] = []
         for domain in file.contents.domains {
             let users = try serverUsers(file.users(of: domain))
+            var tablesByDatabase: [String: [String: String]] = [:]
             let services = try domain.schemas.map { entry -> DataService in
                 let schemaFile = try Schema(contentsOf: file.resolve(entry.schema))
                 let definition = try schemaFile.definition()
-                let databasePath = file.resolve(entry.database ?? "\(definition.name).sqlite").path
+                let databasePath = file.resolve(entry.database ?? domain.database ?? "\(domain.name).sqlite").path
+                for table in definition.tables {
+                    if let other = tablesByDatabase[databasePath]?[table.name.lowercased()] {
+                        throw RelataError(.invalidSchema, "the schemas \(other) and \(definition.name) of domain \(domain.name) both have a table \(table.name) in \(databasePath); give one of them its own database",
+                                          location: file.url.path)
+                    }
+                    tablesByDatabase[databasePath, default: [:]][table.name.lowercased()] = definition.name
+                }
                 let storage = try SQLiteStorage(path: databasePath, schema: definition)
                 if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
                     logger.info("created and seeded \(databasePath) from the schema's data files")

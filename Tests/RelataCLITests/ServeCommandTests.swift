@@ -144,5 +144,11 @@ extension ServeCommandTests {
         let run = try RelataProcess.run(["serve", "--config", config])
         #expect(run.status == 2)
         #expect(run.errorOutput.contains("domains[0].schemas[0].permisions: unknown key 'permisions' (did you mean 'permissions'?)"), "\(run.errorOutput)")
+        let twice = try folder.write("twice.json", """
+            {"domains": [{"name": "A", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)"}, {"schema": "\(RelataProcess.pcTradeSchema)"}]}]}
+            """)
+        let clash = try RelataProcess.run(["serve", "--config", twice])
+        #expect(clash.status == 2)
+        #expect(clash.errorOutput.contains("both have a table Clients in"), "\(clash.errorOutput)")
     }
 }

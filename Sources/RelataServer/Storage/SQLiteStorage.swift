@@ -25,6 +25,8 @@ public final class SQLiteStorage: Sendable {
         self.schema = schema
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
+        // Schemas of one domain share a database file: wait for each other's writes instead of failing.
+        configuration.busyMode = .timeout(10)
         queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
                                    : try DatabaseQueue(path: path, configuration: configuration)
         try queue.write { db in

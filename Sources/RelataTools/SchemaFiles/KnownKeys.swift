@@ -58,7 +58,7 @@ indirect enum KnownKeys: Sendable {
     static let serverConfig: KnownKeys = .object([
         "host": .any, "port": .any, "sessions": .any,
         "domains": .array(.object([
-            "name": .any, "users": users, "usersFile": .any,
+            "name": .any, "database": .any, "users": users, "usersFile": .any,
             "schemas": .array(.object(["schema": .any, "database": .any, "permissions": .any])),
         ])),
     ])

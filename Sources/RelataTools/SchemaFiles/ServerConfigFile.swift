@@ -21,7 +21,7 @@ public struct ServerConfigFile: Sendable {
     /// A schema a domain serves: its schema file, its database, and who may do what.
     public struct SchemaEntry: Codable, Sendable, Hashable {
         public var schema: String
-        /// The SQLite file; `<schema name>.sqlite` beside the configuration when left out.
+        /// The SQLite file; the domain's database when left out.
         public var database: String?
         /// Roles by operation (`read`, `insert`, `update`, `delete`) by table (`*` for the rest);
         /// every logged-in user may do everything when left out.
@@ -31,6 +31,9 @@ public struct ServerConfigFile: Sendable {
     /// A domain: users and the schemas they reach. `users` inline, or a `usersFile`.
     public struct Domain: Codable, Sendable, Hashable {
         public var name: String
+        /// The domain's SQLite file, which its schemas' tables share; `<domain name>.sqlite`
+        /// beside the configuration when left out.
+        public var database: String?
         public var users: [User]?
         public var usersFile: String?
         public var schemas: [SchemaEntry]
@@ -62,6 +65,9 @@ public struct ServerConfigFile: Sendable {
         for (index, domain) in contents.domains.enumerated() {
             if domain.schemas.isEmpty { throw invalid("domains[\(index)] (\(domain.name)) serves no schema") }
             if domain.users != nil && domain.usersFile != nil { throw invalid("domains[\(index)] (\(domain.name)) gives both users and usersFile") }
+            if !domain.name.isEmpty, domain.name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }) == false {
+                throw invalid("domains[\(index)]: a domain name is letters, digits, '_' and '-' ('\(domain.name)')")
+            }
         }
         if let port = contents.port, !(0...65535).contains(port) { throw invalid("port must be between 0 and 65535, not \(port)") }
     }
