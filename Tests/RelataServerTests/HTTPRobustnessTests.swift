@@ -3,7 +3,6 @@ import Foundation
 import FoundationNetworking
 #endif
 import Hummingbird
-import HummingbirdTesting
 import Relata
 import RelataScript
 @testable import RelataServer
@@ -17,7 +16,7 @@ import Testing
             for _ in 0..<5 { #expect(try await HTTPProtocolTests.login(client, password: "guess") == nil) }
             let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login",
                                                                   ProtocolMessages.LoginRequest(loginString: "User=ann;Password=secret"))
-            #expect(status == .tooManyRequests, "even the right password waits out the lockout")
+            #expect(status == 429, "even the right password waits out the lockout")
             #expect(try HTTPProtocolTests.error(data).code == "lockedOut")
         }
     }
@@ -32,19 +31,19 @@ import Testing
         let sessions = try SessionStore(path: ":memory:")
         let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4))
         let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
-        try await RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0)).test(.live) { client in
+        try await withLiveServer(services) { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             let orders = try DataServiceTests.clientTables().orders
             try orders.rows[0].setValue("spin", forKey: "Status")
             let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/UpdateData",
                                                                   ProtocolMessages.UpdateDataMessage(deltas: [orders.makeDelta()]), token: token)
-            #expect(status == .ok)
+            #expect(status == 200)
             let change = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas[0].changes[0]
             #expect(change.failure?.kind == .ruleError)
             #expect(change.message?.contains("time limit") == true, "\(change.message ?? "")")
             let (after, _) = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
                                                               ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Orders")]), token: token)
-            #expect(after == .ok)
+            #expect(after == 200)
         }
         #expect(try database.service.storedRows(of: "Orders")[0]["Status"] == "open")
     }
@@ -56,7 +55,7 @@ import Testing
         let service = server.database.service
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
-            let port = try #require(client.port)
+            let port = client.port
             let outcomes = try await withThrowingTaskGroup(of: (Int64, DeltaChange.Status).self) { group in
                 for quantity in Int64(10)..<30 {
                     group.addTask {
