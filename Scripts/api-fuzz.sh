@@ -13,17 +13,9 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
 fi
 swift build --product relata
 bin="$(swift build --show-bin-path)"
+source Scripts/lib/serve.sh
 folder="$(mktemp -d)"
-"$bin/relata" serve --port 0 --database "$folder/pctrade.sqlite" > "$folder/out" 2> "$folder/log" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -rf "$folder"' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port="$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$folder/out" | head -1)"
-    [ -n "$port" ] && break
-    sleep 0.2
-done
-[ -n "$port" ] || { echo "api-fuzz: relata serve did not start" >&2; cat "$folder/log" >&2; exit 1; }
+start_server "$bin" "$folder"
 token="$(python3 - "$port" <<'PY'
 import json, sys, urllib.request
 request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/LoginService/Login", method="POST",
@@ -35,5 +27,4 @@ PY
 (cd "$folder" && "$OLDPWD/$venv/bin/schemathesis" run "http://127.0.0.1:$port/openapi.json" \
     -H "Authorization: Bearer $token" --checks not_a_server_error -n "$examples" --seed 1 \
     --exclude-operation-id Logout --exclude-path-regex 'ExecuteCommand|SQLGetData')
-kill -TERM "$server"
-wait "$server"
+stop_server

@@ -28,23 +28,9 @@ echo "== relata test: PCTrade's rule tests, with coverage =="
 "$bin/relata" test Examples/PCTrade/PCTrade.schema.json --coverage
 echo
 echo "== relata serve: the data server, reached over plain HTTP =="
-folder="$(mktemp -d)"
-"$bin/relata" serve --port 0 --database "$folder/pctrade.sqlite" > "$folder/out" 2> "$folder/log" &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; rm -rf "$folder"' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port="$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$folder/out" | head -1)"
-    [ -n "$port" ] && break
-    sleep 0.2
-done
-if [ -z "$port" ]; then
-    echo "demo: relata serve did not start" >&2
-    cat "$folder/log" >&2
-    exit 1
-fi
-cat "$folder/out"
+source Scripts/lib/serve.sh
+start_server "$bin" "$(mktemp -d)"
+echo "serving on port $port"
 python3 Scripts/lib/server_demo.py "$port"
-kill -TERM "$server"
-wait "$server"
+stop_server
 echo "server stopped"

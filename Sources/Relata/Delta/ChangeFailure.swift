@@ -49,18 +49,11 @@ public struct ChangeFailure: Sendable, Hashable, Codable, CustomStringConvertibl
     }
 
     /// `file:line:column`, as far as it is known.
-    public var location: String? {
-        guard let file else { return nil }
-        return [file, line.map(String.init), column.map(String.init)].compactMap { $0 }.joined(separator: ":")
-    }
+    public var location: String? { RuleFailureText.location(file: file, line: line, column: column) }
 
     /// The message, prefixed with where it happened: `OrderDetails.js:4:9: beforeProcessDeltaChange on OrderDetails: …`.
     public var description: String {
-        var context: [String] = []
-        if let event { context.append(table.map { "\(event) on \($0)" } ?? event) } else if let table { context.append(table) }
-        if let row { context.append(row) }
-        let prefix = [location, context.isEmpty ? nil : context.joined(separator: ", ")].compactMap { $0 }
-        return prefix.isEmpty ? message : prefix.joined(separator: ": ") + ": " + message
+        RuleFailureText.describe(message, location: location, event: event, table: table, row: row)
     }
 }
 
@@ -73,5 +66,23 @@ extension ChangeFailure {
     /// ```
     public init(_ error: RelataError) {
         self.init(error.code == .constraintViolation ? .constraint : .invalidValue, error.description)
+    }
+}
+
+/// How a rule's failure reads, wherever it is reported (a ``ChangeFailure``, a `ScriptError`).
+package enum RuleFailureText {
+    /// `file:line:column`, as far as it is known.
+    package static func location(file: String?, line: Int?, column: Int?) -> String? {
+        guard let file else { return nil }
+        return [file, line.map(String.init), column.map(String.init)].compactMap { $0 }.joined(separator: ":")
+    }
+
+    /// `Clients.js:12:5: beforePost on Clients, row (ClientId=3): the message`.
+    package static func describe(_ message: String, location: String?, event: String?, table: String?, row: String?) -> String {
+        var context: [String] = []
+        if let event { context.append(table.map { "\(event) on \($0)" } ?? event) } else if let table { context.append(table) }
+        if let row { context.append(row) }
+        let prefix = [location, context.isEmpty ? nil : context.joined(separator: ", ")].compactMap { $0 }
+        return prefix.isEmpty ? message : prefix.joined(separator: ": ") + ": " + message
     }
 }

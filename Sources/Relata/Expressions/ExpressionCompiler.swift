@@ -273,7 +273,7 @@ struct ExpressionCompiler {
 
 extension BinaryOperator {
     /// The operator with its operands swapped: `a < b` is `b > a`.
-    var flipped: BinaryOperator {
+    package var flipped: BinaryOperator {
         switch self {
         case .less: return .greater
         case .lessOrEqual: return .greaterOrEqual

@@ -1,3 +1,5 @@
+import Relata
+
 /// An error from a JavaScript script: a syntax error, an uncaught exception, a
 /// script stopped by the CPU time limit, or a rule's `fail(message)`.
 ///
@@ -62,17 +64,10 @@ public struct ScriptError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `file:line:column`, as far as it is known.
-    public var location: String? {
-        guard let file else { return nil }
-        return [file, line.map(String.init), column.map(String.init)].compactMap { $0 }.joined(separator: ":")
-    }
+    public var location: String? { RuleFailureText.location(file: file, line: line, column: column) }
 
     /// `Clients.js:12:5: beforePost on Clients, row (ClientId=3): the message`.
     public var description: String {
-        var context: [String] = []
-        if let event { context.append(table.map { "\(event) on \($0)" } ?? event) } else if let table { context.append(table) }
-        if let row { context.append(row) }
-        let prefix = [location, context.isEmpty ? nil : context.joined(separator: ", ")].compactMap { $0 }
-        return prefix.isEmpty ? message : prefix.joined(separator: ": ") + ": " + message
+        RuleFailureText.describe(message, location: location, event: event, table: table, row: row)
     }
 }

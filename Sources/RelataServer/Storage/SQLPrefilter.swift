@@ -50,7 +50,7 @@ struct SQLPrefilter {
                 arguments.append(value)
                 return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
             }
-            if let (field, value) = fieldAndValue(right, left, parameters: parameters), let sqlOp = sqlOperator(op.mirrored, for: field) {
+            if let (field, value) = fieldAndValue(right, left, parameters: parameters), let sqlOp = sqlOperator(op.flipped, for: field) {
                 arguments.append(value)
                 return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
             }
@@ -114,18 +114,5 @@ struct SQLPrefilter {
 
     private func field(named name: String) -> FieldDefinition? {
         fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-    }
-}
-
-private extension BinaryOperator {
-    /// The operator with its operands swapped: `5 < x` is `x > 5`.
-    var mirrored: BinaryOperator {
-        switch self {
-        case .less: return .greater
-        case .lessOrEqual: return .greaterOrEqual
-        case .greater: return .less
-        case .greaterOrEqual: return .lessOrEqual
-        default: return self
-        }
     }
 }
