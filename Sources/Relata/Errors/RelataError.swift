@@ -51,6 +51,8 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let expressionEvaluation = Code("expressionEvaluation")
         /// `applyChanges` called while an apply of the same adapter is running (from a rule).
         public static let applyInProgress = Code("applyInProgress")
+        /// A command the schema does not declare.
+        public static let unknownCommand = Code("unknownCommand")
         /// The session's roles do not allow the operation on the table.
         public static let permissionDenied = Code("permissionDenied")
         /// An argument outside what the call accepts (a pool of no runtimes, …).

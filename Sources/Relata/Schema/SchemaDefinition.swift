@@ -20,17 +20,21 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
     public var script: RuleScript?
     /// Table names in the order an apply processes their changes (masters before details).
     public var updateOrder: [String]
+    /// Commands a data server runs on request (`ExecuteCommand`): functions of the schema-wide script.
+    public var commands: [CommandDefinition]
 
     /// Creates a schema and checks it.
     ///
     /// - Parameter updateOrder: defaults to the tables' order.
     /// - Throws: ``RelataError/Code/invalidSchema`` when a table is described twice, or
     ///   `updateOrder`, a foreign key or a lookup field names a table the schema does not describe.
-    public init(name: String, tables: [TableDefinition], script: RuleScript? = nil, updateOrder: [String]? = nil) throws {
+    public init(name: String, tables: [TableDefinition], script: RuleScript? = nil, updateOrder: [String]? = nil,
+                commands: [CommandDefinition] = []) throws {
         self.name = name
         self.tables = tables
         self.script = script
         self.updateOrder = updateOrder ?? tables.map(\.name)
+        self.commands = commands
         try check()
     }
 
@@ -39,7 +43,8 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
         try self.init(name: container.decode(String.self, forKey: .name),
                       tables: container.decode([TableDefinition].self, forKey: .tables),
                       script: container.decodeIfPresent(RuleScript.self, forKey: .script),
-                      updateOrder: container.decodeIfPresent([String].self, forKey: .updateOrder))
+                      updateOrder: container.decodeIfPresent([String].self, forKey: .updateOrder),
+                      commands: container.decodeIfPresent([CommandDefinition].self, forKey: .commands) ?? [])
     }
 
     /// The table with a name (case-insensitive), or nil.
@@ -76,10 +81,48 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
             }
         }
         for name in updateOrder { try requireTable(name, "updateOrder") }
+        var commandNames: Set<String> = []
+        for command in commands {
+            guard commandNames.insert(command.name.lowercased()).inserted else { throw invalid("the command \(command.name) is declared twice") }
+            guard script != nil else { throw invalid("the command \(command.name) needs a schema-wide script with its function \(command.function)") }
+        }
         for table in tables {
             for key in table.foreignKeys { try requireTable(key.references, "\(table.name).foreignKeys") }
             for lookup in table.lookupFields { try requireTable(lookup.lookupTable, "\(table.name).lookupFields") }
         }
+    }
+}
+
+/// A command a data server runs on request: a function of the schema-wide script,
+/// called with the request's parameters, whose changes through `lda` are applied with
+/// the rules, in one transaction. Refused unless `enabled`, and to sessions without
+/// one of `roles` (when roles are given).
+///
+/// ```swift
+/// CommandDefinition(name: "CloseOrder", function: "closeOrder", enabled: true, roles: ["Manager"])
+/// ```
+public struct CommandDefinition: Sendable, Hashable, Codable {
+    public var name: String
+    /// The function of the schema-wide script: `function closeOrder(parameters) { … }`.
+    public var function: String
+    public var enabled: Bool
+    /// The roles that may run it; every logged-in user when empty.
+    public var roles: [String]
+
+    public init(name: String, function: String, enabled: Bool = false, roles: [String] = []) {
+        self.name = name
+        self.function = function
+        self.enabled = enabled
+        self.roles = roles
+    }
+
+    private enum CodingKeys: String, CodingKey { case name, function, enabled, roles }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try container.decode(String.self, forKey: .name), function: try container.decode(String.self, forKey: .function),
+                  enabled: try container.decodeIfPresent(Bool.self, forKey: .enabled) ?? false,
+                  roles: try container.decodeIfPresent([String].self, forKey: .roles) ?? [])
     }
 }
 

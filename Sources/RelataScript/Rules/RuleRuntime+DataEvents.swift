@@ -70,3 +70,33 @@ extension RuleRuntime {
         return Session(values: values, roles: names)
     }
 }
+
+extension RuleRuntime {
+    /// Runs a command: its function in the schema-wide script, with the parameters as a plain
+    /// object. What it changes through `lda` goes through the tables' rules like any edit.
+    ///
+    /// ```js
+    /// function closeOrder(parameters) {
+    ///     lda.update('Orders', parameters.orderId, { Status: 'closed' });
+    ///     return 'closed';
+    /// }
+    /// ```
+    /// - Returns: what the function returned, as a field value (NULL for anything else).
+    /// - Throws: the function's ``ScriptError`` (a `fail()` refuses the command).
+    public func runCommand(_ command: CommandDefinition, parameters: [String: Value]) throws -> Value {
+        guard let script = schemaScript, let function = script.handler(command.function) else {
+            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide script does not define")
+        }
+        let context = script.context
+        do {
+            let returned = try context.call(function, [try context.object(from: parameters)])
+            if context.isPromise(returned) { throw Self.asyncHandler(command.function) }
+            return (try? context.value(from: returned)) ?? .null
+        } catch var error as ScriptError {
+            error = script.locatingFailCall(error)
+            error.event = error.event ?? command.name
+            if error.file == nil { error.file = script.script.fileName }
+            throw error
+        }
+    }
+}

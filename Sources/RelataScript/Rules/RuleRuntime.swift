@@ -119,6 +119,10 @@ public final class RuleRuntime {
         for table in schema.tables {
             if let script = table.script { try load(script, forTable: table.name) }
         }
+        for command in schema.commands where schemaScript?.handler(command.function) == nil {
+            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide script does not define",
+                              file: schema.script?.fileName)
+        }
     }
 
     /// True when the global scope of `table`'s script has `name` (tooling checks what scripts see).

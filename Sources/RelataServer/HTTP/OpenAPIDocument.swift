@@ -26,10 +26,10 @@ enum OpenAPIDocument {
                                                                  body: ref("GetDataRequest"), answer: ref("GetDataAnswer"))]
             paths["/v1/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
                                                                     body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"))]
-            for method in ["ExecuteCommand", "SQLGetData"] {
-                paths["/v1/\(service)/\(method)"] = ["post": operation("\(tag)_\(method)", "Not supported by this server yet (501)",
-                                                                       body: ref("Empty"), answer: nil, statuses: ["401", "404", "413", "501"])]
-            }
+            paths["/v1/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
+                                                                      body: ref("CommandRequest"), answer: ref("CommandAnswer"))]
+            paths["/v1/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "DA SQL: not supported by this server yet (501)",
+                                                                  body: ref("Empty"), answer: nil, statuses: ["401", "404", "413", "501"])]
         }
         return [
             "openapi": "3.0.3",
@@ -111,6 +111,9 @@ enum OpenAPIDocument {
                 "loggedFields": ["type": "array", "items": ["type": "string"]], "changes": ["type": "array", "items": change],
             ]],
             "UpdateDataMessage": ["type": "object", "required": ["deltas"], "properties": ["deltas": ["type": "array", "items": ref("Delta")]]],
+            "CommandRequest": ["type": "object", "required": ["command"], "properties": ["command": ["type": "string"], "parameters": values]],
+            "CommandAnswer": ["type": "object", "required": ["result", "deltas"],
+                              "properties": ["result": value, "deltas": ["type": "array", "items": ref("Delta")]]],
         ]
     }
 }

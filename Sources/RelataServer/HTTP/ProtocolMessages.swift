@@ -42,6 +42,22 @@ public enum ProtocolMessages {
         public init(deltas: [Delta]) { self.deltas = deltas }
     }
 
+    /// `DataService/ExecuteCommand`: a command the schema declares, with its parameters.
+    public struct CommandRequest: Codable, Sendable {
+        public var command: String
+        public var parameters: [String: Value]?
+        public init(command: String, parameters: [String: Value]? = nil) {
+            self.command = command
+            self.parameters = parameters
+        }
+    }
+
+    /// What a command returned, and the processed deltas of what it changed.
+    public struct CommandAnswer: Codable, Sendable {
+        public var result: Value
+        public var deltas: [Delta]
+    }
+
     /// Every refusal: a stable code, a message, and what it is about.
     public struct ErrorAnswer: Codable, Sendable {
         public struct Details: Codable, Sendable {

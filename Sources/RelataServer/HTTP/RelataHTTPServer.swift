@@ -102,8 +102,12 @@ public enum RelataHTTPServer {
         case "UpdateData":
             let message = try decode(ProtocolMessages.UpdateDataMessage.self, from: body)
             return try json(ProtocolMessages.UpdateDataMessage(deltas: try await dataService.updateData(message.deltas, session: session)))
-        case "ExecuteCommand", "SQLGetData":
-            throw ProtocolError.notImplemented("\(method) is not supported by this server yet")
+        case "ExecuteCommand":
+            let message = try decode(ProtocolMessages.CommandRequest.self, from: body)
+            let (result, deltas) = try await dataService.executeCommand(message.command, parameters: message.parameters ?? [:], session: session)
+            return try json(ProtocolMessages.CommandAnswer(result: result, deltas: deltas))
+        case "SQLGetData":
+            throw ProtocolError.notImplemented("SQLGetData (DA SQL) is not supported by this server yet")
         default:
             throw ProtocolError.notFound("DataService has no method '\(method)' (methods: GetSchema, GetData, UpdateData, ExecuteCommand, SQLGetData)")
         }

@@ -63,10 +63,8 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: db)
                         return replay.replay(delta, onto: table)
                     }
-                    let processor = DeltaProcessor(runtime: runtime, updateOrder: storage.schema.updateOrder,
-                                                   updateRules: Dictionary(storage.schema.tables.map { ($0.name, $0.updateRule) },
-                                                                           uniquingKeysWith: { first, _ in first }))
-                    return try processor.process(replayed, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
+                    return try Self.processor(for: storage.schema, runtime: runtime)
+                        .process(replayed, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
                 }
             }
         }
@@ -123,6 +121,40 @@ public final class DataService: Sendable {
         }
     }
 
+    /// Runs a command the schema declares, as the caller, in one transaction: its function runs
+    /// with the parameters; what it changed through `lda` is then applied like an UpdateData
+    /// (delta and transaction events, update rules, the store), all or nothing per the rules.
+    ///
+    /// - Returns: what the function returned, and the deltas of what it changed.
+    /// - Throws: ``RelataError/Code/unknownCommand`` for a command the schema does not declare,
+    ///   ``RelataError/Code/permissionDenied`` for a disabled command or a session without its
+    ///   roles; a `fail()`'s ``ScriptError``.
+    public func executeCommand(_ name: String, parameters: [String: Value], session: Session) async throws -> (result: Value, deltas: [Delta]) {
+        let schema = storage.schema
+        guard let command = schema.commands.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            throw RelataError(.unknownCommand, "the schema \(schema.name) declares no command '\(name)' (commands: \(schema.commands.map(\.name).joined(separator: ", ")))")
+        }
+        guard command.enabled else { throw RelataError(.permissionDenied, "the command \(command.name) is not enabled") }
+        guard command.roles.isEmpty || command.roles.contains(where: session.roles.contains) else {
+            throw RelataError(.permissionDenied, "the command \(command.name) is for roles [\(command.roles.joined(separator: ", "))]")
+        }
+        let storage = self.storage
+        return try await runtimes.perform { runtime in
+            try storage.write { db in
+                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                    data.tables.startRecordingChanges()
+                    let result = try runtime.runCommand(command, parameters: parameters)
+                    var carried: Set<String> = []
+                    let deltas = try data.tables.deltasOfRecordedChanges(notIn: &carried)
+                    let processed = try Self.processor(for: schema, runtime: runtime)
+                        .process(deltas, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
+                    return (result, processed)
+                }
+            }
+        }
+    }
+
     /// Lets the schema's `afterLogin(login)` shape a new session (add values and roles).
     ///
     /// - Throws: the ``ScriptError`` of a `fail()` that refuses the login, or of a broken rule.
@@ -140,6 +172,12 @@ public final class DataService: Sendable {
             let table = try storage.loadTable(name, in: db)
             return table.rows.map { row in Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, row[$0.name]) }) }
         }
+    }
+
+    /// The schema's update order and rules over a runtime.
+    private static func processor(for schema: SchemaDefinition, runtime: RuleRuntime) -> DeltaProcessor {
+        DeltaProcessor(runtime: runtime, updateOrder: schema.updateOrder,
+                       updateRules: Dictionary(schema.tables.map { ($0.name, $0.updateRule) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The original keys of a delta's updates and deletes: the stored rows to load.

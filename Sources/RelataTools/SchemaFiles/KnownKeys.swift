@@ -38,6 +38,7 @@ indirect enum KnownKeys: Sendable {
     /// A schema file (`Documentation/Schema.md`).
     static let schema: KnownKeys = .object([
         "name": .any, "description": .any, "script": .any, "updateOrder": .any, "tests": .any,
+        "commands": .array(.object(["name": .any, "function": .any, "enabled": .any, "roles": .any])),
         "tables": .array(.object([
             "name": .any, "data": .any, "script": .any, "updateRule": .any,
             "fields": .array(field),

@@ -107,7 +107,7 @@ public struct Schema: Sendable {
                             updateRule: UpdateRule(onFailure: table.updateRule ?? .applyOthers),
                             foreignKeys: table.foreignKeys ?? [], lookupFields: table.lookupFields ?? [],
                             calculatedFields: table.calculatedFields ?? [])
-        }, script: script(description.script), updateOrder: description.updateOrder)
+        }, script: script(description.script), updateOrder: description.updateOrder, commands: description.commands ?? [])
     }
 
     /// The schema's tables holding the rows of their data files (empty for a table without

@@ -26,6 +26,8 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
     public var updateOrder: [String]?
     /// Rule test files, or folders of `*.test.js` files, that `relata test` runs by default.
     public var tests: [String]?
+    /// Commands a data server runs on request (functions of the schema-wide script).
+    public var commands: [CommandDefinition]?
     public var tables: [Table]
 
     /// One table of a schema.
