@@ -76,7 +76,9 @@ let package = Package(
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript", "RelataTestSupport"]),
         .testTarget(name: "RelataToolsTests", dependencies: ["RelataTools", "RelataTestSupport"]),
         // Servers on loopback ports, reached with URLSession as any client would.
-        .testTarget(name: "RelataServerTests", dependencies: ["RelataServer", "RelataTestSupport"]),
+        .testTarget(name: "RelataServerTests", dependencies: [
+            "RelataServer", "RelataTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),

@@ -86,7 +86,17 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
             guard commandNames.insert(command.name.lowercased()).inserted else { throw invalid("the command \(command.name) is declared twice") }
             guard script != nil else { throw invalid("the command \(command.name) needs a schema-wide script with its function \(command.function)") }
         }
+        var storedNames: Set<String> = []
         for table in tables {
+            guard storedNames.insert(table.physicalName.lowercased()).inserted else {
+                throw invalid("two tables are stored as \(table.physicalName)")
+            }
+            let fieldNames = Set(table.fields.map { $0.name.lowercased() })
+            if let unknown = table.columns.keys.first(where: { !fieldNames.contains($0.lowercased()) }) {
+                throw invalid("\(table.name).columns names '\(unknown)', which is not a field of the table")
+            }
+            let columnNames = table.fields.map { table.column(of: $0.name).lowercased() }
+            if Set(columnNames).count != columnNames.count { throw invalid("\(table.name).columns stores two fields in one column") }
             for key in table.foreignKeys { try requireTable(key.references, "\(table.name).foreignKeys") }
             for lookup in table.lookupFields { try requireTable(lookup.lookupTable, "\(table.name).lookupFields") }
         }
@@ -138,6 +148,10 @@ public struct TableDefinition: Sendable, Hashable, Codable {
     public var name: String
     /// The stored fields.
     public var fields: [FieldDefinition]
+    /// The table's name in the database, when it is not ``name`` (a schema may rename).
+    public var storedName: String?
+    /// Column names in the database of fields whose column is not named as the field, by field name.
+    public var columns: [String: String]
     /// The table's rule script.
     public var script: RuleScript?
     /// How an apply treats the table's failed changes.
@@ -148,14 +162,40 @@ public struct TableDefinition: Sendable, Hashable, Codable {
 
     public init(name: String, fields: [FieldDefinition], script: RuleScript? = nil, updateRule: UpdateRule = UpdateRule(),
                 foreignKeys: [ForeignKeyDefinition] = [], lookupFields: [LookupFieldDefinition] = [],
-                calculatedFields: [CalculatedFieldDefinition] = []) {
+                calculatedFields: [CalculatedFieldDefinition] = [], storedName: String? = nil, columns: [String: String] = [:]) {
         self.name = name
         self.fields = fields
+        self.storedName = storedName
+        self.columns = columns
         self.script = script
         self.updateRule = updateRule
         self.foreignKeys = foreignKeys
         self.lookupFields = lookupFields
         self.calculatedFields = calculatedFields
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, fields, script, updateRule, foreignKeys, lookupFields, calculatedFields, storedName, columns
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(name: try container.decode(String.self, forKey: .name), fields: try container.decode([FieldDefinition].self, forKey: .fields),
+                  script: try container.decodeIfPresent(RuleScript.self, forKey: .script),
+                  updateRule: try container.decodeIfPresent(UpdateRule.self, forKey: .updateRule) ?? UpdateRule(),
+                  foreignKeys: try container.decodeIfPresent([ForeignKeyDefinition].self, forKey: .foreignKeys) ?? [],
+                  lookupFields: try container.decodeIfPresent([LookupFieldDefinition].self, forKey: .lookupFields) ?? [],
+                  calculatedFields: try container.decodeIfPresent([CalculatedFieldDefinition].self, forKey: .calculatedFields) ?? [],
+                  storedName: try container.decodeIfPresent(String.self, forKey: .storedName),
+                  columns: try container.decodeIfPresent([String: String].self, forKey: .columns) ?? [:])
+    }
+
+    /// The table's name in the database.
+    public var physicalName: String { storedName ?? name }
+
+    /// The database column of a field.
+    public func column(of field: String) -> String {
+        columns.first { $0.key.caseInsensitiveCompare(field) == .orderedSame }?.value ?? field
     }
 }
 

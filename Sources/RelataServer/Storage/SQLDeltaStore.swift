@@ -74,8 +74,8 @@ final class SQLDeltaStore: DeltaStore {
         switch change.type {
         case .insert:
             let written = fields.filter { !$0.autoIncrement }
-            let sql = "INSERT INTO \(dialect.quote(table.name)) (\(written.map { dialect.quote($0.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-            try db.execute(sql: written.isEmpty ? "INSERT INTO \(dialect.quote(table.name)) DEFAULT VALUES" : sql,
+            let sql = "INSERT INTO \(storage.sqlTable(table.name)) (\(written.map { storage.sqlColumn($0.name, of: table.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+            try db.execute(sql: written.isEmpty ? "INSERT INTO \(storage.sqlTable(table.name)) DEFAULT VALUES" : sql,
                            arguments: StatementArguments(written.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) }))
             if let auto = table.fields.first(where: \.autoIncrement) {
                 let real = db.lastInsertedRowID
@@ -87,23 +87,23 @@ final class SQLDeltaStore: DeltaStore {
         case .update:
             let changed = fields.filter { change.newValues[$0.name] != change.oldValues[$0.name] && change.newValues[$0.name] != nil }
             guard !changed.isEmpty else { return }
-            let (condition, conditionValues) = originalCondition(change, keys: keys, logged: fields, startingAt: changed.count + 1)
-            let sql = "UPDATE \(dialect.quote(table.name)) SET \(changed.enumerated().map { "\(dialect.quote($1.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
+            let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: changed.count + 1)
+            let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(changed.enumerated().map { "\(storage.sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
             try db.execute(sql: sql, arguments: StatementArguments(changed.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) } + conditionValues))
             if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
         case .delete:
-            let (condition, conditionValues) = originalCondition(change, keys: keys, logged: fields, startingAt: 1)
-            try db.execute(sql: "DELETE FROM \(dialect.quote(table.name)) WHERE \(condition)", arguments: StatementArguments(conditionValues))
+            let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: 1)
+            try db.execute(sql: "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)", arguments: StatementArguments(conditionValues))
             if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
         }
     }
 
     /// `key = ? AND field IS ? …`: the row as the change found it (IS: NULL matches NULL).
-    private func originalCondition(_ change: DeltaChange, keys: [FieldDefinition], logged: [FieldDefinition],
+    private func originalCondition(_ change: DeltaChange, of table: String, keys: [FieldDefinition], logged: [FieldDefinition],
                                    startingAt first: Int) -> (String, [DatabaseValue]) {
         let compared = keys + logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
         let dialect = storage.dialect
-        let condition = compared.enumerated().map { "\(dialect.quote($1.name)) IS \(dialect.placeholder(first + $0))" }.joined(separator: " AND ")
+        let condition = compared.enumerated().map { "\(storage.sqlColumn($1.name, of: table)) IS \(dialect.placeholder(first + $0))" }.joined(separator: " AND ")
         return (condition, compared.map { SQLiteValues.databaseValue(change.oldValues[$0.name] ?? .null) })
     }
 

@@ -13,6 +13,8 @@ import Relata
 struct SQLPrefilter {
     let fields: [FieldDefinition]
     let dialect: any SQLDialect
+    /// A field's column, quoted for SQL.
+    let column: (String) -> String
 
     /// The condition and its arguments, or nil when nothing can be pushed down.
     func condition(for expression: Relata.Expression, parameters: [String: Value]) -> (sql: String, arguments: [Value])? {
@@ -48,16 +50,16 @@ struct SQLPrefilter {
         case .binary(let op, let left, let right, _) where op.isComparison:
             if let (field, value) = fieldAndValue(left, right, parameters: parameters), let sqlOp = sqlOperator(op, for: field) {
                 arguments.append(value)
-                return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
+                return "\(column(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
             }
             if let (field, value) = fieldAndValue(right, left, parameters: parameters), let sqlOp = sqlOperator(op.flipped, for: field) {
                 arguments.append(value)
-                return "\(dialect.quote(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
+                return "\(column(field.name)) \(sqlOp) \(dialect.placeholder(arguments.count))"
             }
             return nil
         case .isNull(.field(let name, _), let negated):
             guard let field = field(named: name) else { return nil }
-            return "\(dialect.quote(field.name)) IS \(negated ? "NOT " : "")NULL"
+            return "\(column(field.name)) IS \(negated ? "NOT " : "")NULL"
         case .inList(.field(let name, _), let list, negated: false):
             guard let field = field(named: name), sqlOperator(.equal, for: field) != nil else { return nil }
             var values: [Value] = []
@@ -68,7 +70,7 @@ struct SQLPrefilter {
             guard !values.isEmpty else { return nil }
             let placeholders = values.indices.map { dialect.placeholder(arguments.count + $0 + 1) }
             arguments += values
-            return "\(dialect.quote(field.name)) IN (\(placeholders.joined(separator: ", ")))"
+            return "\(column(field.name)) IN (\(placeholders.joined(separator: ", ")))"
         default:
             return nil
         }

@@ -34,28 +34,45 @@ public final class SQLiteStorage: Sendable {
         }
     }
 
+    /// A table's name in the database, quoted for SQL (a schema may rename its tables).
+    func sqlTable(_ name: String) -> String {
+        dialect.quote(schema.table(named: name)?.physicalName ?? name)
+    }
+
+    /// A field's column in the database, unquoted (a schema may rename its columns).
+    func storedColumn(_ field: String, of table: String) -> String {
+        schema.table(named: table)?.column(of: field) ?? field
+    }
+
+    /// A field's column in the database, quoted for SQL.
+    func sqlColumn(_ field: String, of table: String) -> String {
+        dialect.quote(storedColumn(field, of: table))
+    }
+
     /// `CREATE TABLE IF NOT EXISTS` for a table: its columns, primary key, required fields
     /// and foreign keys.
     func createStatement(for table: Relata.TableDefinition) -> String {
         let keys = table.fields.filter(\.primaryKey)
         var columns: [String] = table.fields.map { field in
-            if keys.count == 1, field.primaryKey, field.autoIncrement { return dialect.autoIncrementPrimaryKey(of: field) }
-            return "\(dialect.quote(field.name)) \(dialect.columnType(of: field))\(field.required || field.primaryKey ? " NOT NULL" : "")"
+            var column = field
+            column.name = table.column(of: field.name)
+            if keys.count == 1, field.primaryKey, field.autoIncrement { return dialect.autoIncrementPrimaryKey(of: column) }
+            return "\(dialect.quote(column.name)) \(dialect.columnType(of: field))\(field.required || field.primaryKey ? " NOT NULL" : "")"
         }
         if !keys.isEmpty, !(keys.count == 1 && keys[0].autoIncrement) {
-            columns.append("PRIMARY KEY (\(keys.map { dialect.quote($0.name) }.joined(separator: ", ")))")
+            columns.append("PRIMARY KEY (\(keys.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")))")
         }
         for key in table.foreignKeys {
-            columns.append("FOREIGN KEY (\(dialect.quote(key.field))) REFERENCES \(dialect.quote(key.references)) (\(dialect.quote(key.referencedField)))")
+            columns.append("FOREIGN KEY (\(sqlColumn(key.field, of: table.name))) REFERENCES \(sqlTable(key.references)) (\(sqlColumn(key.referencedField, of: key.references)))")
         }
-        return "CREATE TABLE IF NOT EXISTS \(dialect.quote(table.name)) (\(columns.joined(separator: ", ")))"
+        return "CREATE TABLE IF NOT EXISTS \(sqlTable(table.name)) (\(columns.joined(separator: ", ")))"
     }
 
     /// True when no table holds a row.
     public func isEmpty() throws -> Bool {
         try queue.read { db in
             try schema.tables.allSatisfy { table in
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(dialect.quote(table.name))") == 0
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(sqlTable(table.name))") == 0
             }
         }
     }
@@ -69,7 +86,7 @@ public final class SQLiteStorage: Sendable {
             for name in schema.updateOrder {
                 guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
                 let names = table.fields.map(\.name)
-                let sql = "INSERT INTO \(dialect.quote(table.name)) (\(names.map(dialect.quote).joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+                let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
                 let statement = try db.makeStatement(sql: sql)
                 for row in table.rows {
                     try statement.execute(arguments: StatementArguments(names.map { SQLiteValues.databaseValue(row[$0]) }))
@@ -108,7 +125,7 @@ public final class SQLiteStorage: Sendable {
     /// A whole table, read into a ``DataTable`` (rows as stored, unchanged).
     public func loadTable(_ name: String, in db: Database) throws -> DataTable {
         let table = try emptyTable(name)
-        try loadRows(into: table, sql: "SELECT * FROM \(dialect.quote(table.name))", arguments: [], in: db)
+        try loadRows(into: table, sql: "SELECT * FROM \(sqlTable(table.name))", arguments: [], in: db)
         return table
     }
 
@@ -116,8 +133,8 @@ public final class SQLiteStorage: Sendable {
     public func loadRows(withKeys keys: [[Value]], into table: DataTable, in db: Database) throws {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
-        let condition = keyFields.enumerated().map { "\(dialect.quote($1.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: " AND ")
-        let sql = "SELECT * FROM \(dialect.quote(table.name)) WHERE \(condition)"
+        let condition = keyFields.enumerated().map { "\(sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: " AND ")
+        let sql = "SELECT * FROM \(sqlTable(table.name)) WHERE \(condition)"
         for key in keys where key.count == keyFields.count {
             guard try table.row(forPrimaryKey: key) == nil else { continue }
             try loadRows(into: table, sql: sql, arguments: key.map(SQLiteValues.databaseValue), in: db)
@@ -129,10 +146,11 @@ public final class SQLiteStorage: Sendable {
     /// caller filters the loaded rows with the whole expression.
     func loadRows(possiblyMatching expression: Relata.Expression?, parameters: [String: Value], into table: DataTable,
                   in db: Database) throws {
-        var sql = "SELECT * FROM \(dialect.quote(table.name))"
+        var sql = "SELECT * FROM \(sqlTable(table.name))"
         var arguments: [DatabaseValue] = []
-        if let expression,
-           let condition = SQLPrefilter(fields: table.fields, dialect: dialect).condition(for: expression, parameters: parameters) {
+        let name = table.name
+        if let expression, let condition = SQLPrefilter(fields: table.fields, dialect: dialect, column: { self.sqlColumn($0, of: name) })
+            .condition(for: expression, parameters: parameters) {
             sql += " WHERE \(condition.sql)"
             arguments = condition.arguments.map(SQLiteValues.databaseValue)
         }
@@ -141,7 +159,7 @@ public final class SQLiteStorage: Sendable {
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).
     public func loadMissingRows(into table: DataTable, in db: Database) throws {
-        try loadRows(into: table, sql: "SELECT * FROM \(dialect.quote(table.name))", arguments: [], in: db, skippingHeldKeys: true)
+        try loadRows(into: table, sql: "SELECT * FROM \(sqlTable(table.name))", arguments: [], in: db, skippingHeldKeys: true)
     }
 
     private func loadRows(into table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database,
@@ -153,7 +171,7 @@ public final class SQLiteStorage: Sendable {
         while let row = try rows.next() {
             let values = try fields.map { field in
                 do {
-                    return try SQLiteValues.value(row[field.name] ?? .null, for: field)
+                    return try SQLiteValues.value(row[storedColumn(field.name, of: table.name)] ?? .null, for: field)
                 } catch var error as RelataError {
                     error.table = table.name
                     throw error

@@ -40,7 +40,7 @@ indirect enum KnownKeys: Sendable {
         "name": .any, "description": .any, "script": .any, "updateOrder": .any, "tests": .any,
         "commands": .array(.object(["name": .any, "function": .any, "enabled": .any, "roles": .any])),
         "tables": .array(.object([
-            "name": .any, "data": .any, "script": .any, "updateRule": .any,
+            "name": .any, "data": .any, "script": .any, "updateRule": .any, "storedName": .any, "columns": .any,
             "fields": .array(field),
             "foreignKeys": .array(.object(["field": .any, "references": .any, "referencedField": .any])),
             "lookupFields": .array(.object(["name": .any, "sourceField": .any, "lookupTable": .any, "lookupKeyField": .any,

@@ -106,7 +106,7 @@ public struct Schema: Sendable {
             TableDefinition(name: table.name, fields: table.fields, script: try script(table.script),
                             updateRule: UpdateRule(onFailure: table.updateRule ?? .applyOthers),
                             foreignKeys: table.foreignKeys ?? [], lookupFields: table.lookupFields ?? [],
-                            calculatedFields: table.calculatedFields ?? [])
+                            calculatedFields: table.calculatedFields ?? [], storedName: table.storedName, columns: table.columns ?? [:])
         }, script: script(description.script), updateOrder: description.updateOrder, commands: description.commands ?? [])
     }
 
@@ -145,7 +145,7 @@ public struct Schema: Sendable {
         do {
             _ = try SchemaDefinition(name: description.name, tables: description.tables.map { table in
                 TableDefinition(name: table.name, fields: table.fields, foreignKeys: table.foreignKeys ?? [],
-                                lookupFields: table.lookupFields ?? [])
+                                lookupFields: table.lookupFields ?? [], storedName: table.storedName, columns: table.columns ?? [:])
             }, updateOrder: description.updateOrder)
         } catch var error as RelataError {
             error.location = url.path

@@ -38,6 +38,10 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
         public var data: String?
         /// The table's rule script.
         public var script: String?
+        /// The table's name in the database, when it differs (`relata serve`).
+        public var storedName: String?
+        /// Database column names of fields whose column is named differently, by field name.
+        public var columns: [String: String]?
         /// `applyOthers` (the default) or `rollbackAll`; see ``UpdateRule``.
         public var updateRule: UpdateRule.FailureBehavior?
         public var foreignKeys: [ForeignKey]?
