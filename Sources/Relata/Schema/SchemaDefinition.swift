@@ -95,8 +95,11 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
             if let unknown = table.columns.keys.first(where: { !fieldNames.contains($0.lowercased()) }) {
                 throw invalid("\(table.name).columns names '\(unknown)', which is not a field of the table")
             }
+            // (Two fields of one name are the table's own error, reported where its fields are checked.)
             let columnNames = table.fields.map { table.column(of: $0.name).lowercased() }
-            if Set(columnNames).count != columnNames.count { throw invalid("\(table.name).columns stores two fields in one column") }
+            if !table.columns.isEmpty, fieldNames.count == table.fields.count, Set(columnNames).count != columnNames.count {
+                throw invalid("\(table.name).columns stores two fields in one column")
+            }
             for key in table.foreignKeys { try requireTable(key.references, "\(table.name).foreignKeys") }
             for lookup in table.lookupFields { try requireTable(lookup.lookupTable, "\(table.name).lookupFields") }
         }
