@@ -148,7 +148,17 @@ struct ServeCommand: AsyncParsableCommand {
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
                 return try DataService(storage: storage, permissions: permissions, logger: logger)
             }
-            domains.append(try ServerDomain(name: domain.name, login: LoginService(users: users, sessions: sessions), dataServices: services))
+            var providers: [any LoginProvider] = [StaticUsers(users)]
+            if let table = domain.loginTable {
+                guard let service = table.schema.map({ name in services.first { $0.storage.schema.name.caseInsensitiveCompare(name) == .orderedSame } })
+                        ?? services.first else {
+                    throw RelataError(.invalidSchema, "domains \(domain.name): loginTable names the schema '\(table.schema ?? "")', which the domain does not serve",
+                                      location: file.url.path)
+                }
+                providers.append(try TableUsers(storage: service.storage, table: table.table, userField: table.userField,
+                                                passwordField: table.passwordField, rolesField: table.rolesField, valueFields: table.valueFields ?? []))
+            }
+            domains.append(try ServerDomain(name: domain.name, login: LoginService(providers: providers, sessions: sessions), dataServices: services))
         }
         return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "))
     }

@@ -82,18 +82,50 @@ public struct LoginString: Sendable, Hashable {
 }
 
 /// Checks logins against the configured users and keeps their sessions.
-public final class LoginService: Sendable {
+/// Where a server finds its users: each provider knows some users and checks their passwords.
+public protocol LoginProvider: Sendable {
+    /// The user's session when the user is known here and the password is right; nil otherwise.
+    func authenticate(user: String, password: String) throws -> Session?
+}
+
+/// Users listed in the configuration (or a users file).
+public struct StaticUsers: LoginProvider {
     public let users: [ServerUser]
+
+    public init(_ users: [ServerUser]) {
+        self.users = users
+    }
+
+    public func authenticate(user name: String, password: String) throws -> Session? {
+        guard let user = users.first(where: { $0.name == name }) else {
+            LoginService.spendTimeOfACheck(password)
+            return nil
+        }
+        guard Bcrypt.verify(password, hash: user.passwordHash) else { return nil }
+        var values = user.values
+        values["User"] = .string(user.name)
+        return Session(values: values, roles: user.roles)
+    }
+}
+
+/// Checks logins with the configured providers, in order, and keeps the sessions.
+public final class LoginService: Sendable {
+    public let providers: [any LoginProvider]
     public let sessions: SessionStore
     private let throttle: LoginThrottle
 
     /// - Parameters:
     ///   - failedLoginLimit: failed logins for one user name, within `lockout`, after which that
     ///     name is locked out until `lockout` has passed.
-    public init(users: [ServerUser], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300)) {
-        self.users = users
+    public init(providers: [any LoginProvider], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300)) {
+        self.providers = providers
         self.sessions = sessions
         throttle = LoginThrottle(limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds))
+    }
+
+    /// Users listed in the configuration.
+    public convenience init(users: [ServerUser], sessions: SessionStore) {
+        self.init(providers: [StaticUsers(users)], sessions: sessions)
     }
 
     /// A login refused because its user name failed too often lately.
@@ -108,20 +140,19 @@ public final class LoginService: Sendable {
     /// - Throws: ``LockedOut`` when the user name failed too often lately.
     public func authenticate(_ login: LoginString) throws -> Session? {
         if let wait = throttle.waitTime(for: login.user) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
-        guard let user = users.first(where: { $0.name == login.user }) else {
-            // The same work as a real check, so a missing user cannot be told by the time it takes.
-            _ = Bcrypt.verify(login.password, hash: Self.decoyHash)
-            throttle.recordFailure(for: login.user)
-            return nil
+        for provider in providers {
+            if let session = try provider.authenticate(user: login.user, password: login.password) {
+                throttle.recordSuccess(for: login.user)
+                return session
+            }
         }
-        guard Bcrypt.verify(login.password, hash: user.passwordHash) else {
-            throttle.recordFailure(for: login.user)
-            return nil
-        }
-        throttle.recordSuccess(for: login.user)
-        var values = user.values
-        values["User"] = .string(user.name)
-        return Session(values: values, roles: user.roles)
+        throttle.recordFailure(for: login.user)
+        return nil
+    }
+
+    /// The same work as checking a real password, so a missing user cannot be told by the time it takes.
+    static func spendTimeOfACheck(_ password: String) {
+        _ = Bcrypt.verify(password, hash: decoyHash)
     }
 
     private static let decoyHash = Bcrypt.hash("relata-decoy", cost: 12)

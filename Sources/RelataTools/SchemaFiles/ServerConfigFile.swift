@@ -28,7 +28,20 @@ public struct ServerConfigFile: Sendable {
         public var permissions: [String: [String: [String]]]?
     }
 
-    /// A domain: users and the schemas they reach. `users` inline, or a `usersFile`.
+    /// Users kept in a table of one of the domain's schemas (passwords as bcrypt hashes).
+    public struct LoginTable: Codable, Sendable, Hashable {
+        /// The schema (by name) whose table it is; the domain's first when left out.
+        public var schema: String?
+        public var table: String
+        public var userField: String
+        public var passwordField: String
+        /// A field of comma-separated role names.
+        public var rolesField: String?
+        /// Fields whose values become session values.
+        public var valueFields: [String]?
+    }
+
+    /// A domain: users and the schemas they reach. `users` inline, or a `usersFile`; and/or a `loginTable`.
     public struct Domain: Codable, Sendable, Hashable {
         public var name: String
         /// The domain's SQLite file, which its schemas' tables share; `<domain name>.sqlite`
@@ -36,6 +49,7 @@ public struct ServerConfigFile: Sendable {
         public var database: String?
         public var users: [User]?
         public var usersFile: String?
+        public var loginTable: LoginTable?
         public var schemas: [SchemaEntry]
     }
 

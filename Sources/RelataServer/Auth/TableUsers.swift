@@ -1,0 +1,60 @@
+import GRDB
+import HummingbirdBcrypt
+import Relata
+
+/// Users kept in a table of a schema: a user-name field, a field with the bcrypt hash of
+/// the password, optionally a field of comma-separated roles, and fields whose values
+/// become session values.
+///
+/// ```swift
+/// let users = try TableUsers(storage: storage, table: "Users", userField: "UserName", passwordField: "PasswordHash",
+///                            rolesField: "Roles", valueFields: ["UserId"])
+/// ```
+public struct TableUsers: LoginProvider {
+    let storage: SQLiteStorage
+    let table: String
+    let userField: FieldDefinition
+    let passwordField: FieldDefinition
+    let rolesField: FieldDefinition?
+    let valueFields: [FieldDefinition]
+
+    /// - Throws: ``RelataError`` naming a table or field the schema does not have.
+    public init(storage: SQLiteStorage, table: String, userField: String, passwordField: String,
+                rolesField: String? = nil, valueFields: [String] = []) throws {
+        let definition = try storage.definition(of: table)
+        func field(_ name: String) throws -> FieldDefinition {
+            guard let field = definition.fields.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw RelataError(.unknownField, "the login table has no field '\(name)'", table: definition.name, field: name)
+            }
+            return field
+        }
+        self.storage = storage
+        self.table = definition.name
+        self.userField = try field(userField)
+        self.passwordField = try field(passwordField)
+        self.rolesField = try rolesField.map(field)
+        self.valueFields = try valueFields.map(field)
+    }
+
+    public func authenticate(user: String, password: String) throws -> Session? {
+        let fields = [passwordField] + [rolesField].compactMap { $0 } + valueFields
+        let columns = fields.map { storage.sqlColumn($0.name, of: table) }.joined(separator: ", ")
+        let sql = "SELECT \(columns) FROM \(storage.sqlTable(table)) WHERE \(storage.sqlColumn(userField.name, of: table)) = \(storage.dialect.placeholder(1))"
+        let row = try storage.read { db in try Row.fetchOne(db, sql: sql, arguments: [user]) }
+        guard let row, let hash = row[0] as String? else {
+            LoginService.spendTimeOfACheck(password)
+            return nil
+        }
+        guard Bcrypt.verify(password, hash: hash) else { return nil }
+        var roles: [String] = []
+        if rolesField != nil, let text = row[1] as String? {
+            roles = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
+        var values: [String: Value] = ["User": .string(user)]
+        let first = rolesField == nil ? 1 : 2
+        for (offset, field) in valueFields.enumerated() {
+            values[field.name] = try SQLiteValues.value(row[first + offset] as DatabaseValue, for: field)
+        }
+        return Session(values: values, roles: roles)
+    }
+}

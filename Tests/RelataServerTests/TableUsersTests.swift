@@ -1,0 +1,35 @@
+import Foundation
+import Relata
+@testable import RelataServer
+import RelataTestSupport
+import Testing
+
+/// Users kept in a schema table: name, bcrypt hash, roles, session values.
+@Suite struct TableUsersTests {
+    @Test func usersOfATableLogInWithTheirRolesAndValues() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-users-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let fields = [FieldDefinition("UserName", .string, size: 40, primaryKey: true), FieldDefinition("PasswordHash", .string, size: 100),
+                      FieldDefinition("Roles", .string, size: 100), FieldDefinition("UserId", .integer)]
+        var table = TableDefinition(name: "Users", fields: fields)
+        table.columns = ["PasswordHash": "pw_hash"]
+        let schema = try SchemaDefinition(name: "Accounts", tables: [table])
+        let storage = try SQLiteStorage(path: folder.appendingPathComponent("a.sqlite").path, schema: schema)
+        let users = try DataTable(name: "Users", fields: fields)
+        try users.loadRows([["ann", .string(ServerUser.hash(password: "pw", cost: 4)), "Sales, Manager", 7]])
+        try storage.seedIfEmpty(with: [users])
+
+        let provider = try TableUsers(storage: storage, table: "users", userField: "UserName", passwordField: "PasswordHash",
+                                      rolesField: "Roles", valueFields: ["UserId"])
+        let session = try #require(try provider.authenticate(user: "ann", password: "pw"))
+        #expect(session.roles == ["Sales", "Manager"])
+        #expect(session.values == ["User": "ann", "UserId": 7])
+        #expect(try provider.authenticate(user: "ann", password: "nope") == nil)
+        #expect(try provider.authenticate(user: "bob", password: "pw") == nil)
+        #expect(throws: RelataError.self) { try TableUsers(storage: storage, table: "Users", userField: "Login", passwordField: "PasswordHash") }
+
+        let service = LoginService(providers: [StaticUsers([]), provider], sessions: try SessionStore(path: ":memory:"))
+        #expect(try service.authenticate(LoginString("User=ann;Password=pw"))?.values["UserId"] == 7)
+    }
+}
