@@ -53,7 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "relata.server")
         logger.logLevel = .info
-        let prepared: (services: ServerServices, schemaName: String)
+        let prepared: (services: ServerServices, schemaName: String, watched: [RulesWatch])
         var host = self.host, port = self.port
         do {
             if let config {
@@ -72,6 +72,14 @@ struct ServeCommand: AsyncParsableCommand {
         let app = RelataHTTPServer.application(services: prepared.services, configuration: configuration, logger: logger) { [host] port in
             Terminal.printNow("serving \(prepared.schemaName) on http://\(host):\(port) (protocol v\(RelataHTTPServer.protocolVersion)); Ctrl-C stops")
         }
+        // Rules reload while the server runs: the schema file and its scripts are checked every second.
+        let watcher = Task { [watched = prepared.watched] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                for watch in watched { watch.reloadIfChanged(logger: logger) }
+            }
+        }
+        defer { watcher.cancel() }
         do {
             try await app.runService()
         } catch {
@@ -85,7 +93,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String) {
+    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
         let path = schema ?? "Examples/PCTrade/PCTrade.schema.json"
         guard FileManager.default.fileExists(atPath: path) else {
             throw RelataError(.fileFailed, schema == nil
@@ -111,7 +119,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let sessions = try SessionStore(path: databasePath == ":memory:" ? ":memory:" : databasePath + "-sessions")
         let service = try DataService(storage: storage, logger: logger)
-        return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name)
+        return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
+                [RulesWatch(schemaFile: schemaFile.url, service: service)])
     }
 
     private func serverUsers(_ users: [ServerConfigFile.User]) throws -> [ServerUser] {
@@ -122,10 +131,11 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The services a configuration file describes: each domain's users and schemas.
-    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String) {
+    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
         let sessions = try SessionStore(path: file.resolve(file.contents.sessions ?? "sessions.sqlite").path)
         var domains: [ServerDomain] = []
         var served: [String] = []
+        var watched: [RulesWatch] = []
         for domain in file.contents.domains {
             let users = try serverUsers(file.users(of: domain))
             var tablesByDatabase: [String: [String: String]] = [:]
@@ -146,7 +156,9 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
-                return try DataService(storage: storage, permissions: permissions, logger: logger)
+                let service = try DataService(storage: storage, permissions: permissions, logger: logger)
+                watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
+                return service
             }
             var providers: [any LoginProvider] = [StaticUsers(users)]
             if let table = domain.loginTable {
@@ -160,7 +172,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             domains.append(try ServerDomain(name: domain.name, login: LoginService(providers: providers, sessions: sessions), dataServices: services))
         }
-        return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "))
+        return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "), watched)
     }
 }
 
@@ -183,5 +195,45 @@ struct HashPasswordCommand: ParsableCommand {
             throw ExitStatus.badInput
         }
         Terminal.print(ServerUser.hash(password: line, cost: UInt8(cost)))
+    }
+}
+
+/// A served schema whose rule scripts reload when its files change (tables never do while serving).
+final class RulesWatch: @unchecked Sendable {
+    // @unchecked Sendable: `stamps` is only touched by the one watcher task, one call at a time.
+    let schemaFile: URL
+    let service: DataService
+    private var stamps: [String: Date]
+
+    init(schemaFile: URL, service: DataService) {
+        self.schemaFile = schemaFile
+        self.service = service
+        stamps = Self.stamps(of: schemaFile)
+    }
+
+    /// Reloads the rules when the schema file or a script it names changed since the last look.
+    func reloadIfChanged(logger: Logger) {
+        let now = Self.stamps(of: schemaFile)
+        guard now != stamps else { return }
+        stamps = now
+        do {
+            let definition = try Schema(contentsOf: schemaFile).definition()
+            if try service.reloadRules(from: definition) {
+                logger.info("reloaded the rules of \(definition.name) (version \(definition.version.prefix(19))…)")
+            }
+        } catch {
+            logger.error("the rules of \(schemaFile.path) were not reloaded, the previous ones stay: \(describe(error))")
+        }
+    }
+
+    /// Modification dates of the schema file and of every script it names.
+    private static func stamps(of schemaFile: URL) -> [String: Date] {
+        var files = [schemaFile]
+        if let schema = try? Schema(contentsOf: schemaFile) { files += schema.scriptFiles }
+        var result: [String: Date] = [:]
+        for file in files {
+            result[file.path] = (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantPast
+        }
+        return result
     }
 }

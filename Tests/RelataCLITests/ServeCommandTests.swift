@@ -152,3 +152,37 @@ extension ServeCommandTests {
         #expect(clash.errorOutput.contains("both have a table Clients in"), "\(clash.errorOutput)")
     }
 }
+
+extension ServeCommandTests {
+    @Test func editedRulesAreServedWithoutARestart() async throws {
+        let folder = try TemporaryFolder()
+        let schema = try folder.write("Lab.schema.json", """
+            {"name": "Lab", "tables": [{"name": "Samples", "data": "samples.csv", "script": "Samples.js",
+              "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Label", "type": "string", "size": 20}]}]}
+            """)
+        _ = try folder.write("samples.csv", "Id,Label\n1,first\n")
+        let script = try folder.write("Samples.js", "function beforePost(row) {}\n")
+        let usersFile = try String(contentsOfFile: RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json").path, encoding: .utf8)
+        _ = try folder.write("users.json", usersFile)
+        let server = try Server([schema, "--port", "0", "--database", folder.url.appendingPathComponent("lab.sqlite").path])
+        #expect(server.port > 0)
+        let (_, login) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
+        let token = try #require(login["token"] as? String)
+        func version() async throws -> String? {
+            try await server.post("/v1/DataService/GetSchema", "{}", token: token).1["version"] as? String
+        }
+        let first = try await version()
+        try Data("function beforePost(row) { if (row.Label === 'bad') fail('no bad labels'); }\n".utf8).write(to: URL(fileURLWithPath: script))
+        var second = first
+        for _ in 0..<40 where second == first {
+            try await Task.sleep(for: .milliseconds(250))
+            second = try await version()
+        }
+        #expect(second != first, "the new rules are served")
+        let update = #"{"deltas": [{"tableName": "Samples", "keyFields": ["Id"], "loggedFields": ["Id", "Label"], "changes": [{"changeId": 1, "type": "update", "status": "pending", "refreshedValues": {}, "oldValues": {"Id": {"integer": 1}, "Label": {"string": "first"}}, "newValues": {"Label": {"string": "bad"}}}]}]}"#
+        let (_, answer) = try await server.post("/v1/DataService/UpdateData", update, token: token)
+        let change = ((answer["deltas"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first
+        #expect(change?["message"] as? String == "no bad labels")
+        #expect(server.stop() == 0)
+    }
+}

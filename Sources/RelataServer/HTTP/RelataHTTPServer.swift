@@ -90,7 +90,7 @@ public enum RelataHTTPServer {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
         let dataService = try services.domain(named: session.values["Domain"]?.stringValue).dataService(named: service)
-        let schema = dataService.storage.schema
+        let schema = dataService.schema
         switch method {
         case "GetSchema":
             return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: schema.version))

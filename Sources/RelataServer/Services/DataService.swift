@@ -17,7 +17,10 @@ public final class DataService: Sendable {
     public let storage: SQLiteStorage
     /// Who may read and change which tables.
     public let permissions: TablePermissions
-    private let runtimes: RuleRuntimePool
+    private let rules: RulesVersion.Current
+    private let poolSize: Int
+    private let timeLimit: Duration
+    private let logger: Logger
 
     /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
     ///
@@ -27,12 +30,33 @@ public final class DataService: Sendable {
                 timeLimit: Duration = .seconds(1), logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
         self.permissions = permissions
-        let schema = storage.schema
-        self.runtimes = try RuleRuntimePool(size: runtimes) {
-            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
-            try runtime.load(schema)
-            return runtime
+        poolSize = runtimes
+        self.timeLimit = timeLimit
+        self.logger = logger
+        rules = RulesVersion.Current(try RulesVersion(schema: storage.schema, size: runtimes, timeLimit: timeLimit, logger: logger))
+    }
+
+    /// The schema as served now: its tables never change while the server runs; its rule
+    /// scripts, commands, update rules and calculated fields change with ``reloadRules(from:)``.
+    public var schema: SchemaDefinition { rules.value.schema }
+
+    /// Replaces the rules with those of a new version of the schema, whose tables (names,
+    /// fields, keys, stored names) must be the same. Requests already running finish on the
+    /// rules they started with; new ones get the new rules.
+    ///
+    /// - Returns: whether anything changed (false for the version already served).
+    /// - Throws: ``RelataError/Code/invalidSchema`` when the tables differ (that needs a
+    ///   migration and a restart); a ``ScriptError`` when a new script does not compile — the
+    ///   old rules stay then.
+    @discardableResult
+    public func reloadRules(from schema: SchemaDefinition) throws -> Bool {
+        guard schema.version != self.schema.version else { return false }
+        guard RulesVersion.sameTables(schema, storage.schema) else {
+            throw RelataError(.invalidSchema, "the schema's tables changed; rules reload without a restart, tables do not (migrate the database and restart)",
+                              location: schema.name)
         }
+        rules.value = try RulesVersion(schema: schema, size: poolSize, timeLimit: timeLimit, logger: logger)
+        return true
     }
 
     /// Applies deltas in one transaction, as the caller: row rules replayed on the stored
@@ -52,9 +76,10 @@ public final class DataService: Sendable {
             }
         }
         let storage = self.storage
-        return try await runtimes.perform { runtime in
+        let version = rules.value
+        return try await version.pool.perform { runtime in
             try storage.write { db in
-                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                let data = SQLDataAccess(storage: storage, schema: version.schema, db: db, runtime: runtime)
                 let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
                 return try runtime.withEnvironment(environment) {
                     let replay = RowRuleReplay(runtime: runtime)
@@ -63,7 +88,7 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: db)
                         return replay.replay(delta, onto: table)
                     }
-                    return try Self.processor(for: storage.schema, runtime: runtime)
+                    return try Self.processor(for: version.schema, runtime: runtime)
                         .process(replayed, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
                 }
             }
@@ -98,9 +123,10 @@ public final class DataService: Sendable {
             }
             return expression
         }
-        return try await runtimes.perform { runtime in
+        let version = rules.value
+        return try await version.pool.perform { runtime in
             try storage.read { db in
-                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                let data = SQLDataAccess(storage: storage, schema: version.schema, db: db, runtime: runtime)
                 return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     try runtime.fireDataEvent(.beforeGetData, requests: requests)
                     let results = try zip(requests, parsed).map { request, expression in
@@ -130,7 +156,8 @@ public final class DataService: Sendable {
     ///   ``RelataError/Code/permissionDenied`` for a disabled command or a session without its
     ///   roles; a `fail()`'s ``ScriptError``.
     public func executeCommand(_ name: String, parameters: [String: Value], session: Session) async throws -> (result: Value, deltas: [Delta]) {
-        let schema = storage.schema
+        let version = rules.value
+        let schema = version.schema
         guard let command = schema.commands.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
             throw RelataError(.unknownCommand, "the schema \(schema.name) declares no command '\(name)' (commands: \(schema.commands.map(\.name).joined(separator: ", ")))")
         }
@@ -139,9 +166,9 @@ public final class DataService: Sendable {
             throw RelataError(.permissionDenied, "the command \(command.name) is for roles [\(command.roles.joined(separator: ", "))]")
         }
         let storage = self.storage
-        return try await runtimes.perform { runtime in
+        return try await version.pool.perform { runtime in
             try storage.write { db in
-                let data = SQLDataAccess(storage: storage, db: db, runtime: runtime)
+                let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: runtime)
                 return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     data.tables.startRecordingChanges()
                     let result = try runtime.runCommand(command, parameters: parameters)
@@ -159,7 +186,7 @@ public final class DataService: Sendable {
     ///
     /// - Throws: the ``ScriptError`` of a `fail()` that refuses the login, or of a broken rule.
     public func afterLogin(user: String, session: Session) async throws -> Session {
-        try await runtimes.perform { runtime in
+        try await rules.value.pool.perform { runtime in
             try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true)) {
                 try runtime.afterLogin(user: user, session: session)
             }
@@ -186,6 +213,45 @@ public final class DataService: Sendable {
         return delta.changes.filter { $0.type != .insert }.compactMap { change in
             let key = keyFields.compactMap { field in change.oldValues[field.name].flatMap { try? field.coerced($0) } }
             return key.count == keyFields.count ? key : nil
+        }
+    }
+}
+
+/// One version of a schema's rules: the schema, and a pool of runtimes that compiled its scripts.
+final class RulesVersion: Sendable {
+    let schema: SchemaDefinition
+    let pool: RuleRuntimePool
+
+    init(schema: SchemaDefinition, size: Int, timeLimit: Duration, logger: Logger) throws {
+        self.schema = schema
+        pool = try RuleRuntimePool(size: size) {
+            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
+            try runtime.load(schema)
+            return runtime
+        }
+    }
+
+    /// Whether two versions of a schema store the same tables (what a reload cannot change).
+    static func sameTables(_ a: SchemaDefinition, _ b: SchemaDefinition) -> Bool {
+        func shape(_ schema: SchemaDefinition) -> [String] {
+            schema.tables.map { table in
+                "\(table.name)|\(table.physicalName)|\(table.fields)|\(table.columns.sorted { $0.key < $1.key })|\(table.foreignKeys)"
+            }
+        }
+        return shape(a) == shape(b)
+    }
+
+    /// The version being served; swapped whole, so a request sees one version from start to end.
+    final class Current: @unchecked Sendable {
+        // @unchecked Sendable: `stored` is read and written only while `lock` is held.
+        private let lock = NSLock()
+        private var stored: RulesVersion
+
+        init(_ version: RulesVersion) { stored = version }
+
+        var value: RulesVersion {
+            get { lock.withLock { stored } }
+            set { lock.withLock { stored = newValue } }
         }
     }
 }

@@ -9,14 +9,17 @@ import RelataScript
 /// Lives for one unit of work, inside its database access.
 final class SQLDataAccess: RuleDataAccess {
     let storage: SQLiteStorage
+    /// The schema version the unit of work runs on (its lookup and calculated fields).
+    let schema: SchemaDefinition
     let db: Database
     let runtime: RuleRuntime
     /// The unit of work's tables: rows as stored, then the changes made to them.
     let tables = TableDataAccess()
     private var fullyLoaded: Set<String> = []
 
-    init(storage: SQLiteStorage, db: Database, runtime: RuleRuntime) {
+    init(storage: SQLiteStorage, schema: SchemaDefinition, db: Database, runtime: RuleRuntime) {
         self.storage = storage
+        self.schema = schema
         self.db = db
         self.runtime = runtime
     }
@@ -24,7 +27,8 @@ final class SQLDataAccess: RuleDataAccess {
     /// The unit's table with a name, made (with its rules, calculated and lookup fields) on first use.
     func table(_ name: String) throws -> DataTable {
         if let table = tables.table(named: name) { return table }
-        let definition = try storage.definition(of: name)
+        let stored = try storage.definition(of: name)
+        let definition = schema.table(named: stored.name) ?? stored
         let table = try storage.emptyTable(definition.name)
         tables.add(table)
         for lookup in definition.lookupFields {
