@@ -8,18 +8,21 @@ extension DataTable {
         if highest >= nextChangeId { nextChangeId = highest == Int.max ? Int.max : highest + 1 }
     }
 
-    /// Gives a changed row the change id its change had where it was made.
+    /// Gives a changed row the change id its change had where it was made. The caller
+    /// reserved the ids (``reserveChangeIds(through:)``) before any row changed and adopts
+    /// each at most once, so no other row can hold it (checked in debug builds only: a
+    /// scan per adoption would make replaying a large delta quadratic).
     ///
-    /// - Throws: ``RelataError/Code/invalidDelta`` when the row has no change, or another
-    ///   row of the table already has that id.
+    /// - Throws: ``RelataError/Code/invalidDelta`` when the row has no change or the id is not positive.
     package func adoptChangeId(_ changeId: Int, for row: DataTableRow) throws {
         let slot = try slot(of: row)
         guard var record = changes[slot], record.changeId != 0 else {
             throw RelataError(.invalidDelta, "change \(changeId) changes nothing in the row", table: name, row: rowLabel(slot: slot))
         }
-        guard changeId > 0, !changes.contains(where: { $0.key != slot && $0.value.changeId == changeId }) else {
-            throw RelataError(.invalidDelta, "change id \(changeId) is used twice", table: name, row: rowLabel(slot: slot))
+        guard changeId > 0 else {
+            throw RelataError(.invalidDelta, "change ids are positive, not \(changeId)", table: name, row: rowLabel(slot: slot))
         }
+        assert(!changes.contains(where: { $0.key != slot && $0.value.changeId == changeId }), "change id \(changeId) adopted twice")
         record.changeId = changeId
         setChanges(record, at: slot)
     }
@@ -39,16 +42,12 @@ extension DataTable {
         }
         let current = postedValue(slot: slot, field: field)
         guard current != .integer(key) else { return }
-        if let holder = indexSlot(holding: .integer(key), field: field), holder != slot {
+        if let holder = try index(forField: fields[field].name).slots(for: .integer(key)).first(where: { $0 != slot }) {
             throw RelataError(.invalidDelta, "the temporary key \(key) is used by \(rowLabel(slot: holder))", table: self.name, field: name)
         }
         record.pending[field] = .integer(key)
         setChanges(record, at: slot)
         valueDidChange(slot: slot, field: field, from: current, to: .integer(key))
         if key <= nextTemporaryKey { nextTemporaryKey = key == Int64.min ? Int64.min : key - 1 }
-    }
-
-    private func indexSlot(holding value: Value, field: Int) -> Int? {
-        visibleSlots.first { postedValue(slot: $0, field: field) == value }
     }
 }

@@ -133,7 +133,7 @@ public final class LocalDataAdapter {
 
     /// The update rule of a table (``UpdateRule/FailureBehavior/applyOthers`` unless set).
     public func updateRule(forTable name: String) -> UpdateRule {
-        DeltaProcessor(runtime: runtime, updateRules: updateRules).updateRule(forTable: name)
+        updateRules[name.lowercased()] ?? UpdateRule()
     }
 
     /// Adds a calculated field whose value a JavaScript function of the row computes.

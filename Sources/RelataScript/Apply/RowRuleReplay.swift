@@ -40,7 +40,8 @@ public struct RowRuleReplay {
     public func replay(_ delta: Delta, onto table: DataTable) -> Delta {
         var failed: [Int: ChangeFailure] = [:]
         let ids = delta.changes.map(\.changeId)
-        if let duplicate = ids.first(where: { id in ids.filter { $0 == id }.count > 1 }) {
+        var seen: Set<Int> = []
+        if let duplicate = ids.first(where: { !seen.insert($0).inserted }) {
             return failingEveryChange(of: delta, ChangeFailure(.invalidValue, "the delta has change \(duplicate) twice"))
         }
         if let bad = ids.first(where: { $0 <= 0 }) {

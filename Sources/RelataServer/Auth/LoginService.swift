@@ -81,7 +81,6 @@ public struct LoginString: Sendable, Hashable {
     }
 }
 
-/// Checks logins against the configured users and keeps their sessions.
 /// Where a server finds its users: each provider knows some users and checks their passwords.
 public protocol LoginProvider: Sendable {
     /// The user's session when the user is known here and the password is right; nil otherwise.

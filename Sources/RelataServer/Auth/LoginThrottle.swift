@@ -9,6 +9,7 @@ final class LoginThrottle: @unchecked Sendable {
     private var failures: [String: [Date]] = [:]
     let limit: Int
     let window: TimeInterval
+    private static let maximumNames = 100_000
 
     init(limit: Int = 5, window: TimeInterval = 300) {
         self.limit = limit
@@ -28,9 +29,13 @@ final class LoginThrottle: @unchecked Sendable {
     func recordFailure(for user: String, now: Date = Date()) {
         lock.withLock {
             failures[user, default: []].append(now)
-            // Bounded memory under a flood of made-up names: forget the oldest names first.
-            if failures.count > 100_000, let oldest = failures.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key {
-                failures[oldest] = nil
+            // Bounded memory under a flood of made-up names: past the cap, forget the names whose
+            // failures have all expired (one pass, then room for as many again before the next).
+            if failures.count > Self.maximumNames {
+                failures = failures.filter { now.timeIntervalSince($0.value.last ?? now) < window }
+                if failures.count > Self.maximumNames / 2 {
+                    failures = Dictionary(uniqueKeysWithValues: failures.prefix(Self.maximumNames / 2).map { ($0.key, $0.value) })
+                }
             }
         }
     }

@@ -90,15 +90,15 @@ public enum RelataHTTPServer {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
         let dataService = try services.domain(named: session.values["Domain"]?.stringValue).dataService(named: service)
-        let schema = dataService.schema
+        let (schema, version) = dataService.versionedSchema
         switch method {
         case "GetSchema":
-            return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: schema.version))
+            return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: version))
         case "GetData":
             let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
             let tables = try await dataService.getData(message.requests, session: session)
             return try json(ProtocolMessages.GetDataAnswer(
-                tables: tables, schema: message.includeSchema == true ? .init(schema: schema, version: schema.version) : nil))
+                tables: tables, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil))
         case "UpdateData":
             let message = try decode(ProtocolMessages.UpdateDataMessage.self, from: body)
             return try json(ProtocolMessages.UpdateDataMessage(deltas: try await dataService.updateData(message.deltas, session: session)))
@@ -127,8 +127,6 @@ public enum RelataHTTPServer {
             return try JSONDecoder().decode(type, from: body)
         } catch let error as DecodingError {
             throw ProtocolError.badRequest(ProtocolError.describe(error))
-        } catch let error as RelataError {
-            throw error
         }
     }
 

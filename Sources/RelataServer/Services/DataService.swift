@@ -40,6 +40,12 @@ public final class DataService: Sendable {
     /// scripts, commands, update rules and calculated fields change with ``reloadRules(from:)``.
     public var schema: SchemaDefinition { rules.value.schema }
 
+    /// The served schema with its version (``SchemaDefinition/version``, computed once per rules version).
+    public var versionedSchema: (schema: SchemaDefinition, version: String) {
+        let current = rules.value
+        return (current.schema, current.version)
+    }
+
     /// Replaces the rules with those of a new version of the schema, whose tables (names,
     /// fields, keys, stored names) must be the same. Requests already running finish on the
     /// rules they started with; new ones get the new rules.
@@ -50,7 +56,7 @@ public final class DataService: Sendable {
     ///   old rules stay then.
     @discardableResult
     public func reloadRules(from schema: SchemaDefinition) throws -> Bool {
-        guard schema.version != self.schema.version else { return false }
+        guard schema.version != rules.value.version else { return false }
         guard RulesVersion.sameTables(schema, storage.schema) else {
             throw RelataError(.invalidSchema, "the schema's tables changed; rules reload without a restart, tables do not (migrate the database and restart)",
                               location: schema.name)
@@ -220,10 +226,13 @@ public final class DataService: Sendable {
 /// One version of a schema's rules: the schema, and a pool of runtimes that compiled its scripts.
 final class RulesVersion: Sendable {
     let schema: SchemaDefinition
+    /// `schema.version`, computed once: it encodes the whole schema, scripts included.
+    let version: String
     let pool: RuleRuntimePool
 
     init(schema: SchemaDefinition, size: Int, timeLimit: Duration, logger: Logger) throws {
         self.schema = schema
+        version = schema.version
         pool = try RuleRuntimePool(size: size) {
             let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
             try runtime.load(schema)
