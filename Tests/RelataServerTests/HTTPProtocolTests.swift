@@ -13,8 +13,8 @@ import Testing
         let database: DataServiceTests.Database
         let services: ServerServices
 
-        init(maxBodyBytes: Int = 1 << 20) throws {
-            database = try DataServiceTests.Database()
+        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20) throws {
+            database = try DataServiceTests.Database(schema: schema)
             let sessions = try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
             let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4), roles: ["Sales"], values: ["UserId": 7])
             services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))

@@ -13,16 +13,23 @@ struct LiveClient: Sendable {
     struct Response: Sendable {
         let status: Int
         let body: Data
+        /// A header of the answer (case-insensitively).
+        let header: @Sendable (String) -> String?
     }
 
-    func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil) async throws -> Response {
+    func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil, accept: String? = nil) async throws -> Response {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         let (data, response) = try await URLSession.shared.data(for: request)
-        return Response(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: data)
+        let http = response as? HTTPURLResponse
+        let headers = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, entry in
+            result["\(entry.key)".lowercased()] = "\(entry.value)"
+        }
+        return Response(status: http?.statusCode ?? 0, body: data, header: { headers[$0.lowercased()] })
     }
 }
 

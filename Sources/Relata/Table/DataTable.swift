@@ -215,6 +215,12 @@ public final class DataTable {
         }
     }
 
+    /// Forgets every row, as if none had been loaded (a server reusing a table for the next
+    /// batch of a read). Row objects of the forgotten rows are detached.
+    package func discardAllRows() {
+        removeSlots(Array(0..<slotCount))
+    }
+
     /// Removes slots (sorted ascending) from the table, renumbering the rest.
     func removeSlots(_ slots: [Int]) {
         guard !slots.isEmpty else { return }

@@ -2,6 +2,15 @@ internal import CJavaScriptCore
 import Relata
 
 extension RuleRuntime {
+    /// Whether any loaded script handles `event` (a server skips firing an event nobody handles).
+    ///
+    /// ```swift
+    /// if runtime.handles(.beforeGetData) { try runtime.fireDataEvent(.beforeGetData, requests: requests) }
+    /// ```
+    public func handles(_ event: RuleEvent) -> Bool {
+        allScripts.contains { $0.handler(event.handlerName) != nil }
+    }
+
     /// Runs a data event — `beforeGetData(names, requests)` or `afterGetData(names, requests)` —
     /// in every script that handles it, the schema-wide one first. Each request is
     /// `{ tableName, where, parameters, fields, maxRecords }` in the scripts. A `fail()` in

@@ -96,9 +96,10 @@ public enum RelataHTTPServer {
             return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: version))
         case "GetData":
             let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
-            let tables = try await dataService.getData(message.requests, session: session)
-            return try json(ProtocolMessages.GetDataAnswer(
-                tables: tables, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil))
+            let read = try await dataService.checkRead(message.requests, session: session)
+            let binary = request.headers[.accept]?.contains(RowStream.contentType) == true
+            return try GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
+                                              binary: binary, logger: context.logger)
         case "UpdateData":
             let message = try decode(ProtocolMessages.UpdateDataMessage.self, from: body)
             return try json(ProtocolMessages.UpdateDataMessage(deltas: try await dataService.updateData(message.deltas, session: session)))
@@ -136,15 +137,25 @@ public enum RelataHTTPServer {
     }
 
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encode(value))))
+    }
+
+    /// A message as the protocol's JSON.
+    static func encode(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(value)
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return try encoder.encode(value)
     }
 
     /// Every error as a JSON answer with the right status; nothing reaches the client as a bare 500.
     static func errorResponse(for error: any Error, logger: Logger) -> Response {
+        let (status, answer) = errorAnswer(for: error, logger: logger)
+        return (try? json(answer, status: status)) ?? Response(status: .internalServerError)
+    }
+
+    /// The protocol's error answer for an error, and its HTTP status.
+    static func errorAnswer(for error: any Error, logger: Logger) -> (HTTPResponse.Status, ProtocolMessages.ErrorAnswer) {
         let status: HTTPResponse.Status
         let details: ProtocolMessages.ErrorAnswer.Details
         switch error {
@@ -172,8 +183,7 @@ public enum RelataHTTPServer {
             details = .init(code: "internal", message: "the server failed: \(error)")
             logger.error("request failed: \(error)")
         }
-        return (try? json(ProtocolMessages.ErrorAnswer(error: details), status: status))
-            ?? Response(status: .internalServerError)
+        return (status, ProtocolMessages.ErrorAnswer(error: details))
     }
 }
 

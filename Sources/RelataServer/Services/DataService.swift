@@ -17,7 +17,7 @@ public final class DataService: Sendable {
     public let storage: SQLiteStorage
     /// Who may read and change which tables.
     public let permissions: TablePermissions
-    private let rules: RulesVersion.Current
+    let rules: RulesVersion.Current
     private let poolSize: Int
     private let timeLimit: Duration
     private let logger: Logger
@@ -101,58 +101,6 @@ public final class DataService: Sendable {
         }
     }
 
-    /// Reads tables as the caller: for each request its fields, the rows its where expression
-    /// selects (evaluated as on every site; SQL only narrows what is read), at most
-    /// `maxRecords` of them. `beforeGetData` runs first (a `fail()` refuses the read) and
-    /// `afterGetData` after, with `isServer` true and the caller's session.
-    ///
-    /// - Throws: ``RelataError`` naming what was refused — a table the schema does not
-    ///   publish, an unknown field, an expression that does not parse or names an unknown
-    ///   field, a negative `maxRecords` — before anything is read; a rule's ``ScriptError``.
-    public func getData(_ requests: [DataRequest], session: Session) async throws -> [TableData] {
-        let storage = self.storage
-        let parsed = try requests.map { request -> Relata.Expression? in
-            let definition = try storage.definition(of: request.table)
-            try permissions.check(.read, on: definition.name, for: session)
-            let names = Set(definition.fields.map { $0.name.lowercased() })
-            for field in request.fields ?? [] where !names.contains(field.lowercased()) {
-                throw RelataError(.unknownField, "the table has no field '\(field)'", table: definition.name, field: field)
-            }
-            if let maxRecords = request.maxRecords, maxRecords < 0 {
-                throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: definition.name)
-            }
-            guard let text = request.where else { return nil }
-            let expression = try Relata.Expression(text)
-            let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
-            if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
-                throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
-            }
-            return expression
-        }
-        let version = rules.value
-        return try await version.pool.perform { runtime in
-            try storage.read { db in
-                let data = SQLDataAccess(storage: storage, schema: version.schema, db: db, runtime: runtime)
-                return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
-                    try runtime.fireDataEvent(.beforeGetData, requests: requests)
-                    let results = try zip(requests, parsed).map { request, expression in
-                        let table = try data.table(request.table)
-                        try storage.loadRows(possiblyMatching: expression, parameters: request.parameters, into: table, in: db)
-                        var rows = try expression.map { try table.rows(where: $0, parameters: request.parameters) } ?? table.rows
-                        if let maxRecords = request.maxRecords { rows = Array(rows.prefix(maxRecords)) }
-                        let fields = try (request.fields ?? table.fields.map(\.name)).map { name in
-                            guard let field = table.field(named: name) else { throw RelataError(.unknownField, name, table: table.name, field: name) }
-                            return field
-                        }
-                        return TableData(name: table.name, fields: fields, rows: rows.map { row in fields.map { row[$0.name] } })
-                    }
-                    try runtime.fireDataEvent(.afterGetData, requests: requests)
-                    return results
-                }
-            }
-        }
-    }
-
     /// Runs a command the schema declares, as the caller, in one transaction: its function runs
     /// with the parameters; what it changed through `lda` is then applied like an UpdateData
     /// (delta and transaction events, update rules, the store), all or nothing per the rules.
@@ -229,15 +177,20 @@ final class RulesVersion: Sendable {
     /// `schema.version`, computed once: it encodes the whole schema, scripts included.
     let version: String
     let pool: RuleRuntimePool
+    /// The data events some script handles (a read skips borrowing a runtime for the others).
+    let dataEvents: Set<RuleEvent>
 
     init(schema: SchemaDefinition, size: Int, timeLimit: Duration, logger: Logger) throws {
         self.schema = schema
         version = schema.version
+        var handled: Set<RuleEvent> = []
         pool = try RuleRuntimePool(size: size) {
             let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: timeLimit), logger: logger)
             try runtime.load(schema)
+            handled = Set([RuleEvent.beforeGetData, .afterGetData].filter(runtime.handles))
             return runtime
         }
+        dataEvents = handled
     }
 
     /// Whether two versions of a schema store the same tables (what a reload cannot change).

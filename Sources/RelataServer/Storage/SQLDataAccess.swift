@@ -12,12 +12,14 @@ final class SQLDataAccess: RuleDataAccess {
     /// The schema version the unit of work runs on (its lookup and calculated fields).
     let schema: SchemaDefinition
     let db: Database
-    let runtime: RuleRuntime
+    /// The runtime of the unit's rules and calculated fields; nil for a read that needs neither
+    /// (its tables get their lookup fields only).
+    let runtime: RuleRuntime?
     /// The unit of work's tables: rows as stored, then the changes made to them.
     let tables = TableDataAccess()
     private var fullyLoaded: Set<String> = []
 
-    init(storage: SQLiteStorage, schema: SchemaDefinition, db: Database, runtime: RuleRuntime) {
+    init(storage: SQLiteStorage, schema: SchemaDefinition, db: Database, runtime: RuleRuntime?) {
         self.storage = storage
         self.schema = schema
         self.db = db
@@ -37,6 +39,7 @@ final class SQLDataAccess: RuleDataAccess {
             try table.addLookupField(name: lookup.name, sourceField: lookup.sourceField, lookupTable: source,
                                      lookupKeyField: lookup.lookupKeyField, lookupResultField: lookup.lookupResultField)
         }
+        guard let runtime else { return table }
         for field in definition.calculatedFields {
             try runtime.addCalculatedField(name: field.name, type: field.type, cached: field.cached ?? false, to: table, function: field.function)
         }

@@ -16,7 +16,9 @@ public final class SQLiteStorage: Sendable {
     public let schema: SchemaDefinition
     /// How SQL is spelled for SQLite.
     public let dialect = SQLiteDialect()
-    private let queue: DatabaseQueue
+    /// A pool (WAL: reads run beside the writer, so a long read never holds up an apply) for a
+    /// file; a queue for a private in-memory database.
+    private let queue: any DatabaseWriter
 
     /// Opens (or creates) the database file and creates the schema's tables that are missing.
     ///
@@ -28,7 +30,7 @@ public final class SQLiteStorage: Sendable {
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
         queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
-                                   : try DatabaseQueue(path: path, configuration: configuration)
+                                   : try DatabasePool(path: path, configuration: configuration)
         try queue.write { db in
             for table in schema.tables { try db.execute(sql: createStatement(for: table)) }
         }
@@ -101,6 +103,12 @@ public final class SQLiteStorage: Sendable {
         try queue.read(work)
     }
 
+    /// Runs `work` in a read transaction on a reader connection (beside the writer, for a
+    /// database file), off the caller's thread: `work` may block.
+    func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        try await queue.read(work)
+    }
+
     /// Runs `work` with the database and no transaction open: the work opens its own
     /// (a ``SQLDeltaStore`` begins and ends one per unit of work).
     public func write<Result>(_ work: (Database) throws -> Result) throws -> Result {
@@ -139,22 +147,6 @@ public final class SQLiteStorage: Sendable {
             guard try table.row(forPrimaryKey: key) == nil else { continue }
             try loadRows(into: table, sql: sql, arguments: key.map(SQLiteValues.databaseValue), in: db)
         }
-    }
-
-    /// Loads into `table` the stored rows a where expression may select: the part of it SQL
-    /// decides exactly is sent as a condition with bound parameters (``SQLPrefilter``); the
-    /// caller filters the loaded rows with the whole expression.
-    func loadRows(possiblyMatching expression: Relata.Expression?, parameters: [String: Value], into table: DataTable,
-                  in db: Database) throws {
-        var sql = "SELECT * FROM \(sqlTable(table.name))"
-        var arguments: [DatabaseValue] = []
-        let name = table.name
-        if let expression, let condition = SQLPrefilter(fields: table.fields, dialect: dialect, column: { self.sqlColumn($0, of: name) })
-            .condition(for: expression, parameters: parameters) {
-            sql += " WHERE \(condition.sql)"
-            arguments = condition.arguments.map(SQLiteValues.databaseValue)
-        }
-        try loadRows(into: table, sql: sql, arguments: arguments, in: db, skippingHeldKeys: true)
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).

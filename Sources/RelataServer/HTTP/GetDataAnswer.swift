@@ -1,0 +1,136 @@
+import Foundation
+import Hummingbird
+import Logging
+import Relata
+
+/// The streamed answer to `GetData`: rows are encoded batch by batch as they are read and
+/// written to the client as they are encoded, in the binary row stream (``RowStream``, when
+/// the request accepts `application/vnd.relata.rows`) or in JSON (tools, curl) — one
+/// reading path, two encodings.
+enum GetDataAnswer {
+    static func response(for read: DataService.CheckedRead, from service: DataService, schema: ProtocolMessages.SchemaAnswer?,
+                         binary: Bool, logger: Logger) throws -> Response {
+        let encoder: any AnswerEncoder = binary ? BinaryAnswerEncoder() : JSONAnswerEncoder()
+        let start = try encoder.start(schema: schema)
+        let body = ResponseBody { writer in
+            let pipe = ChunkPipe(capacity: 8)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        pipe.sendWithoutWaiting(start)
+                        try await service.stream(read) { event in try pipe.send(try encoder.encode(event)) }
+                        pipe.sendWithoutWaiting(try encoder.end())
+                        pipe.finish()
+                    } catch is CancellationError {
+                        pipe.finish()
+                    } catch {
+                        let (_, answer) = RelataHTTPServer.errorAnswer(for: error, logger: logger)
+                        if let bytes = encoder.failure(answer) {
+                            pipe.sendWithoutWaiting(bytes)
+                            pipe.finish()
+                        } else {
+                            logger.error("GetData failed after its answer began; the connection is closed: \(error)")
+                            pipe.finish(throwing: error)
+                        }
+                    }
+                }
+                do {
+                    for try await chunk in pipe.chunks {
+                        try await writer.write(ByteBuffer(bytes: chunk))
+                        pipe.didWrite()
+                    }
+                } catch {
+                    pipe.close()
+                    throw error
+                }
+                try await writer.finish(nil)
+            }
+        }
+        let contentType = binary ? RowStream.contentType : "application/json; charset=utf-8"
+        return Response(status: .ok, headers: [.contentType: contentType], body: body)
+    }
+}
+
+/// Turns a read's events into the bytes of one encoding. An encoder is used by one read,
+/// one event at a time, in order.
+private protocol AnswerEncoder: Sendable {
+    func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8]
+    func encode(_ event: RowStreamEvent) throws -> [UInt8]
+    func end() throws -> [UInt8]
+    /// The bytes that tell the client the read failed, or nil when the encoding cannot.
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]?
+}
+
+private struct BinaryAnswerEncoder: AnswerEncoder {
+    func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
+        try RowStreamWriter.start() + (schema.map { try RowStreamWriter.schema(RelataHTTPServer.encode($0)) } ?? [])
+    }
+
+    func encode(_ event: RowStreamEvent) throws -> [UInt8] {
+        switch event {
+        case .table(let name, let fields, let expectedRows):
+            current.fields = fields
+            return try RowStreamWriter.table(name: name, fields: fields, expectedRows: expectedRows)
+        case .rows(let values, let count): return try RowStreamWriter.rows(values, count: count, fields: current.fields)
+        case .tableEnd(let rows): return try RowStreamWriter.tableEnd(rows: rows)
+        case .schema, .end, .error: return []
+        }
+    }
+
+    func end() -> [UInt8] { RowStreamWriter.end() }
+
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]? {
+        RowStreamWriter.error((try? RelataHTTPServer.encode(answer)) ?? Data())
+    }
+
+    /// The fields of the table being sent.
+    private let current = Current()
+    private final class Current: @unchecked Sendable {
+        // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
+        var fields: [FieldDefinition] = []
+    }
+}
+
+/// `{"tables":[{"name":…,"fields":[…],"rows":[[…],…]},…],"schema":{…}}`, written piece by piece.
+private struct JSONAnswerEncoder: AnswerEncoder {
+    private final class State: @unchecked Sendable {
+        // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
+        var schema: Data?
+        var tables = 0
+        var rowsInTable = 0
+    }
+    private let state = State()
+
+    func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
+        state.schema = try schema.map(RelataHTTPServer.encode)
+        return Array(#"{"tables":["#.utf8)
+    }
+
+    func encode(_ event: RowStreamEvent) throws -> [UInt8] {
+        switch event {
+        case .table(let name, let fields, _):
+            defer { state.tables += 1; state.rowsInTable = 0 }
+            let head = #"{"name":"# + String(decoding: try RelataHTTPServer.encode(name), as: UTF8.self)
+                + #","fields":"# + String(decoding: try RelataHTTPServer.encode(fields), as: UTF8.self) + #","rows":["#
+            return Array(((state.tables > 0 ? "," : "") + head).utf8)
+        case .rows(let values, let count):
+            guard count > 0 else { return [] }
+            let width = values.count / count
+            let rows = (0..<count).map { row in values[row * width..<(row + 1) * width].map(JSONValue.init) }
+            var bytes = Array(try RelataHTTPServer.encode(rows).dropFirst().dropLast())
+            if state.rowsInTable > 0 { bytes.insert(UInt8(ascii: ","), at: 0) }
+            state.rowsInTable += count
+            return bytes
+        case .tableEnd: return Array("]}".utf8)
+        case .schema, .end, .error: return []
+        }
+    }
+
+    func end() -> [UInt8] {
+        var bytes = Array("]".utf8)
+        if let schema = state.schema { bytes += Array(#","schema":"#.utf8) + schema }
+        return bytes + Array("}".utf8)
+    }
+
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]? { nil }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import GRDB
+import Relata
+import RelataScript
+
+extension DataService {
+    /// A read that passed its checks and `beforeGetData`: what ``stream(_:emit:)`` sends.
+    package struct CheckedRead: Sendable {
+        let requests: [DataRequest]
+        let expressions: [Relata.Expression?]
+        let session: Session
+        let rules: RulesVersion
+    }
+
+    /// Reads tables as the caller: for each request its fields, the rows its where expression
+    /// selects (evaluated as on every site; SQL only narrows what is read), at most
+    /// `maxRecords` of them. `beforeGetData` runs first (a `fail()` refuses the read) and
+    /// `afterGetData` after, with `isServer` true and the caller's session.
+    ///
+    /// The data server streams the same read (``stream(_:emit:)``); this form collects it.
+    ///
+    /// ```swift
+    /// let tables = try await service.getData([DataRequest(table: "Orders", where: "Total > :min", parameters: ["min": 100])], session: session)
+    /// ```
+    /// - Throws: ``RelataError`` naming what was refused — a table the schema does not
+    ///   publish, an unknown field, an expression that does not parse or names an unknown
+    ///   field, a negative `maxRecords` — before anything is read; a rule's ``ScriptError``.
+    public func getData(_ requests: [DataRequest], session: Session) async throws -> [TableData] {
+        let read = try await checkRead(requests, session: session)
+        let collected = Collected()
+        try await stream(read) { event in collected.add(event) }
+        return collected.tables
+    }
+
+    /// Checks a read — tables, fields, expressions, permissions — and runs `beforeGetData`;
+    /// nothing is sent yet, so a refusal is still a plain error answer.
+    package func checkRead(_ requests: [DataRequest], session: Session) async throws -> CheckedRead {
+        let storage = self.storage
+        let expressions = try requests.map { request -> Relata.Expression? in
+            let definition = try storage.definition(of: request.table)
+            try permissions.check(.read, on: definition.name, for: session)
+            let names = Set(definition.fields.map { $0.name.lowercased() })
+            for field in request.fields ?? [] where !names.contains(field.lowercased()) {
+                throw RelataError(.unknownField, "the table has no field '\(field)'", table: definition.name, field: field)
+            }
+            if let maxRecords = request.maxRecords, maxRecords < 0 {
+                throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: definition.name)
+            }
+            guard let text = request.where else { return nil }
+            let expression = try Relata.Expression(text)
+            let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
+            if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
+                throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
+            }
+            return expression
+        }
+        let rules = self.rules.value
+        try await fire(.beforeGetData, requests: requests, session: session, rules: rules)
+        return CheckedRead(requests: requests, expressions: expressions, session: session, rules: rules)
+    }
+
+    /// Sends a checked read as events — each table, its rows in batches, its end — then runs
+    /// `afterGetData`. Each request reads in a transaction of its own on a reader connection,
+    /// beside the writer; only a where expression that names a calculated field borrows a
+    /// rule runtime for the read. `emit` runs on the reading thread and may block (it is
+    /// how a slow receiver holds the read back); what it throws stops the read.
+    package func stream(_ read: CheckedRead, emit: @escaping @Sendable (RowStreamEvent) throws -> Void) async throws {
+        let storage = self.storage
+        let schema = read.rules.schema
+        for (request, expression) in zip(read.requests, read.expressions) {
+            let definition = try storage.definition(of: request.table)
+            let calculated = Set(definition.calculatedFields.map { $0.name.lowercased() })
+            if let expression, expression.fieldNames.contains(where: { calculated.contains($0.lowercased()) }) {
+                let session = read.session
+                try await read.rules.pool.perform { runtime in
+                    try storage.read { db in
+                        let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: runtime)
+                        try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                            try TableReader(storage: storage, data: data).read(request, expression: expression, in: db, emit: emit)
+                        }
+                    }
+                }
+            } else {
+                try await storage.asyncRead { db in
+                    let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: nil)
+                    try TableReader(storage: storage, data: data).read(request, expression: expression, in: db, emit: emit)
+                }
+            }
+        }
+        try await fire(.afterGetData, requests: read.requests, session: read.session, rules: read.rules)
+    }
+
+    /// Fires a data event on a runtime of `rules`, unless no script handles it.
+    private func fire(_ event: RuleEvent, requests: [DataRequest], session: Session, rules: RulesVersion) async throws {
+        guard rules.dataEvents.contains(event) else { return }
+        let storage = self.storage
+        try await rules.pool.perform { runtime in
+            try storage.read { db in
+                let data = SQLDataAccess(storage: storage, schema: rules.schema, db: db, runtime: runtime)
+                try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                    try runtime.fireDataEvent(event, requests: requests)
+                }
+            }
+        }
+    }
+
+    /// The tables of a read, collected from its events.
+    private final class Collected: @unchecked Sendable {
+        // @unchecked Sendable: `stream` calls `emit` from one reading thread at a time, in order,
+        // and `tables` is read only after `stream` returned.
+        private(set) var tables: [TableData] = []
+
+        func add(_ event: RowStreamEvent) {
+            switch event {
+            case .table(let name, let fields, _): tables.append(TableData(name: name, fields: fields, rows: []))
+            case .rows(let values, let count):
+                let width = tables[tables.count - 1].fields.count
+                tables[tables.count - 1].rows += (0..<count).map { Array(values[$0 * width..<($0 + 1) * width]) }
+            case .schema, .tableEnd, .end, .error: break
+            }
+        }
+    }
+}

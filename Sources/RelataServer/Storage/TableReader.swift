@@ -1,0 +1,129 @@
+import Foundation
+import GRDB
+import Relata
+
+/// Reads what one ``DataRequest`` selects, a batch at a time, so a table of any size
+/// streams through a bounded amount of memory: the part of the where expression SQL
+/// decides exactly narrows the query (``SQLPrefilter``), and each batch of stored rows is
+/// then filtered by the whole expression with the same evaluator as every other site.
+struct TableReader {
+    let storage: SQLiteStorage
+    /// Makes the tables a where expression is evaluated on (with their lookup fields, and
+    /// calculated fields when it has a runtime).
+    let data: SQLDataAccess
+    /// The most rows in one batch, and the bytes after which a batch is sent early.
+    var batchRows = 4096
+    var batchBytes = 1 << 20
+
+    /// Emits the request's table, its rows in batches, and its end.
+    func read(_ request: DataRequest, expression: Relata.Expression?, in db: Database,
+              emit: (RowStreamEvent) throws -> Void) throws {
+        let definition = try storage.definition(of: request.table)
+        let stored = definition.fields
+        let sent = try (request.fields ?? stored.map(\.name)).map { name in
+            guard let index = stored.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+                throw RelataError(.unknownField, "the table has no field '\(name)'", table: definition.name, field: name)
+            }
+            return index
+        }
+        let limit = request.maxRecords ?? Int.max
+        var condition = ""
+        var arguments = StatementArguments()
+        if let expression, let prefilter = SQLPrefilter(fields: stored, dialect: storage.dialect,
+                                                         column: { storage.sqlColumn($0, of: definition.name) })
+            .condition(for: expression, parameters: request.parameters) {
+            condition = " WHERE \(prefilter.sql)"
+            arguments = StatementArguments(prefilter.arguments.map(SQLiteValues.databaseValue))
+        }
+        let from = " FROM \(storage.sqlTable(definition.name))\(condition)"
+        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*)\(from)", arguments: arguments) ?? 0
+        try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(count, limit)))
+
+        // Without an expression only the fields sent are read; with one, every stored field
+        // (the expression and the table's lookup fields may use any of them).
+        let read = expression == nil ? sent : Array(stored.indices)
+        let columns = read.map { storage.sqlColumn(stored[$0].name, of: definition.name) }.joined(separator: ", ")
+        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns)\(from)", arguments: arguments)
+        var batch = Batch(width: sent.count, rows: batchRows, bytes: batchBytes)
+        var total = 0
+        func storedValues(_ row: Row) throws -> [Value] {
+            try read.indices.map { position in
+                do {
+                    return try SQLiteValues.value(row[position], for: stored[read[position]])
+                } catch var error as RelataError {
+                    error.table = definition.name
+                    throw error
+                }
+            }
+        }
+        if let expression {
+            let table = try data.table(definition.name)
+            if table.rowCount > 0 {
+                // A table that looks up its own rows holds them all already: filter those.
+                for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit) {
+                    try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
+                    total += 1
+                }
+            } else {
+                var chunk: [[Value]] = []
+                chunk.reserveCapacity(batchRows)
+                while total < limit {
+                    chunk.removeAll(keepingCapacity: true)
+                    while chunk.count < batchRows, let row = try cursor.next() { chunk.append(try storedValues(row)) }
+                    if chunk.isEmpty { break }
+                    try table.loadRows(chunk)
+                    for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
+                        try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
+                        total += 1
+                    }
+                    table.discardAllRows()
+                }
+            }
+        } else {
+            while total < limit, let row = try cursor.next() {
+                try batch.append(try storedValues(row), emit: emit)
+                total += 1
+            }
+        }
+        try batch.flush(emit: emit)
+        try emit(.tableEnd(rows: total))
+    }
+
+    /// The rows gathered for the next `rows` event, sent when it is full.
+    private struct Batch {
+        let width: Int
+        let rows: Int
+        let bytes: Int
+        private var values: [Value] = []
+        private var count = 0
+        private var size = 0
+
+        init(width: Int, rows: Int, bytes: Int) {
+            self.width = width
+            self.rows = rows
+            self.bytes = bytes
+            values.reserveCapacity(width * min(rows, 4096))
+        }
+
+        mutating func append(_ row: [Value], emit: (RowStreamEvent) throws -> Void) throws {
+            values.append(contentsOf: row)
+            count += 1
+            for value in row {
+                switch value {
+                case .string(let text): size += text.utf8.count + 4
+                case .blob(let data): size += data.count + 8
+                default: size += 8
+                }
+            }
+            if count >= rows || size >= bytes { try flush(emit: emit) }
+        }
+
+        mutating func flush(emit: (RowStreamEvent) throws -> Void) throws {
+            guard count > 0 else { return }
+            try emit(.rows(values: values, count: count))
+            values.removeAll(keepingCapacity: true)
+            count = 0
+            size = 0
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import GRDB
+import Relata
+import RelataScript
+@testable import RelataServer
+import RelataTestSupport
+import Testing
+
+/// `GetData` answers stream: rows are read, filtered and encoded a batch at a time, in the
+/// binary row stream or in JSON, and a slow or vanished client holds nothing up.
+@Suite struct StreamedGetDataTests {
+    /// The shop with a lookup field (Orders.ClientName), a calculated one (OrderDetails.LineTotal)
+    /// and an `afterGetData` that refuses reading the audit log.
+    static func server() throws -> HTTPProtocolTests.Server {
+        let shop = try DataServiceTests.schema()
+        var tables = shop.tables
+        tables[1].lookupFields = [LookupFieldDefinition(name: "ClientName", sourceField: "ClientId", lookupTable: "Clients",
+                                                        lookupKeyField: "ClientId", lookupResultField: "Name")]
+        tables[2].calculatedFields = [CalculatedFieldDefinition(name: "LineTotal", type: .float, function: "function (row) { return row.Quantity * row.UnitPrice; }")]
+        let script = RuleScript("""
+            function afterGetData(names, requests) {
+                if (names.indexOf('AuditLog') >= 0) fail('the audit log is read elsewhere');
+            }
+            """, fileName: "schema.js")
+        return try HTTPProtocolTests.Server(schema: SchemaDefinition(name: shop.name, tables: tables, script: script, updateOrder: shop.updateOrder))
+    }
+
+    static func getData(_ client: LiveClient, _ requests: [DataRequest], token: String, binary: Bool,
+                        includeSchema: Bool = false) async throws -> LiveClient.Response {
+        let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests, includeSchema: includeSchema))
+        return try await client.request("/v1/DataService/GetData", body: body, token: token, accept: binary ? RowStream.contentType : nil)
+    }
+
+    @Test func binaryAndJSONAnswersCarryTheSameRows() async throws {
+        let server = try Self.server()
+        let version = server.database.service.versionedSchema.version
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let requests = [
+                DataRequest(table: "Clients"),
+                DataRequest(table: "Orders", fields: ["OrderId", "Status"], where: "ClientName = :name", parameters: ["name": "Acme"]),
+                DataRequest(table: "OrderDetails", where: "LineTotal > 20", maxRecords: 5),
+                DataRequest(table: "Orders", fields: ["OrderId"], maxRecords: 1),
+            ]
+            let binary = try await Self.getData(client, requests, token: token, binary: true, includeSchema: true)
+            #expect(binary.status == 200)
+            #expect(binary.header("Content-Type") == RowStream.contentType)
+            let streamed = try RowStreamTables(binary.body)
+            let json = try await Self.getData(client, requests, token: token, binary: false, includeSchema: true)
+            #expect(json.header("Content-Type")?.hasPrefix("application/json") == true)
+            let answer = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: json.body)
+            #expect(try streamed.tables.map { try TableData($0) } == answer.tables)
+            #expect(answer.tables.map(\.rows) == [
+                [[1, "Acme", .decimal(1000)], [2, "Globex", .decimal(50)]],
+                [[10, "open"]],
+                [[101, 10, "Gadget", 1, .decimal(Decimal(string: "24.5")!)], [102, 11, "Widget", 5, .decimal(Decimal(string: "9.99")!)]],
+                [[10]],
+            ])
+            #expect(answer.schema?.version == version)
+            let schema = try JSONDecoder().decode(ProtocolMessages.SchemaAnswer.self, from: try #require(streamed.schemaJSON))
+            #expect(schema.version == version)
+        }
+    }
+
+    /// Adds `count` clients (ids from 1000) straight into the database.
+    static func addClients(_ count: Int, to service: DataService) throws {
+        try service.storage.write { db in
+            try db.inTransaction {
+                let statement = try db.makeStatement(sql: "INSERT INTO Clients (ClientId, Name, CreditLimit) VALUES (?, ?, ?)")
+                for id in 1000..<(1000 + count) {
+                    try statement.execute(arguments: [id, "Client number \(id) with a longer name to fill the stream", "\(id % 1000)"])
+                }
+                return .commit
+            }
+        }
+    }
+
+    @Test func aLargeTableStreamsInBatchesWithItsExpectedCount() async throws {
+        let server = try Self.server()
+        try Self.addClients(30_000, to: server.database.service)
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let whole = try await Self.getData(client, [DataRequest(table: "Clients")], token: token, binary: true)
+            #expect(whole.header("Content-Length") == nil, "the answer is sent as it is made, not built whole first")
+            var reader = RowStreamReader()
+            var batches = 0, rows = 0, expected = -1
+            for event in try reader.append(whole.body) {
+                switch event {
+                case .table(_, _, let expectedRows): expected = expectedRows
+                case .rows(_, let count):
+                    batches += 1
+                    rows += count
+                default: break
+                }
+            }
+            try reader.finish()
+            #expect(expected == 30_002 && rows == 30_002)
+            #expect(batches >= 8, "rows come in batches (\(batches))")
+
+            let filtered = try await Self.getData(client, [DataRequest(table: "Clients", where: "CreditLimit >= 990", maxRecords: 150)],
+                                                  token: token, binary: true)
+            let table = try #require(try RowStreamTables(filtered.body).tables.first)
+            #expect(table.rowCount == 150, "the limit holds across batches")
+            #expect(table.rows.allSatisfy { ($0["CreditLimit"].decimalValue ?? 0) >= 990 })
+            let all = try await Self.getData(client, [DataRequest(table: "Clients", where: "CreditLimit >= 990")], token: token, binary: true)
+            #expect(try RowStreamTables(all.body).tables.first?.rowCount == 301, "1000 and 30 ids per thousand from 1990 on, each >= 990")
+        }
+    }
+
+    @Test func aFailureAfterTheAnswerBeganIsItsLastFrame() async throws {
+        let server = try Self.server()
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let binary = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: true)
+            #expect(binary.status == 200, "the answer began before afterGetData ran")
+            let tables = try RowStreamTables(binary.body)
+            let error = try HTTPProtocolTests.error(try #require(tables.errorJSON))
+            #expect(error.code == "refused" && error.message == "the audit log is read elsewhere" && error.event == "afterGetData")
+            // JSON cannot carry an error once it began: the connection is cut, and what arrived does not decode.
+            do {
+                let json = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: false)
+                #expect(throws: (any Error).self) { try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: json.body) }
+            } catch {}
+            #expect(try await Self.getData(client, [DataRequest(table: "Clients")], token: token, binary: true).status == 200, "the server keeps serving")
+        }
+    }
+
+    /// A client that asks for a large table and stops reading holds one database reader and
+    /// nothing else: applies go on; when it disconnects, its read ends — more stalled reads
+    /// than the pool has readers leave reads working.
+    @Test func aStalledOrVanishedClientHoldsNothingUp() async throws {
+        let server = try Self.server()
+        try Self.addClients(100_000, to: server.database.service)
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let request = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]))
+            for round in 0..<7 {
+                let socket = try RawConnection(port: client.port)
+                try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                                + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
+                                body: request)
+                #expect(try socket.receiveSome().starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
+                // While this client reads nothing more, a change still applies.
+                let stored: Value = round == 0 ? "Acme" : .string("Acme \(round - 1)")
+                let clients = try DataTable(TableData(name: "Clients", fields: clientFields, rows: [[1, stored, .decimal(1000)]]))
+                try clients.rows[0].setValue("Acme \(round)", forKey: "Name")
+                let update = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [clients.makeDelta()]))
+                let applied = try await client.request("/v1/DataService/UpdateData", body: update, token: token)
+                let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: applied.body)
+                #expect(processed.deltas.first?.changes.first?.status == .resolved, "round \(round)")
+                socket.close()
+            }
+            let again = try await Self.getData(client, [DataRequest(table: "Clients", maxRecords: 3)], token: token, binary: true)
+            #expect(try RowStreamTables(again.body).tables.first?.rows.first?["Name"] == "Acme 6")
+        }
+    }
+}
+
+/// A bare TCP connection, for a client that stops reading.
+private final class RawConnection {
+    private let descriptor: Int32
+
+    init(port: Int) throws {
+        #if os(Linux)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        var small: Int32 = 4096
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard descriptor >= 0, connected == 0 else { throw RelataError(.fileFailed, "cannot connect to port \(port)") }
+    }
+
+    func send(_ head: String, body: Data) throws {
+        let bytes = Array(head.utf8) + Array(body)
+        var sent = 0
+        while sent < bytes.count {
+            let count = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { throw RelataError(.fileFailed, "the connection closed") }
+            sent += count
+        }
+    }
+
+    /// The first bytes that arrive.
+    func receiveSome() throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 1024)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { throw RelataError(.fileFailed, "nothing arrived") }
+        return Array(buffer[0..<count])
+    }
+
+    func close() {
+        #if os(Linux)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import Relata
+
+/// The binary row stream of `GetData` answers: exact values, read as bytes arrive, and
+/// every damaged or hostile stream refused with a clear error.
+@Suite struct RowStreamTests {
+    static let fields = [
+        FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Price", .currency), FieldDefinition("When", .dateTime),
+        FieldDefinition("Key", .guid), FieldDefinition("Bytes", .blob), FieldDefinition("Note", .string), FieldDefinition("Ok", .boolean),
+        FieldDefinition("Ratio", .float),
+    ]
+
+    static func rows(_ count: Int) -> [Value] {
+        var values: [Value] = []
+        for index in 0..<count {
+            values.append(.integer(Int64(index)))
+            guard index % 3 != 2 else {
+                values += Array(repeating: Value.null, count: fields.count - 1)
+                continue
+            }
+            let when = Date(timeIntervalSinceReferenceDate: Double(index) + 0.123456)
+            values += [.decimal(Decimal(string: "\(index).0001")!), .date(when), .guid(UUID()), .blob(Data([0, 255, UInt8(index % 256)]))]
+            values += [.string("row ü \(index)"), .boolean(index % 2 == 0), .double(Double(index) / 3)]
+        }
+        return values
+    }
+
+    /// A stream of a schema and two tables, the first in two batches.
+    static func stream(_ values: [Value], count: Int) throws -> [UInt8] {
+        let half = count / 2
+        let width = fields.count
+        var bytes = RowStreamWriter.start() + (try RowStreamWriter.schema(Data(#"{"version":"x"}"#.utf8)))
+        bytes += try RowStreamWriter.table(name: "Items", fields: fields, expectedRows: count)
+        bytes += try RowStreamWriter.rows(Array(values[0..<half * width]), count: half, fields: fields)
+        bytes += try RowStreamWriter.rows(Array(values[half * width..<count * width]), count: count - half, fields: fields)
+        bytes += try RowStreamWriter.tableEnd(rows: count)
+        bytes += try RowStreamWriter.table(name: "Empty", fields: [FieldDefinition("Id", .integer)], expectedRows: 0)
+        bytes += try RowStreamWriter.tableEnd(rows: 0) + RowStreamWriter.end()
+        return bytes
+    }
+
+    @Test func everyTypeArrivesExactlyAsSent() throws {
+        let values = Self.rows(100)
+        let tables = try RowStreamTables(Self.stream(values, count: 100))
+        #expect(tables.schemaJSON == Data(#"{"version":"x"}"#.utf8))
+        #expect(tables.tables.map(\.name) == ["Items", "Empty"])
+        #expect(tables.tables[0].rowCount == 100 && tables.tables[1].rowCount == 0)
+        let received = tables.tables[0].rows.flatMap { row in Self.fields.map { row[$0.name] } }
+        #expect(received == values)
+        #expect(tables.tables[0].rows[0].rowState == .unchanged)
+    }
+
+    /// However the bytes are cut into chunks, the same events come out.
+    @Test func bytesMayArriveInAnyChunks() throws {
+        let values = Self.rows(10)
+        let bytes = try Self.stream(values, count: 10)
+        for size in [1, 2, 3, 5, 7, 64, 1000] {
+            var reader = RowStreamReader()
+            var rows: [Value] = []
+            var events = 0
+            for start in stride(from: 0, to: bytes.count, by: size) {
+                for event in try reader.append(bytes[start..<min(start + size, bytes.count)]) {
+                    events += 1
+                    if case .rows(let batch, _) = event { rows += batch }
+                }
+            }
+            try reader.finish()
+            #expect(rows == values, "chunks of \(size)")
+            #expect(events == 8)
+            #expect(reader.bytesRead == bytes.count)
+        }
+    }
+
+    @Test func aStreamCutShortOrDamagedIsRefusedNamingWhy() throws {
+        let bytes = try Self.stream(Self.rows(4), count: 4)
+        func failure(_ damaged: [UInt8]) -> String? {
+            do {
+                _ = try RowStreamTables(damaged)
+                return nil
+            } catch let error as RelataError {
+                #expect(error.code == .invalidResponse)
+                return error.message
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(failure(Array(bytes.dropLast(5)))?.contains("stops") == true)
+        let cut = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [FieldDefinition("Id", .integer)], expectedRows: 9))
+            + (try RowStreamWriter.rows([1], count: 1, fields: [FieldDefinition("Id", .integer)]))
+        #expect(failure(cut)?.contains("stops inside table T after 1 rows") == true)
+        #expect(failure(Array("NOTRELAT".utf8) + bytes.dropFirst(8))?.contains("not a Relata row stream") == true)
+        var version = bytes
+        version[8] = 9
+        #expect(failure(version)?.contains("version 9") == true)
+        var kind = bytes
+        kind[12] = 77
+        #expect(failure(kind)?.contains("77 is not a frame kind") == true)
+        var huge = bytes
+        huge[13...16] = [0xff, 0xff, 0xff, 0x7f]
+        #expect(failure(huge)?.contains("more than the") == true)
+        #expect(failure(bytes + RowStreamWriter.end())?.contains("follow the end") == true)
+        let rowsOutside = RowStreamWriter.start() + (try RowStreamWriter.rows([1], count: 1, fields: [FieldDefinition("Id", .integer)]))
+        #expect(failure(rowsOutside)?.contains("outside a table") == true)
+        let miscounted = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [FieldDefinition("Id", .integer)], expectedRows: 1))
+            + (try RowStreamWriter.tableEnd(rows: 3))
+        #expect(failure(miscounted)?.contains("says it sent 3 rows; 0 arrived") == true)
+        let duplicateKeys = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true)], expectedRows: 2))
+            + (try RowStreamWriter.rows([1, 1], count: 2, fields: [FieldDefinition("Id", .integer, primaryKey: true)]))
+        #expect(throws: RelataError.self) { try RowStreamTables(duplicateKeys) }
+    }
+
+    /// Every prefix and every single-byte change of a stream is read or refused, never a trap.
+    @Test func noDamageReachesATrap() throws {
+        let bytes = try Self.stream(Self.rows(3), count: 3)
+        for length in 0..<bytes.count { _ = try? RowStreamTables(bytes[0..<length]) }
+        for index in bytes.indices {
+            for replacement: UInt8 in [0, 1, 0x7f, 0xff] {
+                var damaged = bytes
+                damaged[index] = replacement
+                _ = try? RowStreamTables(damaged)
+            }
+        }
+    }
+
+    @Test func anErrorFrameEndsTheStreamWithTheServersAnswer() throws {
+        let answer = Data(#"{"error":{"code":"refused","message":"no"}}"#.utf8)
+        let bytes = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [FieldDefinition("Id", .integer)], expectedRows: 5))
+            + (try RowStreamWriter.rows([1], count: 1, fields: [FieldDefinition("Id", .integer)])) + RowStreamWriter.error(answer)
+        let tables = try RowStreamTables(bytes)
+        #expect(tables.errorJSON == answer)
+    }
+}
