@@ -23,7 +23,8 @@ enum OpenAPIDocument {
             paths["/v1/\(service)/GetSchema"] = ["post": operation("\(tag)_GetSchema", "The schema with its rule scripts and version",
                                                                    body: ref("Empty"), answer: ref("SchemaAnswer"))]
             paths["/v1/\(service)/GetData"] = ["post": operation("\(tag)_GetData", "Read tables: fields, a where expression with parameters, a row limit",
-                                                                 body: ref("GetDataRequest"), answer: ref("GetDataAnswer"))]
+                                                                 body: ref("GetDataRequest"), answer: ref("GetDataAnswer"),
+                                                                 alsoAnswers: [RowStream.contentType: ["schema": ["type": "string", "format": "binary"]]])]
             paths["/v1/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
                                                                     body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"))]
             paths["/v1/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
@@ -43,9 +44,12 @@ enum OpenAPIDocument {
     private static func ref(_ name: String) -> [String: Any] { ["$ref": "#/components/schemas/\(name)"] }
 
     private static func operation(_ id: String, _ summary: String, body: [String: Any]?, answer: [String: Any]?, secured: Bool = true,
-                                  statuses: [String] = ["400", "401", "403", "404", "413", "500"]) -> [String: Any] {
+                                  statuses: [String] = ["400", "401", "403", "404", "413", "500"],
+                                  alsoAnswers: [String: Any] = [:]) -> [String: Any] {
         var responses: [String: Any] = [:]
-        if let answer { responses["200"] = ["description": "OK", "content": ["application/json": ["schema": answer]]] }
+        if let answer {
+            responses["200"] = ["description": "OK", "content": alsoAnswers.merging(["application/json": ["schema": answer]]) { $1 }]
+        }
         for status in statuses {
             responses[status] = ["description": "Refused; the body says why", "content": ["application/json": ["schema": ref("Error")]]]
         }
