@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // Benchmarks live in their own package so the main build stays lean.
-// Run: swift run -c release --package-path Benchmarks relata-benchmarks [core|rules] [rows]
+// Run: swift run -c release --package-path Benchmarks relata-benchmarks [core|rules|briefcase|server|error-cost] [rows]
 import PackageDescription
 
 let package = Package(
@@ -8,12 +8,15 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [
         .package(name: "Relata", path: ".."),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
     ],
     targets: [
         .systemLibrary(name: "CBenchmarkSupport", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         .executableTarget(name: "relata-benchmarks", dependencies: [
             .product(name: "Relata", package: "Relata"),
             .product(name: "RelataScript", package: "Relata"),
+            .product(name: "RelataServer", package: "Relata"),
+            .product(name: "Hummingbird", package: "hummingbird"),
             "CBenchmarkSupport",
         ]),
     ],

@@ -91,7 +91,8 @@ case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
 case "error-cost": try runErrorCost()
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
+case "server": try await runServerBenchmarks(count: rowCount)
 default:
-    print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
+    print("usage: relata-benchmarks [core|rules|briefcase|server|error-cost] [rows]")
     exit(2)
 }

@@ -18,13 +18,13 @@ import Foundation
 ///
 /// Numbers are little-endian; strings are a u32 length and UTF-8. A column is a NULL
 /// bitmap and the values, exactly as in a briefcase table, so both use one encoding.
-package enum RowStream {
+public enum RowStream {
     /// The media type of the encoding (`Accept` and `Content-Type`).
-    package static let contentType = "application/vnd.relata.rows"
+    public static let contentType = "application/vnd.relata.rows"
     static let magic = Array("RELATARS".utf8)
     static let version: UInt32 = 1
     /// The largest frame a reader accepts (a writer never sends one larger).
-    package static let maxFrameBytes = 64 << 20
+    public static let maxFrameBytes = 64 << 20
 
     enum Kind: UInt8 {
         case schema = 1, table, rows, tableEnd, end, error
@@ -32,7 +32,7 @@ package enum RowStream {
 }
 
 /// What a row stream says, in order.
-package enum RowStreamEvent: Sendable {
+public enum RowStreamEvent: Sendable {
     /// The schema, as the JSON of a `GetSchema` answer.
     case schema(Data)
     /// A table starts: its fields (those asked for) and at most how many rows follow.

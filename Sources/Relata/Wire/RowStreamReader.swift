@@ -12,22 +12,22 @@ import Foundation
 /// }
 /// try reader.finish()
 /// ```
-package struct RowStreamReader {
+public struct RowStreamReader {
     private var buffer: [UInt8] = []
     private var consumed = 0
     private var started = false
     private var table: (name: String, fields: [FieldDefinition], rows: Int)?
     /// Whether the end (or an error) frame was read.
-    package private(set) var isComplete = false
+    public private(set) var isComplete = false
     /// Bytes read so far.
-    package private(set) var bytesRead = 0
+    public private(set) var bytesRead = 0
 
-    package init() {}
+    public init() {}
 
     /// The events the bytes complete (a frame split across chunks comes with the chunk that ends it).
     ///
     /// - Throws: ``RelataError/Code/invalidResponse`` naming what is wrong.
-    package mutating func append(_ bytes: some Collection<UInt8>) throws -> [RowStreamEvent] {
+    public mutating func append(_ bytes: some Collection<UInt8>) throws -> [RowStreamEvent] {
         bytesRead += bytes.count
         if consumed > 0, consumed >= buffer.count / 2 {
             buffer.removeFirst(consumed)
@@ -67,7 +67,7 @@ package struct RowStreamReader {
     /// Checks that the stream ended where an answer may end.
     ///
     /// - Throws: ``RelataError/Code/invalidResponse`` when the input stopped before the end frame.
-    package func finish() throws {
+    public func finish() throws {
         guard isComplete else {
             throw Self.damaged(table.map { "the answer stops inside table \($0.name) after \($0.rows) rows" } ?? "the answer stops before its end")
         }
@@ -139,24 +139,35 @@ package struct RowStreamReader {
     }
 }
 
-/// Collects the tables of a whole ``RowStream`` (tests and tools that do not need progress).
-package struct RowStreamTables {
-    package private(set) var tables: [DataTable] = []
+/// Collects the tables of a ``RowStream`` into ``DataTable``s (rows unchanged, as fetched),
+/// chunk by chunk or from a whole answer.
+///
+/// ```swift
+/// var answer = RowStreamTables()
+/// for chunk in chunks { try answer.consume(chunk) }   // as the bytes arrive
+/// let orders = answer.tables[0]
+/// ```
+public struct RowStreamTables {
+    public private(set) var tables: [DataTable] = []
     /// The schema's JSON, when the stream carried it.
-    package private(set) var schemaJSON: Data?
+    public private(set) var schemaJSON: Data?
     /// The error answer's JSON, when the server failed after the answer began.
-    package private(set) var errorJSON: Data?
+    public private(set) var errorJSON: Data?
     private var reader = RowStreamReader()
 
-    package init() {}
+    public init() {}
 
     /// Reads a complete stream.
-    package init(_ bytes: some Collection<UInt8>) throws {
+    ///
+    /// - Throws: ``RelataError/Code/invalidResponse`` for a damaged or cut-short stream; the
+    ///   errors of ``DataTable/loadRows(_:)`` for rows that do not fit their table.
+    public init(_ bytes: some Collection<UInt8>) throws {
         try consume(bytes)
         try reader.finish()
     }
 
-    package mutating func consume(_ bytes: some Collection<UInt8>) throws {
+    /// Reads the next bytes of the stream; call ``finish()`` when the input ends.
+    public mutating func consume(_ bytes: some Collection<UInt8>) throws {
         for event in try reader.append(bytes) {
             switch event {
             case .schema(let json): schemaJSON = json
@@ -170,4 +181,7 @@ package struct RowStreamTables {
             }
         }
     }
+
+    /// Checks that the stream ended with its end (or error) frame.
+    public func finish() throws { try reader.finish() }
 }

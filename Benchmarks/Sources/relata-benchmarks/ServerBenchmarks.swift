@@ -1,0 +1,128 @@
+// The data server side by side with its floors: a 1,000,000-row fetch over loopback
+// vs reading the same SQLite file in-process; 100,000 changes applied with server
+// rules vs one raw SQLite transaction; small GetData requests under 32 concurrent
+// clients (wrk) vs a bare Hummingbird handler answering the same bytes.
+import CBenchmarkSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Hummingbird
+import Relata
+import RelataScript
+import RelataServer
+
+func runServerBenchmarks(count: Int) async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-server-bench-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let changes = min(count, 100_000)
+    print("Relata server benchmarks — fetch \(count) rows, apply \(changes) changes, small requests with 32 clients")
+
+    let schema = try SchemaDefinition(name: "Bench", tables: [
+        TableDefinition(name: "Clients", fields: Dataset.fields),
+        TableDefinition(name: "Items", fields: ItemTable.fields, script: RuleScript(ItemTable.rules, fileName: "items.js")),
+    ])
+    let path = folder.appendingPathComponent("bench.sqlite").path
+    let storage = try SQLiteStorage(path: path, schema: schema)
+    let dataset = Dataset(count: count)
+    let clients = try DataTable(name: "Clients", fields: Dataset.fields)
+    try clients.loadRows(dataset.relataRows)
+    try storage.seedIfEmpty(with: [clients, try ItemTable.table(changes)])
+    let service = try DataService(storage: storage)
+    let sessions = try SessionStore(path: folder.appendingPathComponent("sessions.sqlite").path)
+    let user = ServerUser(name: "bench", passwordHash: ServerUser.hash(password: "bench", cost: 4))
+    let services = try ServerServices(dataServices: [service], login: LoginService(users: [user], sessions: sessions))
+
+    try await withServer(RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0, maxBodyBytes: 1 << 30),
+                                                      logger: quietLogger, onServerRunning: PortBox.report)) { port in
+        let client = BenchClient(port: port)
+        let token = try await client.login()
+
+        // Fetch
+        var fetched = 0
+        let fetch = try await measureAsync(repetitions: 3) {
+            fetched = try await client.fetchTable("Clients", token: token).rowCount
+        }
+        precondition(fetched == count, "fetched \(fetched) of \(count) rows")
+        var floorRows = 0
+        let floor = measure(repetitions: 3) { floorRows = SQLiteFile(path: path).readClients().count }
+        precondition(floorRows == count)
+
+        // Apply
+        let items = try await client.fetchTable("Items", token: token)
+        let start = ContinuousClock.now
+        for row in items.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        let edit = ContinuousClock.now - start
+        var resolved = 0
+        let apply = try await measureAsync(repetitions: 1) {
+            resolved = try await client.updateData(items.makeDelta(), token: token)
+        }
+        precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
+        let rawApply = measure(repetitions: 1) { SQLiteFile(path: path).incrementQuantities(changes) }
+
+        // Small requests
+        let smallBody = #"{"requests":[{"table":"Clients","where":"Id = :id","parameters":{"id":{"integer":4242}}}]}"#
+        let answer = try await client.post("/v1/DataService/GetData", body: Data(smallBody.utf8), token: token, accept: RowStream.contentType)
+        let relata = try Wrk.run(port: port, path: "/v1/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
+        let bare = try await withServer(bareServer(answer: answer)) { barePort in
+            try Wrk.run(port: barePort, path: "/v1/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
+        }
+
+        print("")
+        print("| operation | Relata server | floor | Relata ÷ floor | throughput vs floor |")
+        print("|---|---|---|---|---|")
+        print("| fetch \(count) rows over loopback into a DataTable vs SQLite in-process into Swift structs | \(milliseconds(fetch)) | \(milliseconds(floor)) | \(ratio(fetch, floor)) | \(percent(floor / fetch)) |")
+        print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs one raw SQLite transaction | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
+        print("")
+        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)).")
+        print("")
+        print("| 32 clients, GetData of one row by key (wrk, 10 s) | requests/s | p50 | p99 |")
+        print("|---|---|---|---|")
+        print("| relata serve | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) |")
+        print("| bare Hummingbird handler, same answer bytes | \(bare.requestsPerSecond) | \(bare.p50) | \(bare.p99) |")
+        if let r = Double(relata.requestsPerSecond), let b = Double(bare.requestsPerSecond) {
+            print("")
+            print("Relata ÷ bare throughput: \(percent(r / b))")
+        }
+    }
+}
+
+func percent(_ fraction: Double) -> String { String(format: "%.0f%%", fraction * 100) }
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+func measureAsync(repetitions: Int, _ body: () async throws -> Void) async rethrows -> Double {
+    var times: [Double] = []
+    for _ in 0..<repetitions {
+        let start = ContinuousClock.now
+        try await body()
+        times.append((ContinuousClock.now - start).seconds)
+    }
+    return times.sorted()[times.count / 2]
+}
+
+/// The table of the apply benchmark and its rule.
+enum ItemTable {
+    static let fields = [
+        FieldDefinition("ItemId", .integer, primaryKey: true), FieldDefinition("Name", .string, size: 40),
+        FieldDefinition("Quantity", .integer), FieldDefinition("UnitPrice", .float),
+    ]
+    static let rules = """
+        function beforeUpdate(row, old) {
+            if (row.Quantity <= 0) fail('Quantity must be positive');
+            if (row.UnitPrice < old.UnitPrice / 2) fail('the price fell by more than half');
+        }
+        """
+
+    static func table(_ count: Int) throws -> DataTable {
+        let table = try DataTable(name: "Items", fields: fields)
+        try table.loadRows((0..<count).lazy.map { index -> [Value] in
+            let price = Double(index % 1000) / 10 + 1
+            return [.integer(Int64(index + 1)), .string("Item \(index + 1)"), .integer(Int64(index % 50 + 1)), .double(price)]
+        })
+        return table
+    }
+}
