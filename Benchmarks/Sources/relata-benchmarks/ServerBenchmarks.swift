@@ -37,7 +37,9 @@ func runServerBenchmarks(count: Int) async throws {
     try await withServer(RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0, maxBodyBytes: 1 << 30),
                                                       logger: quietLogger, onServerRunning: PortBox.report)) { port in
         let client = BenchClient(port: port)
+        progress("server on port \(port)")
         let token = try await client.login()
+        progress("logged in")
 
         // Fetch
         var fetched = 0
@@ -45,6 +47,7 @@ func runServerBenchmarks(count: Int) async throws {
             fetched = try await client.fetchTable("Clients", token: token).rowCount
         }
         precondition(fetched == count, "fetched \(fetched) of \(count) rows")
+        progress("fetched")
         var floorRows = 0
         let floor = measure(repetitions: 3) { floorRows = SQLiteFile(path: path).readClients().count }
         precondition(floorRows == count)
@@ -59,6 +62,7 @@ func runServerBenchmarks(count: Int) async throws {
             resolved = try await client.updateData(items.makeDelta(), token: token)
         }
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
+        progress("applied")
         let rawApply = measure(repetitions: 1) { SQLiteFile(path: path).incrementQuantities(changes) }
 
         // Small requests
@@ -86,6 +90,11 @@ func runServerBenchmarks(count: Int) async throws {
             print("Relata ÷ bare throughput: \(percent(r / b))")
         }
     }
+}
+
+/// A step of a long benchmark, on standard error.
+func progress(_ message: String) {
+    FileHandle.standardError.write(Data("… \(message)\n".utf8))
 }
 
 func percent(_ fraction: Double) -> String { String(format: "%.0f%%", fraction * 100) }

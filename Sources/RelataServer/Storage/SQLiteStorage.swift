@@ -137,16 +137,39 @@ public final class SQLiteStorage: Sendable {
         return table
     }
 
-    /// Loads into `table` the stored rows with these primary keys that it does not hold yet.
+    /// Loads into `table` the stored rows with these primary keys that it does not hold yet,
+    /// a few hundred keys per query.
     public func loadRows(withKeys keys: [[Value]], into table: DataTable, in db: Database) throws {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
-        let condition = keyFields.enumerated().map { "\(sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: " AND ")
-        let sql = "SELECT * FROM \(sqlTable(table.name)) WHERE \(condition)"
-        for key in keys where key.count == keyFields.count {
-            guard try table.row(forPrimaryKey: key) == nil else { continue }
-            try loadRows(into: table, sql: sql, arguments: key.map(SQLiteValues.databaseValue), in: db)
+        var seen = Set<[Value]>()
+        let missing = try keys.filter { key in
+            try key.count == keyFields.count && seen.insert(key).inserted && table.row(forPrimaryKey: key) == nil
         }
+        let columns = keyFields.map { sqlColumn($0.name, of: table.name) }
+        var loaded: [[Value]] = []
+        let perQuery = max(1, 500 / keyFields.count)
+        for start in stride(from: 0, to: missing.count, by: perQuery) {
+            let chunk = missing[start..<min(start + perQuery, missing.count)]
+            var arguments: [DatabaseValue] = []
+            let condition: String
+            if columns.count == 1 {
+                let placeholders = chunk.map { key in
+                    arguments.append(SQLiteValues.databaseValue(key[0]))
+                    return dialect.placeholder(arguments.count)
+                }
+                condition = "\(columns[0]) IN (\(placeholders.joined(separator: ", ")))"
+            } else {
+                condition = chunk.map { key in
+                    "(" + zip(columns, key).map { column, value in
+                        arguments.append(SQLiteValues.databaseValue(value))
+                        return "\(column) = \(dialect.placeholder(arguments.count))"
+                    }.joined(separator: " AND ") + ")"
+                }.joined(separator: " OR ")
+            }
+            loaded += try fetchValues(of: table, sql: "SELECT * FROM \(sqlTable(table.name)) WHERE \(condition)", arguments: arguments, in: db)
+        }
+        try table.loadRows(loaded)
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).
@@ -156,22 +179,30 @@ public final class SQLiteStorage: Sendable {
 
     private func loadRows(into table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database,
                           skippingHeldKeys: Bool = false) throws {
+        let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
+        var loaded = try fetchValues(of: table, sql: sql, arguments: arguments, in: db)
+        if skippingHeldKeys, !keyIndexes.isEmpty, table.rowCount > 0 {
+            loaded = try loaded.filter { values in try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) == nil }
+        }
+        try table.loadRows(loaded)
+    }
+
+    /// The rows a query selects, as values of the table's fields.
+    private func fetchValues(of table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database) throws -> [[Value]] {
         let fields = table.fields
+        let columns = fields.map { storedColumn($0.name, of: table.name) }
         var loaded: [[Value]] = []
         let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
-        let keyIndexes = fields.indices.filter { fields[$0].primaryKey }
         while let row = try rows.next() {
-            let values = try fields.map { field in
+            loaded.append(try fields.indices.map { index in
                 do {
-                    return try SQLiteValues.value(row[storedColumn(field.name, of: table.name)] ?? .null, for: field)
+                    return try SQLiteValues.value(row[columns[index]] ?? .null, for: fields[index])
                 } catch var error as RelataError {
                     error.table = table.name
                     throw error
                 }
-            }
-            if skippingHeldKeys, !keyIndexes.isEmpty, try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) != nil { continue }
-            loaded.append(values)
+            })
         }
-        try table.loadRows(loaded)
+        return loaded
     }
 }
