@@ -131,3 +131,22 @@ import Testing
         #expect(tables.errorJSON == answer)
     }
 }
+
+/// Loading a table in batches (as a fetched answer arrives) checks each batch's keys against
+/// every row loaded before, and against keys an accepted change wrote since.
+@Suite struct BatchLoadKeyTests {
+    @Test func keysAreCheckedAcrossBatchesAndAfterAcceptedChanges() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Name", .string)])
+        try table.loadRows([[1, "a"], [2, "b"]])
+        #expect(throws: RelataError.self) { try table.loadRows([[2, "again"]]) }
+        try table.loadRows([[3, "c"]])
+        #expect(throws: RelataError.self) { try table.loadRows([[3, "again"]]) }
+        try table.rows[2].setValue(30, forKey: "Id")
+        var delta = try table.makeDelta()
+        delta.changes[0].status = .resolved
+        try table.accept(delta)
+        #expect(throws: RelataError.self) { try table.loadRows([[30, "taken since the accept"]]) }
+        try table.loadRows([[3, "free again"]])
+        #expect(table.rows.map { $0["Id"] } == [1, 2, 30, 3])
+    }
+}

@@ -12,7 +12,7 @@ import Relata
 import RelataScript
 import RelataServer
 
-func runServerBenchmarks(count: Int) async throws {
+func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-server-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -41,7 +41,10 @@ func runServerBenchmarks(count: Int) async throws {
         let token = try await client.login()
         progress("logged in")
 
-        // Fetch
+        print("")
+        print("| operation | Relata server | floor | Relata ÷ floor | throughput vs floor |")
+        print("|---|---|---|---|---|")
+        if parts.contains("fetch") {
         var fetched = 0
         let fetch = try await measureAsync(repetitions: 3) {
             fetched = try await client.fetchTable("Clients", token: token).rowCount
@@ -51,8 +54,10 @@ func runServerBenchmarks(count: Int) async throws {
         var floorRows = 0
         let floor = measure(repetitions: 3) { floorRows = SQLiteFile(path: path).readClients().count }
         precondition(floorRows == count)
+        print("| fetch \(count) rows over loopback into a DataTable vs SQLite in-process into Swift structs | \(milliseconds(fetch)) | \(milliseconds(floor)) | \(ratio(fetch, floor)) | \(percent(floor / fetch)) |")
+        }
 
-        // Apply
+        if parts.contains("apply") {
         let items = try await client.fetchTable("Items", token: token)
         let start = ContinuousClock.now
         for row in items.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
@@ -63,9 +68,27 @@ func runServerBenchmarks(count: Int) async throws {
         }
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
         progress("applied")
+        // Where the time goes: the same kind of delta through the service in-process, and its JSON.
+        let again = try await client.fetchTable("Items", token: token)
+        for row in again.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        let delta = try again.makeDelta()
+        var json = Data()
+        let encode = try measure(repetitions: 1) { json = try JSONEncoder().encode(["deltas": [delta]]) }
+        let decode = try measure(repetitions: 1) { _ = try JSONDecoder().decode([String: [Delta]].self, from: json) }
+        var direct = 0
+        let inProcess = try await measureAsync(repetitions: 1) {
+            direct = try await service.updateData([delta], session: Session())[0].changes.filter { $0.status == .resolved }.count
+        }
+        precondition(direct == changes)
+        progress("applied in-process")
         let rawApply = measure(repetitions: 1) { SQLiteFile(path: path).incrementQuantities(changes) }
+        print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs one raw SQLite transaction | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
+        print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
+        print("")
+        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)).")
+        }
 
-        // Small requests
+        if parts.contains("requests") {
         let smallBody = #"{"requests":[{"table":"Clients","where":"Id = :id","parameters":{"id":{"integer":4242}}}]}"#
         let answer = try await client.post("/v1/DataService/GetData", body: Data(smallBody.utf8), token: token, accept: RowStream.contentType)
         let relata = try Wrk.run(port: port, path: "/v1/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
@@ -74,13 +97,6 @@ func runServerBenchmarks(count: Int) async throws {
         }
 
         print("")
-        print("| operation | Relata server | floor | Relata ÷ floor | throughput vs floor |")
-        print("|---|---|---|---|---|")
-        print("| fetch \(count) rows over loopback into a DataTable vs SQLite in-process into Swift structs | \(milliseconds(fetch)) | \(milliseconds(floor)) | \(ratio(fetch, floor)) | \(percent(floor / fetch)) |")
-        print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs one raw SQLite transaction | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
-        print("")
-        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)).")
-        print("")
         print("| 32 clients, GetData of one row by key (wrk, 10 s) | requests/s | p50 | p99 |")
         print("|---|---|---|---|")
         print("| relata serve | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) |")
@@ -88,6 +104,7 @@ func runServerBenchmarks(count: Int) async throws {
         if let r = Double(relata.requestsPerSecond), let b = Double(bare.requestsPerSecond) {
             print("")
             print("Relata ÷ bare throughput: \(percent(r / b))")
+        }
         }
     }
 }

@@ -91,8 +91,11 @@ case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
 case "error-cost": try runErrorCost()
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
-case "server": try await runServerBenchmarks(count: rowCount)
+case "server":
+    let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
+    try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests"] : parts)
 default:
-    print("usage: relata-benchmarks [core|rules|briefcase|server|error-cost] [rows]")
+    print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
+    print("       relata-benchmarks server [rows] [fetch] [apply] [requests]")
     exit(2)
 }

@@ -134,6 +134,7 @@ extension DataTable {
         let before = fields.indices.map { postedValue(slot: slot, field: $0) }
         var after = before
         for (field, value) in refreshed { after[field] = value }
+        keysOfLoadedRows = nil
         for field in fields.indices { columns[field].set(after[field], at: slot) }
         var clean = RowChanges()
         clean.edit = record.edit
@@ -158,6 +159,7 @@ extension DataTable {
     /// edit values alike. The rows' states do not change.
     func replaceValue(field: Int, old: Value, new: Value) {
         guard let value = try? fields[field].type.coerced(new) else { return }
+        keysOfLoadedRows = nil
         performBatchUpdates {
             for slot in 0..<slotCount {
                 let posted = postedValue(slot: slot, field: field)

@@ -144,9 +144,14 @@ extension DataTable {
         // Keys are checked against a set made for the load rather than the key's index, which
         // would cost a million-row load its time and memory; the index is built on first use.
         var keys = KeySet()
-        if !keyFieldIndexes.isEmpty {
+        if let kept = keysOfLoadedRows, kept.slots == slotCount, kept.generation == structureGeneration, changes.keys.isEmpty {
+            // Nothing but loads changed the table since the last one: its keys are still these.
+            keys = kept.keys
+        } else if !keyFieldIndexes.isEmpty {
             for slot in visibleSlots { _ = keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
         }
+        keysOfLoadedRows = nil
+        defer { if changes.keys.isEmpty { keysOfLoadedRows = (slotCount, structureGeneration, keys) } }
         try performBatchUpdates {
             while let (values, location) = try next() {
                 for index in fields.indices {

@@ -50,6 +50,9 @@ public final class DataTable {
     var nextChangeId = 1
     /// Counts removals of slots, so row sets made before one can tell they are stale.
     var structureGeneration = 0
+    /// The keys of the rows as the last load left them, so that loading a large table in
+    /// batches checks each batch's keys without collecting every earlier row's again.
+    var keysOfLoadedRows: (slots: Int, generation: Int, keys: KeySet)?
     var nextTemporaryKey: Int64 = -1
 
     var calculatedFields: [CalculatedField] = []

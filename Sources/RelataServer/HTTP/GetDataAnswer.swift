@@ -16,20 +16,25 @@ enum GetDataAnswer {
             let pipe = ChunkPipe(capacity: 8)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
+                    // Frames are gathered into chunks of at least `chunkBytes`: a small answer
+                    // goes out in one write, a large one in a few hundred kilobytes at a time.
+                    let output = Output(start)
                     do {
-                        pipe.sendWithoutWaiting(start)
-                        try await service.stream(read) { event in try pipe.send(try encoder.encode(event)) }
-                        pipe.sendWithoutWaiting(try encoder.end())
+                        try await service.stream(read) { event in
+                            if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }
+                        }
+                        pipe.sendWithoutWaiting(output.rest(try encoder.end()))
                         pipe.finish()
                     } catch is CancellationError {
                         pipe.finish()
                     } catch {
                         let (_, answer) = RelataHTTPServer.errorAnswer(for: error, logger: logger)
                         if let bytes = encoder.failure(answer) {
-                            pipe.sendWithoutWaiting(bytes)
+                            pipe.sendWithoutWaiting(output.rest(bytes))
                             pipe.finish()
                         } else {
                             logger.error("GetData failed after its answer began; the connection is closed: \(error)")
+                            pipe.sendWithoutWaiting(output.rest([]))
                             pipe.finish(throwing: error)
                         }
                     }
@@ -48,6 +53,31 @@ enum GetDataAnswer {
         }
         let contentType = binary ? RowStream.contentType : "application/json; charset=utf-8"
         return Response(status: .ok, headers: [.contentType: contentType], body: body)
+    }
+}
+
+/// The smallest chunk written to the client while an answer streams.
+private let chunkBytes = 64 << 10
+
+/// The bytes encoded and not sent yet.
+private final class Output: @unchecked Sendable {
+    // @unchecked Sendable: one read's events come one at a time, in order.
+    private var bytes: [UInt8]
+
+    init(_ start: [UInt8]) { bytes = start }
+
+    /// Adds bytes; returns everything gathered once it reaches `size`.
+    func add(_ more: [UInt8], atLeast size: Int) -> [UInt8]? {
+        bytes += more
+        guard bytes.count >= size else { return nil }
+        defer { bytes = [] }
+        return bytes
+    }
+
+    /// Everything gathered, with the last bytes.
+    func rest(_ last: [UInt8]) -> [UInt8] {
+        defer { bytes = [] }
+        return bytes + last
     }
 }
 

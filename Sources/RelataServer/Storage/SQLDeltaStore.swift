@@ -75,7 +75,7 @@ final class SQLDeltaStore: DeltaStore {
         case .insert:
             let written = fields.filter { !$0.autoIncrement }
             let sql = "INSERT INTO \(storage.sqlTable(table.name)) (\(written.map { storage.sqlColumn($0.name, of: table.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-            try db.execute(sql: written.isEmpty ? "INSERT INTO \(storage.sqlTable(table.name)) DEFAULT VALUES" : sql,
+            try db.cachedStatement(sql: written.isEmpty ? "INSERT INTO \(storage.sqlTable(table.name)) DEFAULT VALUES" : sql).execute(
                            arguments: StatementArguments(written.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) }))
             if let auto = table.fields.first(where: \.autoIncrement) {
                 let real = db.lastInsertedRowID
@@ -89,11 +89,11 @@ final class SQLDeltaStore: DeltaStore {
             guard !changed.isEmpty else { return }
             let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: changed.count + 1)
             let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(changed.enumerated().map { "\(storage.sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
-            try db.execute(sql: sql, arguments: StatementArguments(changed.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) } + conditionValues))
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(changed.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) } + conditionValues))
             if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
         case .delete:
             let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: 1)
-            try db.execute(sql: "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)", arguments: StatementArguments(conditionValues))
+            try db.cachedStatement(sql: "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)").execute(arguments: StatementArguments(conditionValues))
             if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
         }
     }

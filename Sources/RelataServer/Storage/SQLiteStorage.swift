@@ -25,6 +25,7 @@ public final class SQLiteStorage: Sendable {
     /// - Parameter path: a file path, or `:memory:` for a private in-memory database.
     public init(path: String, schema: SchemaDefinition) throws {
         self.schema = schema
+        names = PhysicalNames(schema, dialect: dialect)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
@@ -38,18 +39,43 @@ public final class SQLiteStorage: Sendable {
 
     /// A table's name in the database, quoted for SQL (a schema may rename its tables).
     func sqlTable(_ name: String) -> String {
-        dialect.quote(schema.table(named: name)?.physicalName ?? name)
+        names.tables[name.lowercased()]?.sql ?? dialect.quote(name)
     }
 
     /// A field's column in the database, unquoted (a schema may rename its columns).
     func storedColumn(_ field: String, of table: String) -> String {
-        schema.table(named: table)?.column(of: field) ?? field
+        names.tables[table.lowercased()]?.columns[field.lowercased()]?.stored ?? field
     }
 
     /// A field's column in the database, quoted for SQL.
     func sqlColumn(_ field: String, of table: String) -> String {
-        dialect.quote(storedColumn(field, of: table))
+        names.tables[table.lowercased()]?.columns[field.lowercased()]?.sql ?? dialect.quote(field)
     }
+
+    /// The schema's tables and fields by lowercased name, with their physical names: every
+    /// statement looks names up, so they are found by hashing, not by a scan of the schema.
+    private struct PhysicalNames: Sendable {
+        struct Table: Sendable {
+            let definition: Relata.TableDefinition
+            let sql: String
+            let columns: [String: (stored: String, sql: String)]
+        }
+        let tables: [String: Table]
+
+        init(_ schema: SchemaDefinition, dialect: SQLiteDialect) {
+            var tables: [String: Table] = [:]
+            for table in schema.tables where tables[table.name.lowercased()] == nil {
+                var columns: [String: (stored: String, sql: String)] = [:]
+                for field in table.fields where columns[field.name.lowercased()] == nil {
+                    let stored = table.column(of: field.name)
+                    columns[field.name.lowercased()] = (stored, dialect.quote(stored))
+                }
+                tables[table.name.lowercased()] = Table(definition: table, sql: dialect.quote(table.physicalName), columns: columns)
+            }
+            self.tables = tables
+        }
+    }
+    private let names: PhysicalNames
 
     /// `CREATE TABLE IF NOT EXISTS` for a table: its columns, primary key, required fields
     /// and foreign keys.
@@ -117,7 +143,7 @@ public final class SQLiteStorage: Sendable {
 
     /// The table definition with a name, or an error naming the published tables.
     public func definition(of name: String) throws -> Relata.TableDefinition {
-        guard let table = schema.table(named: name) else {
+        guard let table = names.tables[name.lowercased()]?.definition else {
             throw RelataError(.unknownTable, "the schema \(schema.name) has no table '\(name)' (tables: \(schema.tables.map(\.name).joined(separator: ", ")))",
                               table: name)
         }

@@ -36,14 +36,14 @@ struct TableReader {
             arguments = StatementArguments(prefilter.arguments.map(SQLiteValues.databaseValue))
         }
         let from = " FROM \(storage.sqlTable(definition.name))\(condition)"
-        let count = try Int.fetchOne(db, sql: "SELECT COUNT(*)\(from)", arguments: arguments) ?? 0
+        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*)\(from)"), arguments: arguments) ?? 0
         try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(count, limit)))
 
         // Without an expression only the fields sent are read; with one, every stored field
         // (the expression and the table's lookup fields may use any of them).
         let read = expression == nil ? sent : Array(stored.indices)
         let columns = read.map { storage.sqlColumn(stored[$0].name, of: definition.name) }.joined(separator: ", ")
-        let cursor = try Row.fetchCursor(db, sql: "SELECT \(columns)\(from)", arguments: arguments)
+        let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns)\(from)"), arguments: arguments)
         var batch = Batch(width: sent.count, rows: batchRows, bytes: batchBytes)
         var total = 0
         func storedValues(_ row: Row) throws -> [Value] {
