@@ -109,3 +109,33 @@ import Testing
         #expect(ISO8601.string(from: Date(timeIntervalSince1970: 1_700_000_000.5)) == "2023-11-14T22:13:20.5Z")
     }
 }
+
+/// Dates in the form Relata writes are read from their bytes; the result is the general
+/// parser's to the last bit, and anything else still goes through the general parser.
+@Suite struct DateTextFastPathTests {
+    @Test func theFastPathGivesTheGeneralPathsDates() throws {
+        var generator = SystemRandomNumberGenerator()
+        let style = Date.ISO8601FormatStyle()
+        for _ in 0..<5_000 {
+            let whole = Double(Int64.random(in: -62_135_596_800...253_402_300_799, using: &generator))   // years 1 to 9999
+            let text = Date(timeIntervalSince1970: whole).formatted(style)
+            let general = try style.parse(text)
+            #expect(ISO8601.date(from: text) == general, "\(text)")
+            let withFraction = Date(timeIntervalSinceReferenceDate: general.timeIntervalSinceReferenceDate + Double.random(in: 0..<1, using: &generator))
+            let written = ISO8601.string(from: withFraction)
+            #expect(ISO8601.date(from: written) == withFraction, "\(written)")
+        }
+        for leapDay in ["2024-02-29T00:00:00Z", "2000-02-29T12:30:00.5Z", "1600-02-29T23:59:59Z"] {
+            #expect(ISO8601.date(from: leapDay) == (try style.parse(leapDay.replacingOccurrences(of: ".5", with: ""))).addingTimeInterval(leapDay.contains(".5") ? 0.5 : 0))
+        }
+        // Out-of-range parts are left to the general parser, whatever it makes of them.
+        for odd in ["2023-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-23T24:00:00Z", "1582-10-10T00:00:00Z"] {
+            #expect(ISO8601.date(from: odd) == (try? style.parse(odd)), "\(odd)")
+        }
+        for notADate in ["2026-11-23T10:00:00.Z", "2026-11-23T10:00:00.1xZ", "2026-11-23X10:00:00Z"] {
+            #expect(ISO8601.date(from: notADate) == nil, "\(notADate)")
+        }
+        #expect(ISO8601.date(from: " 2026-11-23T10:00:00Z ") == (try style.parse("2026-11-23T10:00:00Z")), "other forms take the general path")
+        #expect(ISO8601.date(from: "2026-11-23T10:00:00+01:00") == (try style.parse("2026-11-23T09:00:00Z")))
+    }
+}

@@ -183,6 +183,7 @@ enum ISO8601 {
     }
 
     static func date(from text: String) -> Date? {
+        if let date = utcDate(from: text) { return date }
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         // A fraction of a second is read exactly: whole seconds by the format style, the digits as a Double.
         if let dot = trimmed.firstIndex(of: "."), let zone = trimmed[dot...].firstIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }) {
@@ -198,5 +199,53 @@ enum ISO8601 {
             return date
         }
         return nil
+    }
+
+    /// The form Relata writes — `2026-11-23T10:00:00Z`, with or without a fraction of a
+    /// second — read straight from its bytes, giving the same `Date` as the general path
+    /// (whole seconds, then the fraction's digits as a `Double`); nil for any other form,
+    /// and for years before 1583, which Foundation counts in the Julian calendar.
+    private static func utcDate(from text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { bytes -> Date? in
+            guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
+                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
+            func number(_ range: Range<Int>) -> Int? {
+                var value = 0
+                for index in range {
+                    let digit = Int(bytes[index]) - 48
+                    guard (0...9).contains(digit) else { return nil }
+                    value = value * 10 + digit
+                }
+                return value
+            }
+            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
+                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
+                  year >= 1583, (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return nil }
+            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+            let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+            guard day >= 1, day <= monthDays[month - 1] else { return nil }
+            var fraction = 0.0
+            if bytes.count > 20 {
+                guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
+                let digits = UnsafeBufferPointer(rebasing: bytes[20..<bytes.count - 1])
+                guard digits.allSatisfy({ (48...57).contains($0) }), let value = Double("0." + String(decoding: digits, as: UTF8.self)) else { return nil }
+                fraction = value
+            } else if bytes[19] != UInt8(ascii: "Z") {
+                return nil
+            }
+            let seconds = daysSince1970(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
+            return Date(timeIntervalSinceReferenceDate: Double(seconds - Int(referenceOffset)) + fraction)
+        }
+    }
+
+    /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
+    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+        let shifted = month <= 2 ? year - 1 : year   // years counted from March, so February comes last
+        let era = (shifted >= 0 ? shifted : shifted - 399) / 400
+        let yearOfEra = shifted - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }
