@@ -34,6 +34,9 @@ import Testing
             self.port = port
         }
 
+        /// A test that stops early (a failed `#require`, a thrown error) leaves no server behind.
+        deinit { if process.isRunning { process.terminate() } }
+
         func stop() -> Int32 {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
