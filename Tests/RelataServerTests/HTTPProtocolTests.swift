@@ -82,6 +82,17 @@ import Testing
         }
     }
 
+    /// A session of a domain the server no longer serves (its configuration changed) is ended, not refused.
+    @Test func aSessionOfADomainNoLongerServedMustLogInAgain() async throws {
+        let server = try Server()
+        let token = try server.services.sessions.start(Session(values: ["User": "ann", "Domain": "Gone"]))
+        try await server.test { client in
+            let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            #expect(status == 401)
+            #expect(try Self.error(data).code == "sessionNotFound")
+        }
+    }
+
     @Test func aTamperedDeltaIsRefusedOverTheWireWithItsLocation() async throws {
         try await Server().test { client in
             let token = try #require(try await Self.login(client))

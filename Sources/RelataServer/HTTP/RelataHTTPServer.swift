@@ -89,7 +89,10 @@ public enum RelataHTTPServer {
         guard let token = bearerToken(request), let session = try services.sessions.session(for: token) else {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
-        let dataService = try services.domain(named: session.values["Domain"]?.stringValue).dataService(named: service)
+        guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
+            throw ProtocolError.sessionNotFound("the session's domain is no longer served: log in again")
+        }
+        let dataService = try domain.dataService(named: service)
         let (schema, version) = dataService.versionedSchema
         switch method {
         case "GetSchema":
