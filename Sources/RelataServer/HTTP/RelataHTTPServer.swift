@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import Relata
 import RelataScript
 
@@ -121,7 +122,7 @@ public enum RelataHTTPServer {
         do {
             let buffer = try await request.body.collect(upTo: limit)
             return Data(buffer.readableBytesView)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
         }
     }
