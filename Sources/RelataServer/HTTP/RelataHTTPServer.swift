@@ -105,8 +105,14 @@ public enum RelataHTTPServer {
             return try GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
                                               binary: binary, logger: context.logger)
         case "UpdateData":
-            let message = try decode(ProtocolMessages.UpdateDataMessage.self, from: body)
-            return try json(ProtocolMessages.UpdateDataMessage(deltas: try await dataService.updateData(message.deltas, session: session)))
+            let deltas: [Delta]
+            do {
+                deltas = try DeltaJSON.decode(body)
+            } catch let error as RelataError where error.code == .invalidDelta {
+                throw ProtocolError.badRequest(error.message)
+            }
+            let processed = try DeltaJSON.encode(try await dataService.updateData(deltas, session: session))
+            return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: processed)))
         case "ExecuteCommand":
             let message = try decode(ProtocolMessages.CommandRequest.self, from: body)
             let (result, deltas) = try await dataService.executeCommand(message.command, parameters: message.parameters ?? [:], session: session)
