@@ -25,6 +25,8 @@ let package = Package(
         fuzzTarget("fuzz-briefcase", [relata]),
         fuzzTarget("fuzz-csv", [relata]),
         fuzzTarget("fuzz-json-table", [relata]),
+        fuzzTarget("fuzz-delta-json", [relata]),
+        fuzzTarget("fuzz-row-stream", [relata]),
         fuzzTarget("fuzz-expression", [relata]),
         fuzzTarget("fuzz-schema", [relata, relataScript, relataTools]),
         fuzzTarget("fuzz-edits", [relata, relataScript, relataTools]),

@@ -73,8 +73,10 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         for row in again.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
         let delta = try again.makeDelta()
         var json = Data()
-        let encode = try measure(repetitions: 1) { json = try JSONEncoder().encode(["deltas": [delta]]) }
-        let decode = try measure(repetitions: 1) { _ = try JSONDecoder().decode([String: [Delta]].self, from: json) }
+        let encode = try measure(repetitions: 1) { json = try DeltaJSON.encode([delta]) }
+        let decode = try measure(repetitions: 1) { _ = try DeltaJSON.decode(json) }
+        let foundationEncode = try measure(repetitions: 1) { _ = try JSONEncoder().encode(["deltas": [delta]]) }
+        let foundationDecode = try measure(repetitions: 1) { _ = try JSONDecoder().decode([String: [Delta]].self, from: json) }
         var direct = 0
         let inProcess = try await measureAsync(repetitions: 1) {
             direct = try await service.updateData([delta], session: Session())[0].changes.filter { $0.status == .resolved }.count
@@ -85,7 +87,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs one raw SQLite transaction | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
         print("")
-        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)).")
+        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))).")
         }
 
         if parts.contains("requests") {

@@ -86,11 +86,8 @@ struct BenchClient: Sendable {
 
     /// Applies a delta; the number of changes resolved.
     func updateData(_ delta: Delta, token: String) async throws -> Int {
-        let encoder = JSONEncoder()
-        let body = try encoder.encode(["deltas": [delta]])
-        let answer = try await post("/v1/DataService/UpdateData", body: body, token: token)
-        let processed = try JSONDecoder().decode([String: [Delta]].self, from: answer)
-        return processed["deltas"]?.first?.changes.filter { $0.status == .resolved }.count ?? 0
+        let answer = try await post("/v1/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token)
+        return try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0
     }
 }
 
