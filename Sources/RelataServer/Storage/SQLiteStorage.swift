@@ -159,7 +159,7 @@ public final class SQLiteStorage: Sendable {
     /// A whole table, read into a ``DataTable`` (rows as stored, unchanged).
     public func loadTable(_ name: String, in db: Database) throws -> DataTable {
         let table = try emptyTable(name)
-        try loadRows(into: table, sql: "SELECT * FROM \(sqlTable(table.name))", arguments: [], in: db)
+        try loadRows(into: table, in: db)
         return table
     }
 
@@ -193,36 +193,37 @@ public final class SQLiteStorage: Sendable {
                     }.joined(separator: " AND ") + ")"
                 }.joined(separator: " OR ")
             }
-            loaded += try fetchValues(of: table, sql: "SELECT * FROM \(sqlTable(table.name)) WHERE \(condition)", arguments: arguments, in: db)
+            loaded += try fetchValues(of: table, where: condition, arguments: arguments, in: db)
         }
         try table.loadRows(loaded)
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).
     public func loadMissingRows(into table: DataTable, in db: Database) throws {
-        try loadRows(into: table, sql: "SELECT * FROM \(sqlTable(table.name))", arguments: [], in: db, skippingHeldKeys: true)
+        try loadRows(into: table, in: db, skippingHeldKeys: true)
     }
 
-    private func loadRows(into table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database,
-                          skippingHeldKeys: Bool = false) throws {
+    /// Loads every stored row into `table`.
+    private func loadRows(into table: DataTable, in db: Database, skippingHeldKeys: Bool = false) throws {
         let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
-        var loaded = try fetchValues(of: table, sql: sql, arguments: arguments, in: db)
+        var loaded = try fetchValues(of: table, where: nil, arguments: [], in: db)
         if skippingHeldKeys, !keyIndexes.isEmpty, table.rowCount > 0 {
             loaded = try loaded.filter { values in try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) == nil }
         }
         try table.loadRows(loaded)
     }
 
-    /// The rows a query selects, as values of the table's fields.
-    private func fetchValues(of table: DataTable, sql: String, arguments: [DatabaseValue], in db: Database) throws -> [[Value]] {
+    /// The stored rows a condition selects (all without one), as values of the table's fields.
+    private func fetchValues(of table: DataTable, where condition: String?, arguments: [DatabaseValue], in db: Database) throws -> [[Value]] {
         let fields = table.fields
-        let columns = fields.map { storedColumn($0.name, of: table.name) }
+        let columns = fields.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")
+        let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (condition.map { " WHERE \($0)" } ?? "")
         var loaded: [[Value]] = []
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: StatementArguments(arguments))
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
         while let row = try rows.next() {
             loaded.append(try fields.indices.map { index in
                 do {
-                    return try SQLiteValues.value(row[columns[index]] ?? .null, for: fields[index])
+                    return try SQLiteValues.value(row[index], for: fields[index])
                 } catch var error as RelataError {
                     error.table = table.name
                     throw error
