@@ -83,6 +83,7 @@ import Testing
         #expect(await refusal(Self.request("Clients", "ClientId = 1; DROP TABLE Clients"))?.code == .expressionSyntax)
         #expect(await refusal(Self.request("Clients", "ClientId = 1 -- comment"))?.field == "comment", "-- is not a comment: two minus signs")
         #expect(await refusal(Self.request("Clients", max: -1))?.code == .invalidArgument)
+        #expect(await refusal(Self.request("Clients", fields: []))?.code == .invalidArgument)
         let quoted = try await service.getData([Self.request("Clients", "Name = 'x'' OR 1=1 --'")], session: Session())
         #expect(quoted[0].rows.isEmpty, "a quote inside a string literal is part of the string")
         #expect(try await service.getData([Self.request("Clients")], session: Session())[0].rows.count == 2, "nothing was dropped")

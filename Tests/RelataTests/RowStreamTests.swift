@@ -108,6 +108,8 @@ import Testing
         let duplicateKeys = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true)], expectedRows: 2))
             + (try RowStreamWriter.rows([1, 1], count: 2, fields: [FieldDefinition("Id", .integer, primaryKey: true)]))
         #expect(throws: RelataError.self) { try RowStreamTables(duplicateKeys) }
+        let fieldless = RowStreamWriter.start() + (try RowStreamWriter.table(name: "T", fields: [], expectedRows: 0))
+        #expect(failure(fieldless)?.contains("table T has no fields") == true)
     }
 
     /// Every prefix and every single-byte change of a stream is read or refused, never a trap.

@@ -85,6 +85,8 @@ public struct RowStreamReader {
                 guard table == nil else { throw Self.damaged("table \(table?.name ?? "") has no end") }
                 let name = try reader.readString()
                 let fields = try JSONDecoder().decode([FieldDefinition].self, from: Data(try reader.readBytes()))
+                // Rows of no fields take no bytes: their count could not be checked against the data.
+                guard !fields.isEmpty else { throw Self.damaged("table \(name) has no fields") }
                 _ = try DataTable(name: name, fields: fields)
                 let expected = try reader.read(UInt64.self)
                 table = (name, fields, 0)

@@ -83,7 +83,7 @@ private final class Output: @unchecked Sendable {
 
 /// Turns a read's events into the bytes of one encoding. An encoder is used by one read,
 /// one event at a time, in order.
-private protocol AnswerEncoder: Sendable {
+private protocol AnswerEncoder: AnyObject, Sendable {
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8]
     func encode(_ event: RowStreamEvent) throws -> [UInt8]
     func end() throws -> [UInt8]
@@ -91,7 +91,11 @@ private protocol AnswerEncoder: Sendable {
     func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]?
 }
 
-private struct BinaryAnswerEncoder: AnswerEncoder {
+private final class BinaryAnswerEncoder: AnswerEncoder, @unchecked Sendable {
+    // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
+    /// The fields of the table being sent.
+    private var fields: [FieldDefinition] = []
+
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
         try RowStreamWriter.start() + (schema.map { try RowStreamWriter.schema(RelataHTTPServer.encode($0)) } ?? [])
     }
@@ -99,9 +103,9 @@ private struct BinaryAnswerEncoder: AnswerEncoder {
     func encode(_ event: RowStreamEvent) throws -> [UInt8] {
         switch event {
         case .table(let name, let fields, let expectedRows):
-            current.fields = fields
+            self.fields = fields
             return try RowStreamWriter.table(name: name, fields: fields, expectedRows: expectedRows)
-        case .rows(let values, let count): return try RowStreamWriter.rows(values, count: count, fields: current.fields)
+        case .rows(let values, let count): return try RowStreamWriter.rows(values, count: count, fields: fields)
         case .tableEnd(let rows): return try RowStreamWriter.tableEnd(rows: rows)
         case .schema, .end, .error: return []
         }
@@ -112,44 +116,34 @@ private struct BinaryAnswerEncoder: AnswerEncoder {
     func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]? {
         RowStreamWriter.error((try? RelataHTTPServer.encode(answer)) ?? Data())
     }
-
-    /// The fields of the table being sent.
-    private let current = Current()
-    private final class Current: @unchecked Sendable {
-        // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
-        var fields: [FieldDefinition] = []
-    }
 }
 
 /// `{"tables":[{"name":…,"fields":[…],"rows":[[…],…]},…],"schema":{…}}`, written piece by piece.
-private struct JSONAnswerEncoder: AnswerEncoder {
-    private final class State: @unchecked Sendable {
-        // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
-        var schema: Data?
-        var tables = 0
-        var rowsInTable = 0
-    }
-    private let state = State()
+private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
+    // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
+    private var schema: Data?
+    private var tables = 0
+    private var rowsInTable = 0
 
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
-        state.schema = try schema.map(RelataHTTPServer.encode)
+        self.schema = try schema.map(RelataHTTPServer.encode)
         return Array(#"{"tables":["#.utf8)
     }
 
     func encode(_ event: RowStreamEvent) throws -> [UInt8] {
         switch event {
         case .table(let name, let fields, _):
-            defer { state.tables += 1; state.rowsInTable = 0 }
+            defer { tables += 1; rowsInTable = 0 }
             let head = #"{"name":"# + String(decoding: try RelataHTTPServer.encode(name), as: UTF8.self)
                 + #","fields":"# + String(decoding: try RelataHTTPServer.encode(fields), as: UTF8.self) + #","rows":["#
-            return Array(((state.tables > 0 ? "," : "") + head).utf8)
+            return Array(((tables > 0 ? "," : "") + head).utf8)
         case .rows(let values, let count):
             guard count > 0 else { return [] }
             let width = values.count / count
             let rows = (0..<count).map { row in values[row * width..<(row + 1) * width].map(JSONValue.init) }
             var bytes = Array(try RelataHTTPServer.encode(rows).dropFirst().dropLast())
-            if state.rowsInTable > 0 { bytes.insert(UInt8(ascii: ","), at: 0) }
-            state.rowsInTable += count
+            if rowsInTable > 0 { bytes.insert(UInt8(ascii: ","), at: 0) }
+            rowsInTable += count
             return bytes
         case .tableEnd: return Array("]}".utf8)
         case .schema, .end, .error: return []
@@ -158,7 +152,7 @@ private struct JSONAnswerEncoder: AnswerEncoder {
 
     func end() -> [UInt8] {
         var bytes = Array("]".utf8)
-        if let schema = state.schema { bytes += Array(#","schema":"#.utf8) + schema }
+        if let schema { bytes += Array(#","schema":"#.utf8) + schema }
         return bytes + Array("}".utf8)
     }
 

@@ -40,6 +40,9 @@ extension DataService {
             let definition = try storage.definition(of: request.table)
             try permissions.check(.read, on: definition.name, for: session)
             let names = Set(definition.fields.map { $0.name.lowercased() })
+            if request.fields?.isEmpty == true {
+                throw RelataError(.invalidArgument, "the field list is empty; name at least one field, or leave the list out for all", table: definition.name)
+            }
             for field in request.fields ?? [] where !names.contains(field.lowercased()) {
                 throw RelataError(.unknownField, "the table has no field '\(field)'", table: definition.name, field: field)
             }
