@@ -1,6 +1,9 @@
-import Relata
-
-/// The bodies of the protocol's requests and answers (`Documentation/Protocol.md`).
+/// The bodies of the protocol's requests and answers (`Documentation/Protocol.md`), shared by
+/// the data server and its client.
+///
+/// ```swift
+/// let body = try JSONEncoder().encode(ProtocolMessages.LoginRequest(loginString: "User=ann;Password=secret"))
+/// ```
 public enum ProtocolMessages {
     /// `LoginService/Login`.
     public struct LoginRequest: Codable, Sendable {
@@ -12,12 +15,20 @@ public enum ProtocolMessages {
     public struct LoginAnswer: Codable, Sendable {
         public var token: String
         public var session: Session
+        public init(token: String, session: Session) {
+            self.token = token
+            self.session = session
+        }
     }
 
     /// `DataService/GetSchema`: the schema with its rule scripts, and its version.
     public struct SchemaAnswer: Codable, Sendable {
         public var schema: SchemaDefinition
         public var version: String
+        public init(schema: SchemaDefinition, version: String) {
+            self.schema = schema
+            self.version = version
+        }
     }
 
     /// `DataService/GetData`.
@@ -34,6 +45,10 @@ public enum ProtocolMessages {
     public struct GetDataAnswer: Codable, Sendable {
         public var tables: [TableData]
         public var schema: SchemaAnswer?
+        public init(tables: [TableData], schema: SchemaAnswer? = nil) {
+            self.tables = tables
+            self.schema = schema
+        }
     }
 
     /// `DataService/UpdateData` and its answer: deltas in, processed deltas out.
@@ -56,6 +71,10 @@ public enum ProtocolMessages {
     public struct CommandAnswer: Codable, Sendable {
         public var result: Value
         public var deltas: [Delta]
+        public init(result: Value, deltas: [Delta]) {
+            self.result = result
+            self.deltas = deltas
+        }
     }
 
     /// Every refusal: a stable code, a message, and what it is about.
@@ -67,7 +86,17 @@ public enum ProtocolMessages {
             public var field: String?
             public var location: String?
             public var event: String?
+            public init(code: String, message: String, table: String? = nil, field: String? = nil,
+                        location: String? = nil, event: String? = nil) {
+                self.code = code
+                self.message = message
+                self.table = table
+                self.field = field
+                self.location = location
+                self.event = event
+            }
         }
         public var error: Details
+        public init(error: Details) { self.error = error }
     }
 }
