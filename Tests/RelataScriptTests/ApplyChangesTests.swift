@@ -137,6 +137,36 @@ import Testing
         #expect(clients.rows[1].rowState == .modified)
     }
 
+    @Test func validatingAnApplyGivesItsVerdictsAndChangesNothing() throws {
+        let adapter = try makeAdapter(orders: """
+            function beforeProcessDeltaChange(delta, change) {
+                if (change.newValues.Status == 'void') fail('order ' + change.OrderId + ' cannot be voided');
+            }
+            function afterProcessDeltaChange(delta, change) {
+                lda.insert('Clients', { ClientId: 100 + change.OrderId, Name: 'Log ' + change.OrderId });
+            }
+            """)
+        let orders = adapter.table(named: "Orders")!, clients = adapter.table(named: "Clients")!
+        try orders.rows[0].setValue("void", forKey: "Status")
+        try orders.rows[1].setValue("paid", forKey: "Status")
+        let clientCount = clients.rows.count
+
+        let verdicts = try adapter.validateApply(for: [orders])
+        #expect(verdicts.map(\.tableName) == ["Orders", "Clients"])
+        #expect(verdicts[0].changes.map(\.status) == [.failed, .resolved])
+        #expect(verdicts[0].changes[0].message == "order 10 cannot be voided")
+        #expect(verdicts[0].changes[0].failure?.location?.hasPrefix("Orders.js:2") == true)
+        #expect(orders.rows.map(\.rowState) == [.modified, .modified], "nothing is applied")
+        #expect(orders.rows.allSatisfy { !$0.isLocked && $0.failureMessage == nil })
+        #expect(orders.rows[0]["Status"] == "void", "nothing typed is lost")
+        #expect(clients.rows.count == clientCount, "what rules wrote through lda is cancelled")
+        #expect(!adapter.isApplying)
+
+        let applied = try adapter.applyChanges(for: [orders])
+        #expect(applied[0].changes.map(\.status) == verdicts[0].changes.map(\.status), "the apply agrees with its validation")
+        #expect(applied[0].changes[0].message == verdicts[0].changes[0].message)
+    }
+
     @Test func applyRejectsTablesItDoesNotHold() throws {
         let adapter = try makeAdapter()
         let stranger = try DataTable(name: "Stranger", fields: clientFields)

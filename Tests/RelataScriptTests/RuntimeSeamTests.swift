@@ -38,6 +38,7 @@ import Testing
             if throwOnCommit { throw Failure.diskFull }
         }
         func rollback(_ deltas: [Delta]) { calls.append("rollback") }
+        func discard(_ deltas: [Delta]) { calls.append("discard") }
     }
 
     /// Three pending order changes (update 1, insert 2, update 3) and a runtime tracing transaction events.
@@ -98,6 +99,28 @@ import Testing
         #expect(rolledBack[0].changes.allSatisfy { $0.status == .failed })
         #expect(rolledBack[0].changes[0].message == "not applied: the apply was rolled back (change 3 of Orders failed: row 3 was changed by someone else)")
         #expect(strict.calls.last == "rollback")
+    }
+
+    @Test func validatingRunsTheUnitUpToTheCommitAndDiscardsIt() throws {
+        let (delta, runtime) = try orderDelta()
+        let store = ScriptedStore()
+        store.refuseChange = 3
+        let verdicts = try DeltaProcessor(runtime: runtime).validate([delta], store: store)
+        #expect(verdicts[0].changes.map(\.status) == [.resolved, .resolved, .failed])
+        #expect(verdicts[0].changes[2].message == "row 3 was changed by someone else")
+        #expect(verdicts[0].changes.allSatisfy { $0.refreshedValues.isEmpty }, "only the data source that stores a change refreshes it")
+        #expect(store.calls.last == "discard")
+        #expect(!store.calls.contains("commit") && !store.calls.contains("rollback"))
+        let events = try trace(runtime)
+        #expect(events.last == "beforeCommit")
+        #expect(!events.contains("afterCommit") && !events.contains("afterRollback"))
+
+        let strict = ScriptedStore()
+        strict.refuseChange = 3
+        let rolledBack = try DeltaProcessor(runtime: runtime, updateRules: ["orders": UpdateRule(onFailure: .rollbackAll)])
+            .validate([delta], store: strict)
+        #expect(rolledBack[0].changes.allSatisfy { $0.status == .failed }, "a unit that would roll back fails every change")
+        #expect(strict.calls.last == "discard")
     }
 
     @Test func structuredFailuresSurviveACodableRoundTrip() throws {

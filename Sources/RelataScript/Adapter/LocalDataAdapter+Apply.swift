@@ -26,6 +26,27 @@ extension LocalDataAdapter {
     ///   cannot be built (a new row lacks a required value); nothing is applied then.
     @discardableResult
     public func applyChanges(for tables: [DataTable]) throws -> [Delta] {
+        try runUnit(for: tables) { processor, deltas, store in try processor.process(deltas, store: store) }
+    }
+
+    /// The verdicts ``applyChanges(for:)-([DataTable])`` would give, without applying
+    /// anything: the delta and transaction events run up to `beforeCommit()`, foreign keys
+    /// are checked, then every table is left as it was (rows unlocked, no verdict recorded,
+    /// the changes rules made through `lda` cancelled). See ``DeltaProcessor/validate(_:store:)``.
+    ///
+    /// A client runs this just before it sends changes to a data server.
+    ///
+    /// ```swift
+    /// let verdicts = try adapter.validateApply(for: [orders])
+    /// for change in verdicts.flatMap(\.failedChanges) { print(change.changeId, change.message ?? "") }
+    /// ```
+    /// - Returns: the deltas as the apply would process them, every change resolved or failed.
+    public func validateApply(for tables: [DataTable]) throws -> [Delta] {
+        try runUnit(for: tables) { processor, deltas, store in try processor.validate(deltas, store: store) }
+    }
+
+    /// Builds the tables' deltas and runs `body` with a processor over the adapter's tables.
+    private func runUnit(for tables: [DataTable], _ body: (DeltaProcessor, [Delta], TableStore) throws -> [Delta]) throws -> [Delta] {
         for table in tables where !self.tables.contains(where: { $0 === table }) { throw unknownTable(table.name) }
         guard !isApplying else {
             throw RelataError(.applyInProgress, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
@@ -34,6 +55,6 @@ extension LocalDataAdapter {
         isApplying = true
         defer { isApplying = false }
         let processor = DeltaProcessor(runtime: runtime, updateOrder: updateOrder, updateRules: updateRules)
-        return try processor.process(deltas, store: TableStore(data: data))
+        return try body(processor, deltas, TableStore(data: data))
     }
 }

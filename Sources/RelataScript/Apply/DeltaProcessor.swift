@@ -50,6 +50,49 @@ public struct DeltaProcessor {
     /// - Throws: only when ``DeltaStore/begin(_:)`` throws; nothing was processed then.
     ///   Anything that goes wrong later fails changes instead.
     public func process(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {
+        var (work, rollback) = try runUntilCommit(deltas, store: store)
+        if rollback == nil {
+            do {
+                try store.commit(work)
+                fireAfterEvent(.afterCommit, deltas: work)
+                return work
+            } catch {
+                rollback = ChangeFailure(.storeError, "the commit failed: \(error)")
+            }
+        }
+        if let rollback { roll(&work, back: rollback) }
+        store.rollback(work)
+        fireAfterEvent(.afterRollback, deltas: work)
+        return work
+    }
+
+    /// The verdicts ``process(_:store:)`` would give, without committing: everything up
+    /// to and including `beforeCommit()` runs the same way, then the store discards the
+    /// unit (``DeltaStore/discard(_:)``). `afterCommit()` and `afterRollback()` do not run,
+    /// since nothing was committed or rolled back; refreshed values are dropped, since
+    /// only the data source that stores the changes can give them.
+    ///
+    /// A client validates this way just before it sends its changes to a data server: a
+    /// change that fails here would fail there, with the same message and location.
+    ///
+    /// ```swift
+    /// let verdicts = try processor.validate([try orders.makeDelta()], store: TableStore(data: data))
+    /// let refused = verdicts.flatMap(\.failedChanges)
+    /// ```
+    public func validate(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {
+        var (work, rollback) = try runUntilCommit(deltas, store: store)
+        if let rollback { roll(&work, back: rollback) }
+        for item in work.indices {
+            for change in work[item].changes.indices { work[item].changes[change].refreshedValues = [:] }
+        }
+        store.discard(work)
+        return work
+    }
+
+    /// Begins the unit and runs it up to the commit: the delta events (and those of the
+    /// changes rules make), the store, the update rules and `beforeCommit()`.
+    /// - Returns: the deltas, and why the unit must roll back (nil when it may commit).
+    private func runUntilCommit(_ deltas: [Delta], store: some DeltaStore) throws -> (work: [Delta], rollback: ChangeFailure?) {
         var work = ordered(deltas.filter { !$0.changes.isEmpty })
         try store.begin(work)
 
@@ -80,19 +123,7 @@ public struct DeltaProcessor {
                 rollback = ChangeFailure(FailureKind(describing: error), "beforeCommit failed: \(error)")
             }
         }
-        if rollback == nil {
-            do {
-                try store.commit(work)
-                fireAfterEvent(.afterCommit, deltas: work)
-                return work
-            } catch {
-                rollback = ChangeFailure(.storeError, "the commit failed: \(error)")
-            }
-        }
-        if let rollback { roll(&work, back: rollback) }
-        store.rollback(work)
-        fireAfterEvent(.afterRollback, deltas: work)
-        return work
+        return (work, rollback)
     }
 
     /// Why the unit must roll back because a change failed in a table whose update rule says so, or nil.

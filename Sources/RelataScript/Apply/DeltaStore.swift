@@ -5,7 +5,8 @@ import Relata
 ///
 /// The processor calls, in order: ``begin(_:)``; ``changesMadeByRules()`` after each
 /// delta's events (changes rules made through `lda` join the unit); ``store(_:)``
-/// once with every delta; then ``commit(_:)`` or ``rollback(_:)``. A
+/// once with every delta; then ``commit(_:)`` or ``rollback(_:)`` (``discard(_:)`` after a
+/// validation). A
 /// ``LocalDataAdapter`` uses ``TableStore`` (the tables themselves); a data server
 /// uses one over its database.
 ///
@@ -16,6 +17,7 @@ import Relata
 ///     func store(_ deltas: inout [Delta]) throws { … }   // one statement per resolved change
 ///     func commit(_ deltas: [Delta]) throws { try database.execute("COMMIT") }
 ///     func rollback(_ deltas: [Delta]) { try? database.execute("ROLLBACK") }
+///     func discard(_ deltas: [Delta]) { try? database.execute("ROLLBACK") }
 /// }
 /// ```
 public protocol DeltaStore: AnyObject {
@@ -33,4 +35,7 @@ public protocol DeltaStore: AnyObject {
     func commit(_ deltas: [Delta]) throws
     /// Undoes the unit; every change in `deltas` has failed.
     func rollback(_ deltas: [Delta])
+    /// Undoes the unit of a validation (``DeltaProcessor/validate(_:store:)``): `deltas`
+    /// hold the verdicts, which are the caller's to use; the store keeps none of them.
+    func discard(_ deltas: [Delta])
 }

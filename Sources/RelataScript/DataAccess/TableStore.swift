@@ -9,7 +9,8 @@ import Relata
 /// auto-increment field holding a temporary (negative) key gets the next number
 /// above the table's highest. Committing folds the deltas into their tables
 /// (``DataTable/accept(_:)``); rolling back leaves every change pending with its
-/// message, and cancels the changes rules made through `lda`.
+/// message, and cancels the changes rules made through `lda`; discarding (after a
+/// validation) cancels those too and leaves the other rows as they were.
 ///
 /// ```swift
 /// let data = TableDataAccess(tables: [orders, details])
@@ -58,11 +59,22 @@ public final class TableStore: DeltaStore {
     }
 
     public func rollback(_ deltas: [Delta]) {
+        undo(deltas) { table, delta in try? table.accept(delta) }
+    }
+
+    /// Leaves the tables as they were before ``begin(_:)``: rows unlocked, the changes
+    /// rules made cancelled, no verdict recorded on any row.
+    public func discard(_ deltas: [Delta]) {
+        undo(deltas) { table, delta in table.unlockRows(of: delta) }
+    }
+
+    /// Ends the unit: `settle` the changes each table holds, and cancel those rules made.
+    private func undo(_ deltas: [Delta], settle: (DataTable, Delta) -> Void) {
         data.isRecordingChanges = false
         let madeByRules = Set(data.changedRows.map(ObjectIdentifier.init))
         for delta in deltas {
             guard let table = data.table(named: delta.tableName) else { continue }
-            try? table.accept(held(delta, by: table))
+            settle(table, held(delta, by: table))
             for row in table.changedRows where madeByRules.contains(ObjectIdentifier(row)) {
                 try? table.cancelChange(for: row)
             }

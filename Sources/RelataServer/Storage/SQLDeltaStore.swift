@@ -66,6 +66,8 @@ final class SQLDeltaStore: DeltaStore {
         try? db.rollback()
     }
 
+    func discard(_ deltas: [Delta]) { rollback(deltas) }
+
     private func write(_ change: inout DeltaChange, of table: Relata.TableDefinition, logged: Set<String>) throws {
         let dialect = storage.dialect
         let fields = table.fields.filter { logged.contains($0.name.lowercased()) }
