@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "RelataTools", targets: ["RelataTools"]),
         .library(name: "RelataTesting", targets: ["RelataTesting"]),
         .library(name: "RelataServer", targets: ["RelataServer"]),
+        .library(name: "RelataRemote", targets: ["RelataRemote"]),
         .executable(name: "relata", targets: ["relata"]),
     ],
     dependencies: [
@@ -43,6 +44,11 @@ let package = Package(
         .target(name: "RelataTools", dependencies: [
             "Relata", "RelataScript", "CJavaScriptCore",
             .product(name: "Logging", package: "swift-log"),
+        ]),
+        // The client: the RemoteDataAdapter over the protocol (URLSession), with the rule runtime
+        // validating changes before they are sent. Links neither the server nor the tooling.
+        .target(name: "RelataRemote", dependencies: [
+            "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
         ]),
         // The data server: the rule runtime over SQL (SQLite through GRDB), its services, and
         // the HTTP protocol (Hummingbird). Only the server and the CLI link it.
@@ -80,6 +86,10 @@ let package = Package(
         // Servers on loopback ports, reached with URLSession as any client would.
         .testTarget(name: "RelataServerTests", dependencies: [
             "RelataServer", "RelataTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
+        // The client against real servers on loopback ports.
+        .testTarget(name: "RelataRemoteTests", dependencies: [
+            "RelataRemote", "RelataServer", "RelataTools", "RelataTestSupport",
         ]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),

@@ -70,6 +70,11 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// Ends every session: everyone logs in again (after a security incident, say).
+    public func endAll() throws {
+        try queue.write { db in try db.execute(sql: "DELETE FROM relata_sessions") }
+    }
+
     private var lifetimeSeconds: Double {
         Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
     }

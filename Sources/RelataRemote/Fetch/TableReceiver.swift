@@ -1,0 +1,95 @@
+import Foundation
+import Relata
+
+/// Turns a GetData answer (a row stream) into tables as its bytes arrive.
+///
+/// A request for all of a table's fields fills the adapter's own table: directly when the
+/// table has never held rows (a failure empties it again), else through a staging table
+/// that replaces its rows only once the whole answer arrived — a failed refresh leaves the
+/// rows as they were. A request for some fields gets a table of its own.
+struct TableReceiver {
+    private let requests: [DataRequest]
+    private let rules: LoadedRules
+    private var reader = RowStreamReader()
+    /// Per table received: what the caller gets, and where its rows are loaded.
+    private var received: [(result: DataTable, loading: DataTable)] = []
+    private var rowsReceived = 0
+    private var expectedRows = 0
+
+    init(requests: [DataRequest], rules: LoadedRules) {
+        self.requests = requests
+        self.rules = rules
+    }
+
+    /// The tables received whole so far.
+    var tables: [DataTable] { received.map(\.result) }
+
+    /// Reads the next bytes; returns the progress they made, if any rows arrived.
+    mutating func consume(_ bytes: Data, onTable: (DataTable) -> Void) throws -> FetchProgress? {
+        var progress: FetchProgress?
+        for event in try reader.append(bytes) {
+            switch event {
+            case .schema: break
+            case .table(let name, let fields, let expected):
+                guard received.count < requests.count else {
+                    throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "it holds more tables than were asked for"))
+                }
+                received.append(try destination(for: requests[received.count], name: name, fields: fields))
+                rowsReceived = 0
+                expectedRows = expected
+            case .rows(let values, let count):
+                guard let loading = received.last?.loading else { continue }
+                let width = loading.fields.count
+                try loading.loadRows((0..<count).lazy.map { Array(values[$0 * width..<($0 + 1) * width]) })
+                rowsReceived += count
+                progress = FetchProgress(table: loading.name, rowsReceived: rowsReceived, expectedRows: max(expectedRows, rowsReceived),
+                                         bytesReceived: reader.bytesRead)
+            case .tableEnd:
+                if let last = received.last { onTable(last.result) }
+            case .end: break
+            case .error(let json):
+                let answer = try JSONDecoder().decode(ProtocolMessages.ErrorAnswer.self, from: json)
+                throw RemoteError(errorAnswer: answer.error, status: nil)
+            }
+        }
+        return progress
+    }
+
+    /// Checks the answer is whole and puts staged rows in place.
+    func finish() throws {
+        try reader.finish()
+        guard received.count == requests.count else {
+            throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "it holds \(received.count) of the \(requests.count) tables asked for"))
+        }
+        for (result, loading) in received where result !== loading {
+            result.discardAllRows()
+            try result.loadRows(loading.rows.map { row in loading.fields.map { row[$0.name] } })
+        }
+        for (result, _) in received where result === rules.adapter.table(named: result.name) {
+            rules.fetched.insert(result.name.lowercased())
+        }
+    }
+
+    /// After a failure: tables filled directly are emptied again (they were empty before).
+    func abandon() {
+        for (result, loading) in received where result === loading && result === rules.adapter.table(named: result.name) {
+            result.discardAllRows()
+        }
+    }
+
+    private func destination(for request: DataRequest, name: String, fields: [FieldDefinition]) throws -> (DataTable, DataTable) {
+        guard name.caseInsensitiveCompare(request.table) == .orderedSame else {
+            throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "table \(name) came where \(request.table) was asked for"))
+        }
+        guard request.fields == nil, let own = rules.adapter.table(named: name), own.fields == fields else {
+            let table = try DataTable(name: name, fields: fields)
+            return (table, table)
+        }
+        if own.hasChanges {
+            throw RemoteError(kind: .permanent, code: "pendingChanges",
+                              message: "the table has pending changes; apply or cancel them before fetching it again", table: own.name)
+        }
+        if own.rowCount == 0 && !rules.fetched.contains(own.name.lowercased()) { return (own, own) }
+        return (own, try DataTable(name: name, fields: fields))
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Relata
+import RelataScript
+
+/// Applying changes: validated here with the server's rules, sent as deltas, and the
+/// processed deltas folded back into the tables.
+extension RemoteDataAdapter {
+    /// Applies one table's pending changes; see ``applyChanges(for:)-([DataTable])``.
+    @discardableResult
+    nonisolated(nonsending) public func applyChanges(for table: DataTable) async throws -> Delta {
+        try await applyChanges(for: [table]).first { $0.tableName.caseInsensitiveCompare(table.name) == .orderedSame }
+            ?? Delta(tableName: table.name, keyFields: table.primaryKeyFields.map(\.name), loggedFields: [], changes: [])
+    }
+
+    /// Applies the pending changes of several of the adapter's tables in one server transaction.
+    ///
+    /// 1. With ``validatesChangesLocally`` (the default) the server's rules run here first, as
+    ///    an apply would run them (``LocalDataAdapter/validateApply(for:)``): a change they
+    ///    refuse fails at once, with the server's message and script location, and is not sent.
+    /// 2. The other changes go to the server; their rows are locked until the answer is in.
+    /// 3. The processed deltas are folded back (``DataTable/accept(_:)``): applied changes become
+    ///    the rows' originals, real keys replace temporary ones (in referencing rows too),
+    ///    refreshed values land; a change the server refused stays pending with its message.
+    ///
+    /// Nothing typed is lost: a failed change keeps the user's values, and fixing and applying
+    /// again sends the right original and new values. The delegate hears each failed change.
+    ///
+    /// ```swift
+    /// let deltas = try await adapter.applyChanges(for: [orders, details])
+    /// for change in deltas.flatMap(\.failedChanges) { print(change.changeId, change.message ?? "") }
+    /// ```
+    /// - Returns: one delta per table that had changes: every change resolved or failed.
+    /// - Throws: ``RemoteError``: ``RemoteError/Kind/transient`` (network, server failure, answer cut
+    ///   short) leaves every change pending and its row unlocked — retry; a request the server refused
+    ///   as a whole (a permission) marks the changes sent failed with its message.
+    ///   ``RelataError`` for a table that is not the adapter's, or a change that cannot make a delta.
+    @discardableResult
+    nonisolated(nonsending) public func applyChanges(for tables: [DataTable]) async throws -> [Delta] {
+        do {
+            let rules = try await loadedRules()
+            for table in tables where rules.adapter.table(named: table.name) !== table {
+                throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: table.name)
+            }
+            let (sending, refused) = try prepare(tables, rules: rules)
+            var processed = try await send(sending, tables: tables)
+            for index in processed.indices {
+                if let local = refused.first(where: { $0.tableName == processed[index].tableName }) {
+                    processed[index].changes = (local.changes + processed[index].changes).sorted { $0.changeId < $1.changeId }
+                }
+            }
+            for local in refused where !processed.contains(where: { $0.tableName == local.tableName }) { processed.append(local) }
+            report(processed, tables: tables)
+            return processed
+        } catch {
+            delegate?.remoteDataAdapter(self, didFailWithError: error)
+            throw error
+        }
+    }
+
+    /// The deltas to send, and the changes local validation refused (already recorded on their rows).
+    private func prepare(_ tables: [DataTable], rules: LoadedRules) throws -> (sending: [Delta], refused: [Delta]) {
+        var deltas = try tables.map { try $0.makeDelta() }.filter { !$0.changes.isEmpty }
+        guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
+        let verdicts = try rules.adapter.validateApply(for: tables)
+        var refused: [Delta] = []
+        for index in deltas.indices {
+            let name = deltas[index].tableName
+            let failed = verdicts.first { $0.tableName == name }?.failedChanges ?? []
+            guard !failed.isEmpty else { continue }
+            let ids = Set(failed.map(\.changeId))
+            var local = deltas[index]
+            local.changes = failed
+            try table(in: tables, named: name).accept(local)
+            refused.append(local)
+            deltas[index].changes.removeAll { ids.contains($0.changeId) }
+        }
+        return (deltas.filter { !$0.changes.isEmpty }, refused)
+    }
+
+    /// Sends deltas with their rows locked, and folds the answer back.
+    nonisolated(nonsending) private func send(_ deltas: [Delta], tables: [DataTable]) async throws -> [Delta] {
+        guard !deltas.isEmpty else { return [] }
+        for delta in deltas { try table(in: tables, named: delta.tableName).lockRows(of: delta) }
+        let answer: ProtocolAnswer
+        do {
+            answer = try await call(dataService, "UpdateData", body: DeltaJSON.encode(deltas))
+        } catch let error as RemoteError where error.kind == .permanent {
+            for delta in deltas {
+                var failed = delta
+                for index in failed.changes.indices { failed.changes[index].fail(error.message, kind: .refusal) }
+                try table(in: tables, named: delta.tableName).accept(failed)
+            }
+            throw error
+        } catch {
+            for delta in deltas { try table(in: tables, named: delta.tableName).unlockRows(of: delta) }
+            throw error
+        }
+        do {
+            let returned = try DeltaJSON.decode(answer.body)
+            return try deltas.map { sent in
+                let ids = Set(sent.changes.map(\.changeId))
+                var processed = returned.first { $0.tableName.caseInsensitiveCompare(sent.tableName) == .orderedSame } ?? sent
+                processed.tableName = sent.tableName
+                processed.changes = processed.changes.filter { ids.contains($0.changeId) }
+                let table = try table(in: tables, named: sent.tableName)
+                try table.accept(processed)
+                table.unlockRows(of: sent)
+                return processed
+            }
+        } catch {
+            for delta in deltas { try? table(in: tables, named: delta.tableName).unlockRows(of: delta) }
+            throw RemoteError.invalidResponse("UpdateData", error)
+        }
+    }
+
+    private func report(_ deltas: [Delta], tables: [DataTable]) {
+        guard let delegate else { return }
+        for delta in deltas {
+            guard let table = try? table(in: tables, named: delta.tableName) else { continue }
+            for change in delta.failedChanges { delegate.remoteDataAdapter(self, didFailChange: change, of: table) }
+        }
+        delegate.remoteDataAdapter(self, didApplyChanges: deltas)
+    }
+
+    private func table(in tables: [DataTable], named name: String) throws -> DataTable {
+        guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            throw RelataError(.unknownTable, "no table \(name) among those applied", table: name)
+        }
+        return table
+    }
+}

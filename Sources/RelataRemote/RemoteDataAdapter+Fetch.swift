@@ -1,0 +1,98 @@
+import Foundation
+import Relata
+
+/// Fetching tables: GetData, as a row stream read while it arrives.
+extension RemoteDataAdapter {
+    /// Fetches one table: all its rows, or those a where expression selects.
+    ///
+    /// ```swift
+    /// let orders = try await adapter.getDataTable("Orders", where: "ClientId = :client AND Total > 100",
+    ///                                             parameters: ["client": 7], maxRecords: 500)
+    /// ```
+    /// See ``getDataTables(_:progress:)``.
+    nonisolated(nonsending) public func getDataTable(_ name: String, fields: [String]? = nil, where expression: String? = nil,
+                                                     parameters: [String: Value] = [:], maxRecords: Int? = nil,
+                                                     progress: ((FetchProgress) -> Void)? = nil) async throws -> DataTable {
+        try await getDataTables([DataRequest(table: name, fields: fields, where: expression, parameters: parameters,
+                                             maxRecords: maxRecords)], progress: progress)[0]
+    }
+
+    /// Fetches several tables in one request (the original's "cube").
+    ///
+    /// A request for all of a table's fields fills the adapter's table of that name (see
+    /// ``tables``) with the rows it selects, replacing those it held: lookups, calculated
+    /// fields and the rules' `lda` then see them. Refreshing a table that has pending
+    /// changes is refused for now (apply or cancel them first). A request naming some
+    /// fields gets a table of its own, outside the adapter (its changes cannot be applied).
+    ///
+    /// The answer is read as it arrives; `progress` and the delegate hear how far it came.
+    /// A failure part-way leaves every table of the adapter as it was.
+    ///
+    /// ```swift
+    /// let tables = try await adapter.getDataTables([DataRequest(table: "Orders"), DataRequest(table: "OrderDetails")])
+    /// let details = tables[1]
+    /// ```
+    /// - Returns: the tables, in the order asked.
+    /// - Throws: ``RemoteError`` (``RemoteError/Kind/transient`` when the network failed or the
+    ///   answer was cut short; retrying is safe); `CancellationError` when the task is cancelled.
+    nonisolated(nonsending) public func getDataTables(_ requests: [DataRequest],
+                                                      progress: ((FetchProgress) -> Void)? = nil) async throws -> [DataTable] {
+        guard !requests.isEmpty else { return [] }
+        do {
+            let rules = try await loadedRules()
+            let wholeTables = requests.filter { $0.fields == nil }.map { $0.table.lowercased() }
+            if let twice = wholeTables.first(where: { name in wholeTables.filter { $0 == name }.count > 1 }) {
+                throw RelataError(.invalidArgument, "the table is asked for twice with all its fields; one request fills it", table: twice)
+            }
+            let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests))
+            let tables = try await withSession { token in
+                try await receive(requests, body: body, token: token, rules: rules, progress: progress)
+            }
+            delegate?.remoteDataAdapter(self, didReceiveTables: tables)
+            return tables
+        } catch {
+            delegate?.remoteDataAdapter(self, didFailWithError: error)
+            throw error
+        }
+    }
+
+    /// The rules, downloaded on first use.
+    nonisolated(nonsending) func loadedRules() async throws -> LoadedRules {
+        if let rules { return rules }
+        return try await downloadRules()
+    }
+
+    nonisolated(nonsending) private func receive(_ requests: [DataRequest], body: Data, token: String, rules: LoadedRules,
+                                                  progress: ((FetchProgress) -> Void)?) async throws -> [DataTable] {
+        let call = ProtocolCall(service: dataService, method: "GetData", body: body, token: token, accept: RowStream.contentType)
+        var receiver = TableReceiver(requests: requests, rules: rules)
+        var refusal: (status: Int, body: Data)?
+        do {
+            for try await part in transport.stream(call) {
+                switch part {
+                case .status(let status) where status != 200:
+                    refusal = (status, Data())
+                case .status:
+                    break
+                case .bytes(let bytes) where refusal != nil:
+                    refusal?.body.append(bytes)
+                case .bytes(let bytes):
+                    let made = try receiver.consume(bytes) { table in delegate?.remoteDataAdapter(self, didReceiveTable: table) }
+                    if let made {
+                        progress?(made)
+                        delegate?.remoteDataAdapter(self, didReceiveDataSize: made)
+                    }
+                }
+            }
+            if let refusal { throw RemoteError(status: refusal.status, body: refusal.body) }
+            try receiver.finish()
+            return receiver.tables
+        } catch let error as RelataError where error.code == .invalidResponse {
+            receiver.abandon()
+            throw RemoteError.invalidResponse("GetData", error)
+        } catch {
+            receiver.abandon()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import Relata
+import RelataScript
+
+/// Tables fetched from a Relata data server (`relata serve`), changed locally with the
+/// server's own rules, and applied back — the client half of Relata.
+///
+/// ```swift
+/// let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:7099")!, dataService: "DataService.PCTrade")
+/// adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+/// let orders = try await adapter.getDataTable("Orders", where: "ClientId = :client", parameters: ["client": 7])
+/// try orders.rows[0].setValue("shipped", forKey: "Status")   // the server's beforePost runs here, too
+/// let processed = try await adapter.applyChanges(for: orders)
+/// ```
+///
+/// The adapter downloads the schema with its rule scripts on first use and holds one
+/// ``DataTable`` per schema table (``tables``): fetching a table fills that table, so
+/// lookups, calculated fields and the rules' `lda` see what was fetched. Rules run with
+/// `isServer` false as the user edits (row events), and again just before changes are
+/// sent (``validatesChangesLocally``): an edit the server would refuse fails here, with
+/// the server's message and script location, before any network call.
+///
+/// An adapter and its tables belong to the isolation that uses them (the main actor, one
+/// actor, or one task): its async methods run there (`nonisolated(nonsending)`) and only
+/// the network waits elsewhere. It is not `Sendable`.
+public final class RemoteDataAdapter {
+    /// The header that tells the server which version of the rules validated a change set.
+    public static let rulesVersionHeader = "X-Relata-Rules-Version"
+
+    /// The server's address (`http://127.0.0.1:7099`).
+    public let targetURL: URL
+    /// The data service: `DataService` (the server's first schema) or `DataService.<Schema>`.
+    public var dataService: String
+    /// The login service's name.
+    public var loginService: String
+    /// Hears what the adapter does and gives credentials when a login is needed. Kept weakly.
+    public weak var delegate: (any RemoteDataAdapterDelegate)?
+    /// Credentials to log in with when the server asks; the delegate is asked when nil or refused.
+    public var credentials: RemoteCredentials?
+    /// Whether ``applyChanges(for:)-([DataTable])`` runs the server's rules locally first (on by default).
+    public var validatesChangesLocally = true
+    /// How many logins in a row may be refused before a call fails.
+    public var maxLoginAttempts = 3
+    /// The session of the current login, as the server made it (`session` in the rules).
+    public internal(set) var session: Session?
+    /// The schema, with its rule scripts, once downloaded.
+    public var schema: SchemaDefinition? { rules?.schema }
+    /// The version of the schema and scripts the local rules were built from.
+    public var rulesVersion: String? { rules?.version }
+
+    let transport: HTTPTransport
+    let logger: Logger
+    var token: String?
+    var rules: LoadedRules?
+
+    /// Creates an adapter for a server; nothing is sent until the first call.
+    ///
+    /// - Parameters:
+    ///   - dataService: `DataService`, or `DataService.<Schema>` to pick a schema.
+    ///   - timeout: how long a request may wait for the server before it fails as transient.
+    ///   - logger: where the rules' `log(...)` writes.
+    public init(targetURL: URL, dataService: String = "DataService", loginService: String = "LoginService",
+                timeout: TimeInterval = 60, logger: Logger = Logger(label: "relata.remote")) {
+        self.targetURL = targetURL
+        self.dataService = dataService
+        self.loginService = loginService
+        self.logger = logger
+        transport = HTTPTransport(baseURL: targetURL, timeout: timeout)
+    }
+
+    /// The schema's tables, once the schema is downloaded: rows as last fetched, with the
+    /// changes made since.
+    public var tables: [DataTable] { rules?.adapter.tables ?? [] }
+
+    /// The adapter's table with a name (case-insensitive), or nil before the schema is downloaded.
+    public func table(named name: String) -> DataTable? {
+        rules?.adapter.table(named: name)
+    }
+
+    /// Downloads the schema and its rule scripts (once; again when they changed on the server).
+    ///
+    /// Fetching and applying do this on first use; call it to have the tables before fetching.
+    /// - Throws: ``RemoteError``; the script errors of rules that do not compile here.
+    @discardableResult
+    nonisolated(nonsending) public func loadSchema() async throws -> SchemaDefinition {
+        if let rules { return rules.schema }
+        return try await downloadRules().schema
+    }
+
+    /// Downloads the schema and builds the local rules over the tables.
+    nonisolated(nonsending) func downloadRules() async throws -> LoadedRules {
+        let answer = try await call(dataService, "GetSchema", body: Data("{}".utf8))
+        let message: ProtocolMessages.SchemaAnswer
+        do {
+            message = try JSONDecoder().decode(ProtocolMessages.SchemaAnswer.self, from: answer.body)
+        } catch {
+            throw RemoteError.invalidResponse("GetSchema", error)
+        }
+        if let rules {
+            try rules.update(to: message.schema, version: message.version)
+            return rules
+        }
+        let loaded = try LoadedRules(schema: message.schema, version: message.version, logger: logger)
+        loaded.adapter.session = session ?? Session()
+        rules = loaded
+        return loaded
+    }
+}
+
+@available(*, unavailable, message: "A RemoteDataAdapter is used from one isolation, with its tables.")
+extension RemoteDataAdapter: Sendable {}

@@ -1,0 +1,131 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Relata
+
+/// One call of the protocol: `POST /v1/{service}/{method}` with a JSON body.
+struct ProtocolCall: Sendable {
+    var service: String
+    var method: String
+    var body: Data
+    var token: String?
+    var accept: String?
+    var rulesVersion: String?
+}
+
+/// The server's whole answer to a call.
+struct ProtocolAnswer: Sendable {
+    var status: Int
+    var body: Data
+}
+
+/// What a streamed answer delivers, in order: its status once, then its body in chunks.
+enum StreamedAnswerPart: Sendable {
+    case status(Int)
+    case bytes(Data)
+}
+
+/// HTTP over `URLSession`: Foundation's own on Apple platforms, swift-corelibs-foundation's
+/// (libcurl) on Linux. Neither needs a dependency beyond Foundation, so an app links no
+/// networking stack of ours, and the system's proxy, TLS and cellular settings apply on
+/// Apple platforms (see `Documentation/Client.md`).
+final class HTTPTransport: Sendable {
+    let baseURL: URL
+    let timeout: TimeInterval
+    private let session: URLSession
+
+    init(baseURL: URL, timeout: TimeInterval) {
+        self.baseURL = baseURL
+        self.timeout = timeout
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        session = URLSession(configuration: configuration)
+    }
+
+    deinit { session.finishTasksAndInvalidate() }
+
+    /// Sends a call and reads its whole answer.
+    ///
+    /// - Throws: a transient ``RemoteError`` when the server cannot be reached or the
+    ///   connection breaks; `CancellationError` when the task is cancelled.
+    func send(_ call: ProtocolCall) async throws -> ProtocolAnswer {
+        let request = urlRequest(for: call)
+        do {
+            let (body, response) = try await session.data(for: request)
+            return ProtocolAnswer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: body)
+        } catch {
+            throw Self.transportFailure(error, call: call)
+        }
+    }
+
+    /// Sends a call and delivers its answer as it arrives. Ending the iteration early
+    /// (or cancelling the task) cancels the request.
+    ///
+    /// The chunks are buffered as URLSession delivers them: a consumer slower than the
+    /// network holds the rest of the answer in memory until it reads it.
+    func stream(_ call: ProtocolCall) -> AsyncThrowingStream<StreamedAnswerPart, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<StreamedAnswerPart, any Error>.makeStream()
+        let receiver = StreamReceiver(continuation: continuation, call: call)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        let session = URLSession(configuration: configuration, delegate: receiver, delegateQueue: nil)
+        let task = session.dataTask(with: urlRequest(for: call))
+        continuation.onTermination = { _ in
+            task.cancel()
+            session.finishTasksAndInvalidate()
+        }
+        task.resume()
+        return stream
+    }
+
+    func urlRequest(for call: ProtocolCall) -> URLRequest {
+        let url = baseURL.appendingPathComponent("v1").appendingPathComponent(call.service).appendingPathComponent(call.method)
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        request.httpMethod = "POST"
+        request.httpBody = call.body
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(call.accept ?? "application/json", forHTTPHeaderField: "Accept")
+        if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let version = call.rulesVersion { request.setValue(version, forHTTPHeaderField: RemoteDataAdapter.rulesVersionHeader) }
+        return request
+    }
+
+    /// A failure below the protocol: the server unreachable, the connection broken, a timeout.
+    static func transportFailure(_ error: any Error, call: ProtocolCall) -> any Error {
+        if error is CancellationError { return error }
+        if let error = error as? URLError, error.code == .cancelled { return CancellationError() }
+        if error is RemoteError { return error }
+        return RemoteError(kind: .transient, code: RemoteError.networkCode,
+                           message: "\(call.service)/\(call.method) did not complete: \(error.localizedDescription)")
+    }
+}
+
+/// Hands a task's answer to an `AsyncThrowingStream` as URLSession delivers it.
+private final class StreamReceiver: NSObject, URLSessionDataDelegate, Sendable {
+    let continuation: AsyncThrowingStream<StreamedAnswerPart, any Error>.Continuation
+    let call: ProtocolCall
+
+    init(continuation: AsyncThrowingStream<StreamedAnswerPart, any Error>.Continuation, call: ProtocolCall) {
+        self.continuation = continuation
+        self.call = call
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        continuation.yield(.status((response as? HTTPURLResponse)?.statusCode ?? 0))
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        continuation.yield(.bytes(data))
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let error {
+            continuation.finish(throwing: HTTPTransport.transportFailure(error, call: call))
+        } else {
+            continuation.finish()
+        }
+    }
+}

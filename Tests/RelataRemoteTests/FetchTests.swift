@@ -1,0 +1,97 @@
+import Foundation
+import Relata
+import RelataRemote
+import Testing
+
+/// Fetching tables from a live server over loopback.
+@Suite struct FetchTests {
+    @Test func aTableArrivesWithTheServersRowsAndTheSchemasFields() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            var reports: [FetchProgress] = []
+            let clients = try await adapter.getDataTable("Clients") { reports.append($0) }
+            let stored = try server.storedRows("Clients", key: "ClientId")
+            #expect(clients.rowCount == stored.count && clients.rowCount > 0)
+            for row in clients.rows {
+                let id = try #require(row["ClientId"].integerValue)
+                for field in clients.fields { #expect(row[field.name] == stored[id]?[field.name], "\(field.name) of client \(id)") }
+            }
+            #expect(adapter.table(named: "clients") === clients, "the adapter's own table")
+            #expect(adapter.session?.roles == ["Sales", "Manager"])
+            #expect(adapter.rulesVersion?.hasPrefix("sha256:") == true)
+            #expect(reports.last?.rowsReceived == clients.rowCount)
+            #expect(reports.last?.expectedRows == clients.rowCount)
+            #expect(reports.last?.fractionCompleted == 1)
+            #expect(clients.rows.allSatisfy { $0.rowState == .unchanged })
+        }
+    }
+
+    @Test func aWhereExpressionAFieldListAndSeveralTablesInOneRequest() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let orders = try await adapter.getDataTable("Orders", where: "ClientId = :client", parameters: ["client": 1])
+            #expect(orders.rowCount > 0)
+            #expect(orders.rows.allSatisfy { $0["ClientId"] == 1 })
+
+            let names = try await adapter.getDataTable("Products", fields: ["ProductId", "ProductName"], maxRecords: 2)
+            #expect(names.fields.map(\.name) == ["ProductId", "ProductName"])
+            #expect(names.rowCount == 2)
+            #expect(adapter.table(named: "Products") !== names, "a field list makes a table of its own")
+
+            let tables = try await adapter.getDataTables([DataRequest(table: "Providers"), DataRequest(table: "Products")])
+            #expect(tables.map(\.name) == ["Providers", "Products"])
+            let products = tables[1]
+            let provider = try tables[0].row(forPrimaryKey: products.rows[0]["ProviderId"])
+            #expect(products.rows[0]["ProviderName"] == provider?["ProviderName"], "the schema's lookup field reads the fetched providers")
+            #expect(!products.rows[0]["ProviderName"].isNull)
+        }
+    }
+
+    @Test func fetchingAgainRefreshesTheRowsAndAFailedFetchLeavesThem() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let all = try await adapter.getDataTable("Clients")
+            let count = all.rowCount
+            let one = try await adapter.getDataTable("Clients", where: "ClientId = 1")
+            #expect(one === all)
+            #expect(one.rowCount == 1)
+            await #expect(throws: RemoteError.self) {
+                _ = try await adapter.getDataTable("Clients", where: "NoSuchField = 1")
+            }
+            #expect(all.rowCount == 1, "a refused refresh leaves the rows")
+            _ = try await adapter.getDataTable("Clients")
+            #expect(all.rowCount == count)
+        }
+    }
+
+    @Test func refusalsNameWhatWasRefused() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            do {
+                _ = try await adapter.getDataTable("Invoices")
+                Issue.record("an unknown table was served")
+            } catch let error as RemoteError {
+                #expect(error.code == "unknownTable")
+                #expect(error.kind == .permanent)
+                #expect(error.status == 400)
+                #expect(error.message.contains("Invoices"))
+            }
+        }
+    }
+
+    @Test func aServerThatIsNotThereIsATransientFailure() async throws {
+        let adapter = demoAdapter(URL(string: "http://127.0.0.1:9")!)
+        do {
+            _ = try await adapter.getDataTable("Clients")
+            Issue.record("a fetch from nowhere succeeded")
+        } catch let error as RemoteError {
+            #expect(error.kind == .transient)
+            #expect(error.code == RemoteError.networkCode)
+            #expect(error.isRetryable)
+        }
+    }
+}
