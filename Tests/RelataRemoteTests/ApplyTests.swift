@@ -1,0 +1,168 @@
+import Foundation
+import Relata
+import RelataRemote
+import RelataScript
+import RelataServer
+import Testing
+
+/// Applying changes to a live server: local validation with the server's rules, merging the
+/// processed deltas back, failures that keep what the user typed.
+@Suite struct ApplyTests {
+    /// Every PCTrade table, fetched (the rules read across tables).
+    static func fetchAll(_ adapter: RemoteDataAdapter) async throws {
+        _ = try await adapter.getDataTables(["Clients", "Providers", "Products", "Orders", "OrderDetails"].map { DataRequest(table: $0) })
+    }
+
+    @Test func anEditTheServerWouldRefuseFailsHereWithTheServersMessageAndLocation() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let clients = try await adapter.getDataTable("Clients")
+            let row = clients.rows[0]
+            var local: ScriptError?
+            do { try row.setValue(0.5, forKey: "ClientDiscount") } catch let error as ScriptError { local = error }
+            let refusal = try #require(local, "the server's beforePost ran here")
+            #expect(row.rowState == .unchanged, "the row stays as it was")
+
+            // The same change, sent by hand past the client's rules, is refused by the server in the same words.
+            var delta = try clients.makeDelta()
+            var change = DeltaChange(changeId: 1, type: .update)
+            for field in clients.fields {
+                change.oldValues[field.name] = row[field.name]
+                change.newValues[field.name] = field.name == "ClientDiscount" ? .double(0.5) : row[field.name]
+            }
+            delta.changes = [change]
+            let processed = try await server.service.updateData([delta], session: Session(roles: ["Sales"]))
+            let failure = try #require(processed[0].changes[0].failure)
+            #expect(failure.message == refusal.message)
+            #expect(failure.location == refusal.location)
+            #expect(refusal.location?.hasPrefix("rules/Clients.js:") == true)
+        }
+    }
+
+    @Test func aChangeAppliesAndBecomesTheRowsOriginal() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let clients = try await adapter.getDataTable("Clients")
+            let row = clients.rows[0]
+            let id = try #require(row["ClientId"].integerValue)
+            try row.setValue("Renamed Ltd", forKey: "ClientName")
+            let delta = try await adapter.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.resolved])
+            #expect(row.rowState == .unchanged && !row.isLocked)
+            #expect(row.originalValue(forKey: "ClientName") == "Renamed Ltd")
+            #expect(try server.storedRows("Clients", key: "ClientId")[id]?["ClientName"] == "Renamed Ltd")
+        }
+    }
+
+    @Test func newRowsGetTheServersKeysInReferencingRowsToo() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            try await Self.fetchAll(adapter)
+            let orders = try #require(adapter.table(named: "Orders")), details = try #require(adapter.table(named: "OrderDetails"))
+            let order = try orders.addNewRow(values: ["ClientId": 9])
+            let temporary = order["OrderId"]
+            #expect((temporary.integerValue ?? 0) < 0)
+            let line = try details.addNewRow(values: ["OrderId": temporary, "ProductId": 2, "Quantity": 1])
+            let deltas = try await adapter.applyChanges(for: [orders, details])
+            #expect(deltas.flatMap(\.changes).allSatisfy { $0.status == .resolved }, "\(deltas.flatMap(\.errorMessages))")
+            let key = try #require(order["OrderId"].integerValue)
+            #expect(key > 0)
+            #expect(line["OrderId"] == .integer(key), "the detail row refers to the order's real key")
+            #expect((line["DetailId"].integerValue ?? 0) > 0)
+            #expect(order.rowState == .unchanged && line.rowState == .unchanged)
+            let stored = try server.storedRows("OrderDetails", key: "DetailId")
+            #expect(stored[line["DetailId"].integerValue ?? 0]?["OrderId"] == .integer(key))
+        }
+    }
+
+    @Test func aDeltaRuleRefusesBeforeAnyNetworkCall() async throws {
+        let server = try PCTradeServer()
+        let adapter = try await server.serveAndReturn { url in
+            let adapter = demoAdapter(url)
+            try await Self.fetchAll(adapter)
+            return adapter
+        }
+        // The server is gone now: a change the rules refuse never needs it.
+        let products = try #require(adapter.table(named: "Products"))
+        let row = products.rows[0]
+        try products.removeRow(row)
+        let delta = try await adapter.applyChanges(for: products)
+        #expect(delta.changes.map(\.status) == [.failed])
+        #expect(delta.changes[0].message == "products are never deleted; set Discontinued instead")
+        #expect(delta.changes[0].failure?.location?.hasPrefix("rules/Products.js:") == true)
+        #expect(row.rowState == .deleted && !row.isLocked)
+        #expect(row.failureMessage == "products are never deleted; set Discontinued instead")
+    }
+
+    @Test func aServerGoneMidwayLeavesEveryChangePendingAndUnlocked() async throws {
+        let server = try PCTradeServer()
+        let adapter = try await server.serveAndReturn { url in
+            let adapter = demoAdapter(url)
+            _ = try await adapter.getDataTable("Clients")
+            return adapter
+        }
+        let clients = try #require(adapter.table(named: "Clients"))
+        try clients.rows[0].setValue("Typed by the user", forKey: "ClientName")
+        do {
+            try await adapter.applyChanges(for: clients)
+            Issue.record("applied to a server that is gone")
+        } catch let error as RemoteError {
+            #expect(error.kind == .transient)
+        }
+        #expect(clients.rows[0].rowState == .modified && !clients.rows[0].isLocked)
+        #expect(clients.rows[0]["ClientName"] == "Typed by the user")
+        #expect(clients.rows[0].failureMessage == nil)
+    }
+
+    @Test func aConflictFailsJustThatChangeAndKeepsTheUsersValues() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let mine = demoAdapter(url), theirs = demoAdapter(url)
+            let clients = try await mine.getDataTable("Clients"), other = try await theirs.getDataTable("Clients")
+            try other.rows[0].setValue("Changed by someone else", forKey: "ClientName")
+            try await theirs.applyChanges(for: other)
+
+            try clients.rows[0].setValue("Mine", forKey: "ClientName")
+            try clients.rows[1].setValue("Also mine", forKey: "ClientName")
+            let delta = try await mine.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.failed, .resolved])
+            #expect(delta.changes[0].failure?.kind == .conflict)
+            #expect(clients.rows[0].rowState == .modified && !clients.rows[0].isLocked)
+            #expect(clients.rows[0]["ClientName"] == "Mine")
+            #expect(clients.rows[0].failureMessage == delta.changes[0].message)
+            #expect(clients.rows[1].rowState == .unchanged)
+        }
+    }
+
+    @Test func aRequestRefusedAsAWholeFailsItsChanges() async throws {
+        let server = try PCTradeServer(permissions: try TablePermissions(["Clients": ["read": ["Clerk", "Sales"], "update": ["Manager"]], "*": ["read": ["Clerk", "Sales"]]]))
+        try await server.serve { url in
+            let adapter = RemoteDataAdapter(targetURL: url)
+            adapter.credentials = RemoteCredentials(user: "clerk", password: "clerk")
+            let clients = try await adapter.getDataTable("Clients")
+            try clients.rows[0].setValue("Not allowed", forKey: "ClientName")
+            do {
+                try await adapter.applyChanges(for: clients)
+                Issue.record("a clerk updated a client")
+            } catch let error as RemoteError {
+                #expect(error.code == "permissionDenied")
+                #expect(error.kind == .permanent)
+            }
+            #expect(clients.rows[0].rowState == .modified && !clients.rows[0].isLocked)
+            #expect(clients.rows[0]["ClientName"] == "Not allowed")
+            #expect(clients.rows[0].failureMessage?.isEmpty == false)
+        }
+    }
+}
+
+extension PCTradeServer {
+    /// Serves while `body` runs and returns what it made, after the server stopped.
+    func serveAndReturn<Made>(_ body: (URL) async throws -> Made) async throws -> Made {
+        var made: Made?
+        try await serve { made = try await body($0) }
+        return made!
+    }
+}
