@@ -11,6 +11,8 @@ final class LoadedRules {
     let adapter: LocalDataAdapter
     /// The tables fetched at least once (the others are empty until fetched).
     var fetched: Set<String> = []
+    /// Tables (lower-case names) whose pending changes the old row rules checked: the scripts changed since.
+    var tablesToRevalidate: Set<String> = []
 
     init(schema: SchemaDefinition, version: String, logger: Logger) throws {
         self.schema = schema
@@ -37,5 +39,6 @@ final class LoadedRules {
         adapter.updateOrder = newSchema.updateOrder
         schema = newSchema
         version = newVersion
+        tablesToRevalidate = Set(adapter.tables.filter(\.hasChanges).map { $0.name.lowercased() })
     }
 }

@@ -41,8 +41,16 @@ extension RemoteDataAdapter {
             for table in tables where rules.adapter.table(named: table.name) !== table {
                 throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: table.name)
             }
-            let (sending, refused) = try prepare(tables, rules: rules)
-            var processed = try await send(sending, tables: tables)
+            var (sending, refused) = try prepare(tables, rules: rules)
+            var processed: [Delta]
+            do {
+                processed = try await send(sending, tables: tables)
+            } catch let error as RemoteError where error.code == "staleRules" {
+                // The server's rules changed since they were downloaded: take them, validate again, resend once.
+                _ = try await downloadRules()
+                (sending, refused) = try prepare(tables, rules: rules)
+                processed = try await send(sending, tables: tables)
+            }
             for index in processed.indices {
                 if let local = refused.first(where: { $0.tableName == processed[index].tableName }) {
                     processed[index].changes = (local.changes + processed[index].changes).sorted { $0.changeId < $1.changeId }
@@ -61,7 +69,10 @@ extension RemoteDataAdapter {
     private func prepare(_ tables: [DataTable], rules: LoadedRules) throws -> (sending: [Delta], refused: [Delta]) {
         var deltas = try tables.map { try $0.makeDelta() }.filter { !$0.changes.isEmpty }
         guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
-        let verdicts = try rules.adapter.validateApply(for: tables)
+        var verdicts = try rules.adapter.validateApply(for: tables)
+        if !rules.tablesToRevalidate.isEmpty {
+            verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules)
+        }
         var refused: [Delta] = []
         for index in deltas.indices {
             let name = deltas[index].tableName
@@ -77,6 +88,20 @@ extension RemoteDataAdapter {
         return (deltas.filter { !$0.changes.isEmpty }, refused)
     }
 
+    /// After the rules changed: the row rules run again over the pending changes of the tables
+    /// applied (as the server replays them); a change they refuse fails.
+    private func failingRowViolations(in verdicts: [Delta], tables: [DataTable], rules: LoadedRules) throws -> [Delta] {
+        var verdicts = verdicts
+        for table in tables where rules.tablesToRevalidate.remove(table.name.lowercased()) != nil {
+            for violation in try rules.adapter.validateChanges(for: table) {
+                guard let delta = verdicts.firstIndex(where: { $0.tableName == table.name }),
+                      let change = verdicts[delta].changes.firstIndex(where: { $0.changeId == violation.row.changeId }) else { continue }
+                verdicts[delta].changes[change].fail(ChangeFailure(violation.error))
+            }
+        }
+        return verdicts
+    }
+
     /// Sends deltas with their rows locked, and folds the answer back.
     nonisolated(nonsending) private func send(_ deltas: [Delta], tables: [DataTable]) async throws -> [Delta] {
         guard !deltas.isEmpty else { return [] }
@@ -84,7 +109,7 @@ extension RemoteDataAdapter {
         let answer: ProtocolAnswer
         do {
             answer = try await call(dataService, "UpdateData", body: DeltaJSON.encode(deltas))
-        } catch let error as RemoteError where error.kind == .permanent {
+        } catch let error as RemoteError where error.kind == .permanent && error.code != "staleRules" {
             for delta in deltas {
                 var failed = delta
                 for index in failed.changes.indices { failed.changes[index].fail(error.message, kind: .refusal) }

@@ -81,6 +81,7 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
         switch (details.code, status ?? 0) {
         case ("sessionNotFound", _), ("loginFailed", _): kind = .authentication
         case ("ruleError", _), ("notSupported", _): kind = .permanent
+        case ("staleRules", _): kind = .transient
         case (_, 500...): kind = .transient
         default: kind = .permanent
         }

@@ -54,6 +54,23 @@ import Testing
         }
     }
 
+    @Test func changesValidatedWithOtherRulesAreSentBackAsStale() async throws {
+        let server = try Server()
+        let version = server.database.service.storage.schema.version
+        try await server.test { client in
+            let token = try #require(try await Self.login(client))
+            let stale = try await client.request("/v1/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
+                                                 headers: ["X-Relata-Rules-Version": "sha256:old"])
+            #expect(stale.status == 409)
+            let error = try Self.error(stale.body)
+            #expect(error.code == "staleRules")
+            #expect(error.message.contains(version))
+            let current = try await client.request("/v1/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
+                                                   headers: ["X-Relata-Rules-Version": version])
+            #expect(current.status == 200)
+        }
+    }
+
     @Test func loginSchemaDataAndLogout() async throws {
         let server = try Server()
         let version = server.database.service.storage.schema.version

@@ -17,13 +17,15 @@ struct LiveClient: Sendable {
         let header: @Sendable (String) -> String?
     }
 
-    func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil, accept: String? = nil) async throws -> Response {
+    func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil, accept: String? = nil,
+                 headers: [String: String] = [:]) async throws -> Response {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let http = response as? HTTPURLResponse
         let headers = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, entry in

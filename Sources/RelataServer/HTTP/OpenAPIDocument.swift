@@ -26,7 +26,11 @@ enum OpenAPIDocument {
                                                                  body: ref("GetDataRequest"), answer: ref("GetDataAnswer"),
                                                                  alsoAnswers: [RowStream.contentType: ["schema": ["type": "string", "format": "binary"]]])]
             paths["/v1/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
-                                                                    body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"))]
+                                                                    body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"),
+                                                                    statuses: ["400", "401", "403", "404", "409", "413", "500"],
+                                                                    parameters: [["name": "X-Relata-Rules-Version", "in": "header", "required": false,
+                                                                                  "description": "The rules version the changes were validated with; 409 staleRules when the server's differs",
+                                                                                  "schema": ["type": "string"]]])]
             paths["/v1/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
                                                                       body: ref("CommandRequest"), answer: ref("CommandAnswer"))]
             paths["/v1/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "DA SQL: not supported by this server yet (501)",
@@ -45,7 +49,7 @@ enum OpenAPIDocument {
 
     private static func operation(_ id: String, _ summary: String, body: [String: Any]?, answer: [String: Any]?, secured: Bool = true,
                                   statuses: [String] = ["400", "401", "403", "404", "413", "500"],
-                                  alsoAnswers: [String: Any] = [:]) -> [String: Any] {
+                                  alsoAnswers: [String: Any] = [:], parameters: [[String: Any]] = []) -> [String: Any] {
         var responses: [String: Any] = [:]
         if let answer {
             responses["200"] = ["description": "OK", "content": alsoAnswers.merging(["application/json": ["schema": answer]]) { $1 }]
@@ -54,6 +58,7 @@ enum OpenAPIDocument {
             responses[status] = ["description": "Refused; the body says why", "content": ["application/json": ["schema": ref("Error")]]]
         }
         var operation: [String: Any] = ["operationId": id, "summary": summary, "responses": responses]
+        if !parameters.isEmpty { operation["parameters"] = parameters }
         if let body { operation["requestBody"] = ["required": true, "content": ["application/json": ["schema": body]]] }
         if secured { operation["security"] = [["bearer": [String]()]] }
         return operation

@@ -105,6 +105,9 @@ public enum RelataHTTPServer {
             return try GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
                                               binary: binary, logger: context.logger)
         case "UpdateData":
+            if let validated = request.headers.first(where: { $0.name.canonicalName == rulesVersionHeader })?.value, validated != version {
+                throw ProtocolError.staleRules("the changes were validated with rules \(validated); the server's rules are now \(version): download the schema (GetSchema), validate again and resend")
+            }
             let deltas: [Delta]
             do {
                 deltas = try DeltaJSON.decode(body)
@@ -123,6 +126,9 @@ public enum RelataHTTPServer {
             throw ProtocolError.notFound("DataService has no method '\(method)' (methods: GetSchema, GetData, UpdateData, ExecuteCommand, SQLGetData)")
         }
     }
+
+    /// The rules version a client validated its changes with (`X-Relata-Rules-Version`).
+    static let rulesVersionHeader = "x-relata-rules-version"
 
     private static func readBody(_ request: Request, limit: Int) async throws -> Data {
         do {
@@ -200,6 +206,7 @@ public enum RelataHTTPServer {
 /// A request the protocol itself refuses, with its HTTP status.
 enum ProtocolError: Error {
     case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String), notImplemented(String)
+    case staleRules(String)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -208,6 +215,7 @@ enum ProtocolError: Error {
         case .notFound: return .notFound
         case .tooLarge: return .contentTooLarge
         case .notImplemented: return .notImplemented
+        case .staleRules: return .conflict
         }
     }
 
@@ -219,13 +227,14 @@ enum ProtocolError: Error {
         case .notFound: return "notFound"
         case .tooLarge: return "tooLarge"
         case .notImplemented: return "notSupported"
+        case .staleRules: return "staleRules"
         }
     }
 
     var message: String {
         switch self {
         case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
-             .notImplemented(let text): return text
+             .notImplemented(let text), .staleRules(let text): return text
         }
     }
 
