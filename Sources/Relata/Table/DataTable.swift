@@ -198,6 +198,7 @@ public final class DataTable {
         for (column, value) in zip(columns, values) { column.append(value) }
         changes.appendSlot()
         handles.append(nil)
+        visibleSlotsCache?.append(slotCount - 1)   // a new slot has no record, so it is visible
         return slotCount - 1
     }
 
