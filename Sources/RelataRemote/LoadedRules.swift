@@ -11,6 +11,8 @@ final class LoadedRules {
     let adapter: LocalDataAdapter
     /// The tables fetched at least once (the others are empty until fetched).
     var fetched: Set<String> = []
+    /// The last request that filled each table (lower-case name), for a refresh.
+    var lastRequests: [String: DataRequest] = [:]
     /// Tables (lower-case names) whose pending changes the old row rules checked: the scripts changed since.
     var tablesToRevalidate: Set<String> = []
 

@@ -21,8 +21,10 @@ extension RemoteDataAdapter {
     ///
     /// A request for all of a table's fields fills the adapter's table of that name (see
     /// ``tables``) with the rows it selects, replacing those it held: lookups, calculated
-    /// fields and the rules' `lda` then see them. Refreshing a table that has pending
-    /// changes is refused for now (apply or cancel them first). A request naming some
+    /// fields and the rules' `lda` then see them. Pending changes survive a refresh
+    /// (``DataTable/refreshRows(from:)``): a change whose row changed on the server meanwhile
+    /// is a conflict — the row keeps the user's values and says so in its
+    /// ``DataTableRow/failureMessage``, and the delegate hears of it. A request naming some
     /// fields gets a table of its own, outside the adapter (its changes cannot be applied).
     ///
     /// The answer is read as it arrives; `progress` and the delegate hear how far it came.
@@ -37,7 +39,13 @@ extension RemoteDataAdapter {
     ///   answer was cut short; retrying is safe); `CancellationError` when the task is cancelled.
     nonisolated(nonsending) public func getDataTables(_ requests: [DataRequest],
                                                       progress: ((FetchProgress) -> Void)? = nil) async throws -> [DataTable] {
-        guard !requests.isEmpty else { return [] }
+        try await fetch(requests, progress: progress).tables
+    }
+
+    /// Fetches tables; returns them with the refresh conflicts found (the delegate hears of those too).
+    nonisolated(nonsending) func fetch(_ requests: [DataRequest], progress: ((FetchProgress) -> Void)?) async throws
+        -> (tables: [DataTable], conflicts: [(table: DataTable, conflicts: [RefreshConflict])]) {
+        guard !requests.isEmpty else { return ([], []) }
         do {
             let rules = try await loadedRules()
             let wholeTables = requests.filter { $0.fields == nil }.map { $0.table.lowercased() }
@@ -45,15 +53,35 @@ extension RemoteDataAdapter {
                 throw RelataError(.invalidArgument, "the table is asked for twice with all its fields; one request fills it", table: twice)
             }
             let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests))
-            let tables = try await withSession { token in
+            let received = try await withSession { token in
                 try await receive(requests, body: body, token: token, rules: rules, progress: progress)
             }
-            delegate?.remoteDataAdapter(self, didReceiveTables: tables)
-            return tables
+            for (table, conflicts) in received.conflicts {
+                delegate?.remoteDataAdapter(self, didFindConflicts: conflicts, in: table)
+            }
+            delegate?.remoteDataAdapter(self, didReceiveTables: received.tables)
+            return received
         } catch {
             delegate?.remoteDataAdapter(self, didFailWithError: error)
             throw error
         }
+    }
+
+    /// Fetches a table again with the request that last filled it (all its rows if none did),
+    /// keeping its pending changes.
+    ///
+    /// ```swift
+    /// for conflict in try await adapter.refresh(orders) { print(conflict.row.label, conflict.message) }
+    /// ```
+    /// - Returns: the pending changes whose rows changed on the server since they were fetched.
+    @discardableResult
+    nonisolated(nonsending) public func refresh(_ table: DataTable) async throws -> [RefreshConflict] {
+        let rules = try await loadedRules()
+        guard rules.adapter.table(named: table.name) === table else {
+            throw RelataError(.unknownTable, "the table is not one of the adapter's", table: table.name)
+        }
+        return try await fetch([rules.lastRequests[table.name.lowercased()] ?? DataRequest(table: table.name)], progress: nil)
+            .conflicts.flatMap(\.conflicts)
     }
 
     /// The rules, downloaded on first use.
@@ -63,7 +91,8 @@ extension RemoteDataAdapter {
     }
 
     nonisolated(nonsending) private func receive(_ requests: [DataRequest], body: Data, token: String, rules: LoadedRules,
-                                                  progress: ((FetchProgress) -> Void)?) async throws -> [DataTable] {
+                                                  progress: ((FetchProgress) -> Void)?) async throws
+        -> (tables: [DataTable], conflicts: [(table: DataTable, conflicts: [RefreshConflict])]) {
         let call = ProtocolCall(service: dataService, method: "GetData", body: body, token: token, accept: RowStream.contentType)
         var receiver = TableReceiver(requests: requests, rules: rules)
         var refusal: (status: Int, body: Data)?
@@ -85,8 +114,8 @@ extension RemoteDataAdapter {
                 }
             }
             if let refusal { throw RemoteError(status: refusal.status, body: refusal.body) }
-            try receiver.finish()
-            return receiver.tables
+            let conflicts = try receiver.finish()
+            return (receiver.tables, conflicts)
         } catch let error as RelataError where error.code == .invalidResponse {
             receiver.abandon()
             throw RemoteError.invalidResponse("GetData", error)
@@ -96,3 +125,4 @@ extension RemoteDataAdapter {
         }
     }
 }
+

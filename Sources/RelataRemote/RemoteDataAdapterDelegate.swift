@@ -34,6 +34,8 @@ public protocol RemoteDataAdapterDelegate: AnyObject {
     func remoteDataAdapter(_ adapter: RemoteDataAdapter, didApplyChanges deltas: [Delta])
     /// A change failed, on this side or the server's; the row keeps it pending, with its message.
     func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFailChange change: DeltaChange, of table: DataTable)
+    /// A refresh found pending changes whose rows changed on the server since they were fetched.
+    func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFindConflicts conflicts: [RefreshConflict], in table: DataTable)
     /// A request failed as a whole.
     func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFailWithError error: any Error)
 }
@@ -47,6 +49,7 @@ extension RemoteDataAdapterDelegate {
     public func remoteDataAdapter(_ adapter: RemoteDataAdapter, didReceiveTables tables: [DataTable]) {}
     public func remoteDataAdapter(_ adapter: RemoteDataAdapter, didApplyChanges deltas: [Delta]) {}
     public func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFailChange change: DeltaChange, of table: DataTable) {}
+    public func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFindConflicts conflicts: [RefreshConflict], in table: DataTable) {}
     public func remoteDataAdapter(_ adapter: RemoteDataAdapter, didFailWithError error: any Error) {}
 }
 

@@ -95,3 +95,31 @@ import Testing
         }
     }
 }
+
+/// Fetching a table again while it has pending changes.
+@Suite struct RefreshTests {
+    @Test func pendingChangesSurviveARefreshAndARowChangedMeanwhileIsAConflict() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let mine = demoAdapter(url), theirs = demoAdapter(url)
+            let clients = try await mine.getDataTable("Clients"), other = try await theirs.getDataTable("Clients")
+            let first = clients.rows[0], third = clients.rows[2]
+            try first.setValue(0.2, forKey: "ClientDiscount")
+            try third.setValue(0.1, forKey: "ClientDiscount")
+            try other.rows[0].setValue("Acme Worldwide", forKey: "ClientName")
+            try other.rows[1].setValue("Globex Worldwide", forKey: "ClientName")
+            try await theirs.applyChanges(for: other)
+
+            let conflicts = try await mine.refresh(clients)
+            #expect(conflicts.count == 1 && conflicts.first?.row === first)
+            #expect(conflicts[0].fields == ["ClientName"])
+            #expect(first["ClientDiscount"] == 0.2 && first.rowState == .modified, "the user's change stays")
+            #expect(third["ClientDiscount"] == 0.1 && third.rowState == .modified && third.failureMessage == nil)
+            #expect(try clients.row(forPrimaryKey: 2)?["ClientName"] == "Globex Worldwide", "unchanged rows are fresh")
+
+            let delta = try await mine.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.failed, .resolved])
+            #expect(delta.changes[0].failure?.kind == .conflict, "the conflict is not overwritten on the server either")
+        }
+    }
+}

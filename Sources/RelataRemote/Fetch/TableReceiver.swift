@@ -5,8 +5,8 @@ import Relata
 ///
 /// A request for all of a table's fields fills the adapter's own table: directly when the
 /// table has never held rows (a failure empties it again), else through a staging table
-/// that replaces its rows only once the whole answer arrived — a failed refresh leaves the
-/// rows as they were. A request for some fields gets a table of its own.
+/// that refreshes its rows only once the whole answer arrived (``DataTable/refreshRows(from:)``,
+/// pending changes kept) — a failed refresh leaves the rows as they were. A request for some fields gets a table of its own.
 struct TableReceiver {
     private let requests: [DataRequest]
     private let rules: LoadedRules
@@ -55,19 +55,23 @@ struct TableReceiver {
         return progress
     }
 
-    /// Checks the answer is whole and puts staged rows in place.
-    func finish() throws {
+    /// Checks the answer is whole and puts staged rows in place, keeping pending changes.
+    /// - Returns: the pending changes whose rows changed at the server, by table.
+    func finish() throws -> [(table: DataTable, conflicts: [RefreshConflict])] {
         try reader.finish()
         guard received.count == requests.count else {
             throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "it holds \(received.count) of the \(requests.count) tables asked for"))
         }
+        var conflicts: [(table: DataTable, conflicts: [RefreshConflict])] = []
         for (result, loading) in received where result !== loading {
-            result.discardAllRows()
-            try result.loadRows(loading.rows.map { row in loading.fields.map { row[$0.name] } })
+            let found = try result.refreshRows(from: loading)
+            if !found.isEmpty { conflicts.append((result, found)) }
         }
-        for (result, _) in received where result === rules.adapter.table(named: result.name) {
+        for (index, (result, _)) in received.enumerated() where result === rules.adapter.table(named: result.name) {
             rules.fetched.insert(result.name.lowercased())
+            rules.lastRequests[result.name.lowercased()] = requests[index]
         }
+        return conflicts
     }
 
     /// After a failure: tables filled directly are emptied again (they were empty before).
@@ -85,11 +89,7 @@ struct TableReceiver {
             let table = try DataTable(name: name, fields: fields)
             return (table, table)
         }
-        if own.hasChanges {
-            throw RemoteError(kind: .permanent, code: "pendingChanges",
-                              message: "the table has pending changes; apply or cancel them before fetching it again", table: own.name)
-        }
-        if own.rowCount == 0 && !rules.fetched.contains(own.name.lowercased()) { return (own, own) }
+        if own.rowCount == 0 && !own.hasChanges && !rules.fetched.contains(own.name.lowercased()) { return (own, own) }
         return (own, try DataTable(name: name, fields: fields))
     }
 }
