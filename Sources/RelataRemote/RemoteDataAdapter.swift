@@ -21,6 +21,10 @@ import RelataScript
 /// sent (``validatesChangesLocally``): an edit the server would refuse fails here, with
 /// the server's message and script location, before any network call.
 ///
+/// A rule whose `lda` reads a table that was never fetched fetches it then, whole, and
+/// waits for it (rules run synchronously): fetch such tables up front to keep edits quick,
+/// and note that a table fetched with a where expression is what the rules see of it.
+///
 /// An adapter and its tables belong to the isolation that uses them (the main actor, one
 /// actor, or one task): its async methods run there (`nonisolated(nonsending)`) and only
 /// the network waits elsewhere. It is not `Sendable`.
@@ -103,8 +107,39 @@ public final class RemoteDataAdapter {
         }
         let loaded = try LoadedRules(schema: message.schema, version: message.version, logger: logger)
         loaded.adapter.session = session ?? Session()
+        loaded.adapter.data.beforeRead = { [weak self] table in try self?.fetchOnDemand(table) }
         rules = loaded
         return loaded
+    }
+}
+
+extension RemoteDataAdapter {
+    /// Fetches a table the rules' `lda` reads before it was ever fetched, waiting for it (the
+    /// rules run synchronously), so a rule reads what the server would read.
+    func fetchOnDemand(_ table: DataTable) throws {
+        guard let rules, !rules.fetched.contains(table.name.lowercased()) else { return }
+        guard let token else {
+            throw RemoteError(kind: .authentication, code: "sessionNotFound",
+                              message: "a rule reads \(table.name), which is not loaded here, and there is no session to fetch it with: log in, or fetch the table first")
+        }
+        let request = DataRequest(table: table.name)
+        let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: [request]))
+        let answer = try transport.sendBlocking(ProtocolCall(service: dataService, method: "GetData", body: body, token: token,
+                                                             accept: RowStream.contentType))
+        guard answer.status == 200 else { throw RemoteError(status: answer.status, body: answer.body) }
+        var receiver = TableReceiver(requests: [request], rules: rules)
+        do {
+            _ = try receiver.consume(answer.body) { _ in }
+            for (table, conflicts) in try receiver.finish() {
+                delegate?.remoteDataAdapter(self, didFindConflicts: conflicts, in: table)
+            }
+        } catch let error as RelataError where error.code == .invalidResponse {
+            receiver.abandon()
+            throw RemoteError.invalidResponse("GetData", error)
+        } catch {
+            receiver.abandon()
+            throw error
+        }
     }
 }
 

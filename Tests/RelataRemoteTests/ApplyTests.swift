@@ -166,3 +166,31 @@ extension PCTradeServer {
         return made!
     }
 }
+
+/// `lda` on the client: the adapter's tables, and the server's for a table not loaded yet.
+@Suite struct ClientDataAccessTests {
+    @Test func aRuleReadingATableNotLoadedYetGetsTheServersRows() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let details = try await adapter.getDataTable("OrderDetails")
+            let products = try #require(adapter.table(named: "Products"))
+            #expect(products.rowCount == 0, "not fetched")
+            // beforePost reads the product, the order and the client through lda.
+            // Order 145 is open, for Tyrell GmbH, with credit to spare.
+            let added = try details.addNewRow(values: ["OrderId": 145, "ProductId": 2, "Quantity": 1])
+            #expect(products.rowCount > 0, "fetched when the rule read it")
+            #expect(adapter.table(named: "Orders")?.rowCount ?? 0 > 0)
+            let product = try products.row(forPrimaryKey: 2)
+            #expect(added["UnitPrice"] == product?["UnitPrice"], "the rule set the catalogue price it read")
+
+            // A product the server does not have is refused here exactly as the server refuses it.
+            do {
+                _ = try details.addNewRow(values: ["OrderId": 145, "ProductId": 9999, "Quantity": 1])
+                Issue.record("a line for a missing product was added")
+            } catch let error as ScriptError {
+                #expect(error.message == "product 9999 does not exist")
+            }
+        }
+    }
+}

@@ -59,6 +59,24 @@ final class HTTPTransport: Sendable {
         }
     }
 
+    /// Sends a call and waits for its whole answer, blocking the calling thread: for the one
+    /// place that cannot wait asynchronously — a rule's `lda` reading a table not loaded yet.
+    /// URLSession works on its own threads meanwhile, so this never waits on itself.
+    func sendBlocking(_ call: ProtocolCall) throws -> ProtocolAnswer {
+        let completion = BlockingCompletion()
+        let task = session.dataTask(with: urlRequest(for: call)) { body, response, error in
+            completion.result = error.map { .failure(Self.transportFailure($0, call: call)) }
+                ?? .success(ProtocolAnswer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: body ?? Data()))
+            completion.done.signal()
+        }
+        task.resume()
+        completion.done.wait()
+        guard let result = completion.result else {
+            throw RemoteError(kind: .transient, code: RemoteError.networkCode, message: "\(call.service)/\(call.method) ended without an answer")
+        }
+        return try result.get()
+    }
+
     /// Sends a call and delivers its answer as it arrives. Ending the iteration early
     /// (or cancelling the task) cancels the request.
     ///
@@ -99,6 +117,14 @@ final class HTTPTransport: Sendable {
         return RemoteError(kind: .transient, code: RemoteError.networkCode,
                            message: "\(call.service)/\(call.method) did not complete: \(error.localizedDescription)")
     }
+}
+
+/// The answer of a blocking call, from URLSession's thread to the waiting one.
+private final class BlockingCompletion: @unchecked Sendable {
+    // @unchecked Sendable: `result` is written once, before `done` is signalled, and read only
+    // after waiting on `done`; the semaphore orders the two accesses.
+    var result: Result<ProtocolAnswer, any Error>?
+    let done = DispatchSemaphore(value: 0)
 }
 
 /// Hands a task's answer to an `AsyncThrowingStream` as URLSession delivers it.

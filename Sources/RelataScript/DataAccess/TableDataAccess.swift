@@ -21,6 +21,10 @@ public final class TableDataAccess: RuleDataAccess {
     /// While true, `lda.remove` refuses rows added locally: a pass over a table's changes
     /// (``LocalDataAdapter/validateChanges(for:)``) must keep its rows in their table.
     public var keepsAddedRows = false
+    /// Runs before `lda` reads a table (`select`, `selectWhere`); throwing fails the read.
+    /// A client sets it to fetch a table it holds but has not loaded yet, so a rule reads
+    /// what the server would.
+    public var beforeRead: ((DataTable) throws -> Void)?
 
     /// Creates data access over tables.
     public init(tables: [DataTable] = []) {
@@ -73,11 +77,11 @@ public final class TableDataAccess: RuleDataAccess {
     public func fields(ofTable name: String) -> [FieldDefinition]? { table(named: name)?.fields }
 
     public func row(in table: String, key: [Value]) throws -> DataTableRow? {
-        try existing(table).row(forPrimaryKey: key)
+        try readable(table).row(forPrimaryKey: key)
     }
 
     public func rows(in table: String, where expression: String, parameters: [String: Value]) throws -> [DataTableRow] {
-        try existing(table).rows(where: expression, parameters: parameters)
+        try readable(table).rows(where: expression, parameters: parameters)
     }
 
     public func insert(into table: String, values: [String: Value]) throws -> DataTableRow {
@@ -101,6 +105,12 @@ public final class TableDataAccess: RuleDataAccess {
 
     private func record(_ row: DataTableRow) {
         if isRecordingChanges { changedRows.append(row) }
+    }
+
+    private func readable(_ name: String) throws -> DataTable {
+        let table = try existing(name)
+        try beforeRead?(table)
+        return table
     }
 
     private func existing(_ name: String) throws -> DataTable {
