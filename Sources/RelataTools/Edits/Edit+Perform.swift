@@ -2,11 +2,7 @@ import Relata
 import RelataScript
 
 extension LocalDataAdapter {
-    /// Makes one edit as a user would, with the table's rules: an insert adds a row
-    /// (`onNewRow`, then the given values, then `beforePost`/`beforeInsert`), an
-    /// update writes its values as one edit (`beforePost`/`beforeUpdate`), a delete
-    /// removes the row (`beforeDelete`). A rule's `fail()` or a bad value throws,
-    /// and the table is left as it was.
+    /// Makes one edit on the adapter's tables; see ``Edit/perform(on:aliases:)``.
     ///
     /// ```swift
     /// var aliases: [String: DataTableRow] = [:]
@@ -14,32 +10,55 @@ extension LocalDataAdapter {
     ///     let row = try adapter.perform(edit, aliases: &aliases)
     /// }
     /// ```
+    @discardableResult
+    public func perform(_ edit: Edit, aliases: inout [String: DataTableRow]) throws -> DataTableRow {
+        guard table(named: edit.table) != nil else { throw unknownTable(edit.table) }
+        return try edit.perform(on: tables, aliases: &aliases)
+    }
+}
+
+extension Edit {
+    /// Makes one edit as a user would, with the table's rules: an insert adds a row
+    /// (`onNewRow`, then the given values, then `beforePost`/`beforeInsert`), an
+    /// update writes its values as one edit (`beforePost`/`beforeUpdate`), a delete
+    /// removes the row (`beforeDelete`). A rule's `fail()` or a bad value throws,
+    /// and the table is left as it was.
+    ///
+    /// Works on any tables with rules attached: a ``LocalDataAdapter``'s, or a remote adapter's.
+    ///
+    /// ```swift
+    /// var aliases: [String: DataTableRow] = [:]
+    /// let row = try edit.perform(on: adapter.tables, aliases: &aliases)
+    /// ```
     /// - Parameter aliases: rows earlier inserts named with `as`; this insert's row is added.
     /// - Returns: the row inserted, updated or deleted.
     @discardableResult
-    public func perform(_ edit: Edit, aliases: inout [String: DataTableRow]) throws -> DataTableRow {
-        guard let table = table(named: edit.table) else { throw unknownTable(edit.table) }
-        let fieldValues = try edit.values.reduce(into: [String: Value]()) { result, entry in
+    public func perform(on tables: [DataTable], aliases: inout [String: DataTableRow]) throws -> DataTableRow {
+        guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(self.table) == .orderedSame }) else {
+            throw RelataError(.unknownTable, "there is no table '\(self.table)' (tables: \(tables.map(\.name).joined(separator: ", ")))",
+                              table: self.table)
+        }
+        let fieldValues = try values.reduce(into: [String: Value]()) { result, entry in
             result[entry.key] = try resolve(entry.value, forField: entry.key, in: table, aliases: aliases)
         }
-        switch edit.operation {
+        switch operation {
         case .insert:
             let row = try table.addNewRow(values: fieldValues)
-            if let alias = edit.alias { aliases[alias] = row }
+            if let alias { aliases[alias] = row }
             return row
         case .update:
-            let row = try self.row(of: table, key: edit.key)
+            let row = try Self.row(of: table, key: key)
             try row.setValues(fieldValues)
             return row
         case .delete:
-            let row = try self.row(of: table, key: edit.key)
+            let row = try Self.row(of: table, key: key)
             try table.removeRow(row)
             return row
         }
     }
 
     /// The row with a primary key given as JSON values.
-    func row(of table: DataTable, key: [JSONValue]) throws -> DataTableRow {
+    static func row(of table: DataTable, key: [JSONValue]) throws -> DataTableRow {
         let keyFields = table.primaryKeyFields
         guard key.count == keyFields.count else {
             throw RelataError(.invalidSchema, "the key has \(key.count) values; the primary key of \(table.name) has \(keyFields.count) (\(keyFields.map(\.name).joined(separator: ", ")))",
