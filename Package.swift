@@ -64,7 +64,7 @@ let package = Package(
         .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),
         // The command line: run, test and check rules, TypeScript declarations.
         .executableTarget(name: "relata", dependencies: [
-            "Relata", "RelataScript", "RelataTools", "RelataServer",
+            "Relata", "RelataScript", "RelataTools", "RelataServer", "RelataRemote",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -65,6 +65,30 @@ extension RemoteDataAdapter {
         }
     }
 
+    /// The verdicts an apply of these tables would get, from the server's rules run here — without
+    /// sending anything or changing any row (see ``LocalDataAdapter/validateApply(for:)``).
+    ///
+    /// ```swift
+    /// let verdicts = try await adapter.validateChanges(for: [orders, details])
+    /// let refused = verdicts.flatMap(\.failedChanges)
+    /// ```
+    /// - Returns: one delta per table with changes, every change resolved (it would be sent) or
+    ///   failed (with the rule's message and location).
+    nonisolated(nonsending) public func validateChanges(for tables: [DataTable]) async throws -> [Delta] {
+        let rules = try await loadedRules()
+        for table in tables where rules.adapter.table(named: table.name) !== table {
+            throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: table.name)
+        }
+        var verdicts = try rules.adapter.validateApply(for: tables)
+        if !rules.tablesToRevalidate.isEmpty {
+            let pending = rules.tablesToRevalidate
+            verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules)
+            rules.tablesToRevalidate = pending   // a validation alone does not settle them
+        }
+        let names = Set(tables.map { $0.name.lowercased() })
+        return verdicts.filter { names.contains($0.tableName.lowercased()) }
+    }
+
     /// The deltas to send, and the changes local validation refused (already recorded on their rows).
     private func prepare(_ tables: [DataTable], rules: LoadedRules) throws -> (sending: [Delta], refused: [Delta]) {
         var deltas = try tables.map { try $0.makeDelta() }.filter { !$0.changes.isEmpty }

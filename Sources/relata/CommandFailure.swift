@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Relata
+import RelataRemote
 import RelataScript
 import RelataTools
 
@@ -14,6 +15,8 @@ enum ExitStatus {
     /// A rule script is broken: a syntax error, an error that is not a `fail()`, a runaway
     /// loop, a calculated field that fails.
     static let ruleIsBroken = ExitCode(3)
+    /// The server could not be reached, failed, or cut its answer short: retrying may work.
+    static let serverUnavailable = ExitCode(4)
 
     /// The status for a run whose failures are of these kinds (nil when there are none).
     static func `for`(_ kinds: some Sequence<FailureKind>) -> ExitCode? {
@@ -33,6 +36,21 @@ func reportingFailures(_ work: () throws -> Void) throws {
         try work()
     } catch let exit as ExitCode {
         throw exit
+    } catch {
+        Terminal.error(describe(error))
+        throw ExitStatus.badInput
+    }
+}
+
+/// `reportingFailures` for the client commands: a transient server failure is exit status 4.
+func reportingFailures(_ work: () async throws -> Void) async throws {
+    do {
+        try await work()
+    } catch let exit as ExitCode {
+        throw exit
+    } catch let error as RemoteError {
+        Terminal.error("\(error)")
+        throw error.isRetryable ? ExitStatus.serverUnavailable : ExitStatus.badInput
     } catch {
         Terminal.error(describe(error))
         throw ExitStatus.badInput

@@ -12,9 +12,10 @@ struct Relata: AsyncParsableCommand {
               1   the rules said no: a refused or failed edit, a failed test
               2   a file is missing, unreadable or malformed; or nothing to run
               3   a rule is broken: a script error, a throw that is not a fail()
+              4   the server could not be reached or failed (get, apply): retrying may work
               64  a wrong command line: an unknown option, a missing or bad value
             """,
         version: "0.1.0",
         subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self,
-                      ServeCommand.self, HashPasswordCommand.self])
+                      ServeCommand.self, HashPasswordCommand.self, GetCommand.self, ApplyCommand.self])
 }

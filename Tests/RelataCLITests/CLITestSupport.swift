@@ -20,10 +20,13 @@ struct RelataProcess {
     }
 
     /// Runs `relata arguments…` in the package root.
-    static func run(_ arguments: [String], in directory: URL = packageRoot) throws -> RelataProcess {
+    static func run(_ arguments: [String], in directory: URL = packageRoot, environment: [String: String] = [:]) throws -> RelataProcess {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.currentDirectoryURL = directory
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output

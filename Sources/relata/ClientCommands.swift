@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import Relata
+import RelataRemote
+import RelataTools
+
+/// Where the server is and who logs in: shared by the client commands.
+struct ServerOptions: ParsableArguments {
+    @Argument(help: "The server's address (http://127.0.0.1:7099).")
+    var url: String
+
+    @Option(help: "The data service: DataService (the server's first schema) or DataService.<Schema>.")
+    var service = "DataService"
+
+    @Option(help: "The user to log in as (else $RELATA_USER).")
+    var user: String?
+
+    @Option(help: "The domain to log in to (else $RELATA_DOMAIN; the server's first when neither is set).")
+    var domain: String?
+
+    func validate() throws {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme, ["http", "https"].contains(scheme), parsed.host != nil else {
+            throw ValidationError("'\(url)' is not a server address; give one such as http://127.0.0.1:7099")
+        }
+    }
+
+    /// An adapter for the server, with the credentials of the options and the environment.
+    /// The password comes only from $RELATA_PASSWORD: an option would show it in the process list.
+    func adapter() throws -> RemoteDataAdapter {
+        let environment = ProcessInfo.processInfo.environment
+        guard let address = URL(string: url) else { throw ValidationError("'\(url)' is not a server address") }
+        let adapter = RemoteDataAdapter(targetURL: address, dataService: service)
+        guard let user = user ?? environment["RELATA_USER"] else {
+            throw RelataError(.invalidArgument, "no user to log in as: give --user or set RELATA_USER (and RELATA_PASSWORD)")
+        }
+        guard let password = environment["RELATA_PASSWORD"] else {
+            throw RelataError(.invalidArgument, "no password: set RELATA_PASSWORD (it is never read from the command line, where others could see it)")
+        }
+        adapter.credentials = RemoteCredentials(user: user, password: password, domain: domain ?? environment["RELATA_DOMAIN"])
+        return adapter
+    }
+}
+
+/// `relata get URL TABLE`: a table from a server, printed.
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Fetch a table from a Relata server and print it.",
+        discussion: """
+            Logs in as --user (or $RELATA_USER) with the password in $RELATA_PASSWORD.
+
+            Examples:
+              RELATA_USER=demo RELATA_PASSWORD=demo relata get http://127.0.0.1:7099 Clients
+              relata get http://127.0.0.1:7099 Orders --where "ClientId = :client AND Status = 'open'" --param client=9 --json
+              relata get http://127.0.0.1:7099 Products --fields ProductId,ProductName --max 10
+            """)
+
+    @OptionGroup var server: ServerOptions
+
+    @Argument(help: "The table.")
+    var table: String
+
+    @Option(name: .customLong("where"), help: "A where expression (Documentation/Expressions.md), with :parameters.")
+    var whereExpression: String?
+
+    @Option(name: .customLong("param"), help: "A parameter of the where expression, name=value (a number, true, false, or text).")
+    var parameters: [String] = []
+
+    @Option(help: "The fields to fetch, separated by commas (all when left out).")
+    var fields: String?
+
+    @Option(help: "The most rows to fetch.")
+    var max: Int?
+
+    @Flag(help: "Print the rows as JSON.")
+    var json = false
+
+    func validate() throws {
+        if let max, max < 0 { throw ValidationError("--max cannot be negative") }
+        for parameter in parameters where !parameter.contains("=") {
+            throw ValidationError("--param takes name=value, not '\(parameter)'")
+        }
+    }
+
+    func run() async throws {
+        try await reportingFailures {
+            let adapter = try server.adapter()
+            let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let table = try await adapter.getDataTable(self.table, fields: names, where: whereExpression,
+                                                       parameters: Self.values(of: parameters), maxRecords: max)
+            if json {
+                Terminal.print(String(decoding: try table.jsonData(prettyPrinted: true), as: UTF8.self))
+            } else {
+                Terminal.print(TableText(table).text)
+            }
+        }
+    }
+
+    /// `name=value` parameters: whole numbers, numbers, booleans and NULL by their look, text otherwise.
+    static func values(of parameters: [String]) -> [String: Value] {
+        var values: [String: Value] = [:]
+        for parameter in parameters {
+            let parts = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+            let name = parts[0], text = parts.count > 1 ? parts[1] : ""
+            if let integer = Int64(text) { values[name] = .integer(integer) }
+            else if let number = Double(text), number.isFinite { values[name] = .double(number) }
+            else if text == "true" || text == "false" { values[name] = .boolean(text == "true") }
+            else if text == "null" { values[name] = .null }
+            else { values[name] = .string(text) }
+        }
+        return values
+    }
+}
+
+/// `relata apply URL --edits FILE`: edits through the server's rules, applied to the server.
+struct ApplyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apply",
+        abstract: "Make edits against a server's tables through its rules, and apply them to the server.",
+        discussion: """
+            The tables the edits name are fetched; each edit is made as a user would make it, with the \
+            server's rules running here (the same scripts, downloaded); then the changes are validated \
+            here and sent. The verdicts print as `relata run` prints them, so the same edits file can be \
+            run offline, validated against a server, and applied, and the outputs compared.
+
+            Examples:
+              RELATA_USER=demo RELATA_PASSWORD=demo relata apply http://127.0.0.1:7099 --edits Examples/PCTrade/edits/scenario.json
+              relata apply http://127.0.0.1:7099 --edits edits.json --validate-only --json
+            """)
+
+    @OptionGroup var server: ServerOptions
+
+    @Option(name: .shortAndLong, help: "A JSON file listing the edits: inserts, updates and deletes.")
+    var edits: String
+
+    @Flag(help: "Validate the changes with the server's rules here; send nothing.")
+    var validateOnly = false
+
+    @Flag(help: "Print the verdicts as JSON.")
+    var json = false
+
+    func run() async throws {
+        var exit: ExitCode?
+        try await reportingFailures {
+            let edits = try Edit.list(contentsOf: URL(fileURLWithPath: self.edits))
+            let adapter = try server.adapter()
+            let schema = try await adapter.loadSchema()
+            var named: [String] = []
+            for edit in edits where !named.contains(where: { $0.caseInsensitiveCompare(edit.table) == .orderedSame }) {
+                named.append(schema.table(named: edit.table)?.name ?? edit.table)
+            }
+            _ = try await adapter.getDataTables(named.filter { schema.table(named: $0) != nil }.map { DataRequest(table: $0) })
+            let progress = ProgressBar(total: edits.count)
+            var run = EditRun(edits: edits, on: adapter.tables) { progress.advance($0) }
+            progress.finish()
+            let changed = adapter.tables.filter(\.hasChanges)
+            if validateOnly {
+                run.record(try await adapter.validateChanges(for: changed), passing: .validated)
+            } else {
+                run.record(try await adapter.applyChanges(for: changed))
+            }
+            let report = run.report()
+            if json {
+                try Terminal.printJSON(report)
+            } else {
+                Terminal.print(report.text(schema: schema.name))
+            }
+            exit = ExitStatus.for(report.verdicts.compactMap(\.kind))
+        }
+        if let exit { throw exit }
+    }
+}
+
+/// A table's stored fields as aligned text columns — what the server sent — long values cut short.
+struct TableText {
+    let text: String
+
+    init(_ table: DataTable, widest: Int = 40) {
+        let names = table.fields.map(\.name)
+        let cells = table.rows.map { row in
+            names.map { name -> String in
+                let value = (try? row.value(forKey: name)) ?? .null
+                let shown: String
+                switch value {
+                case .null: shown = "NULL"
+                case .string(let text): shown = text
+                default: shown = "\(value)"
+                }
+                return shown.count > widest ? String(shown.prefix(widest - 1)) + "…" : shown
+            }
+        }
+        let widths = names.indices.map { column in ([names[column]] + cells.map { $0[column] }).map(\.count).max() ?? 0 }
+        func line(_ parts: [String]) -> String {
+            zip(parts, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+        var lines = [line(names), line(widths.map { String(repeating: "-", count: $0) })]
+        lines += cells.map(line)
+        lines.append("\(table.rowCount) row\(table.rowCount == 1 ? "" : "s")")
+        text = lines.joined(separator: "\n")
+    }
+}

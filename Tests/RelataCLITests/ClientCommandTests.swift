@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// `relata get` and `relata apply` against a real `relata serve` process.
+@Suite(.serialized) struct ClientCommandTests {
+    static let demo = ["RELATA_USER": "demo", "RELATA_PASSWORD": "demo"]
+    static let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
+
+    func withServer(_ body: (String) throws -> Void) throws {
+        let folder = try TemporaryFolder()
+        let server = try ServeCommandTests.Server(["--port", "0", "--database", folder.url.appendingPathComponent("pctrade.sqlite").path])
+        try #require(server.port > 0)
+        defer { _ = server.stop() }
+        try body("http://127.0.0.1:\(server.port)")
+    }
+
+    @Test func getPrintsATableAsTextOrJSON() throws {
+        try withServer { url in
+            let text = try RelataProcess.run(["get", url, "Clients"], environment: Self.demo)
+            #expect(text.status == 0, "\(text.errorOutput)")
+            #expect(text.output.hasPrefix("ClientId  ClientName"))
+            #expect(text.output.contains("Acme Ltd"))
+            #expect(text.output.hasSuffix("40 rows\n"))
+
+            let json = try RelataProcess.run(["get", url, "Orders", "--where", "ClientId = :c", "--param", "c=9", "--fields", "OrderId,Status",
+                                              "--json"], environment: Self.demo)
+            #expect(json.status == 0, "\(json.errorOutput)")
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])
+            #expect(rows.count == 4)
+            #expect(rows.allSatisfy { Set($0.keys) == ["OrderId", "Status"] })
+        }
+    }
+
+    @Test func applyPrintsWhatRunPrintsOfflineAndValidateOnlySendsNothing() throws {
+        try withServer { url in
+            let validated = try RelataProcess.run(["apply", url, "--edits", Self.scenario, "--validate-only"], environment: Self.demo)
+            let offline = try RelataProcess.run(["run", RelataProcess.pcTradeSchema, "--edits", Self.scenario])
+            #expect(validated.status == offline.status)
+            #expect(validated.output.contains("5 validated, 5 refused, 1 failed"), "\(validated.output)")
+            func refusals(_ output: String) -> [Substring] { output.split(separator: "\n").filter { $0.contains("✘") } }
+            #expect(refusals(validated.output) == refusals(offline.output), "validating against the server gives the offline refusals")
+            let before = try RelataProcess.run(["get", url, "Clients"], environment: Self.demo)
+            #expect(!before.output.contains("Northwind"), "a validation sends nothing")
+
+            let applied = try RelataProcess.run(["apply", url, "--edits", Self.scenario], environment: Self.demo)
+            #expect(applied.status == 1, "refusals are exit status 1, as with run")
+            #expect(applied.output == offline.output, "the same verdicts, messages, locations, keys and values")
+            let after = try RelataProcess.run(["get", url, "Clients"], environment: Self.demo)
+            #expect(after.output.contains("Northwind Traders"))
+        }
+    }
+
+    @Test func credentialsComeFromTheEnvironmentAndFailuresSayWhatToDo() throws {
+        try withServer { url in
+            let noPassword = try RelataProcess.run(["get", url, "Clients", "--user", "demo"], environment: ["RELATA_PASSWORD": ""].filter { _ in false })
+            #expect(noPassword.status == 2)
+            #expect(noPassword.errorOutput.contains("RELATA_PASSWORD"))
+
+            let wrong = try RelataProcess.run(["get", url, "Clients"], environment: ["RELATA_USER": "demo", "RELATA_PASSWORD": "nope"])
+            #expect(wrong.status == 2)
+            #expect(wrong.errorOutput.contains("loginFailed"))
+            #expect(!wrong.errorOutput.contains("nope"), "the password is never echoed")
+
+            let unknown = try RelataProcess.run(["get", url, "Invoices"], environment: Self.demo)
+            #expect(unknown.status == 2)
+            #expect(unknown.errorOutput.contains("Invoices"))
+        }
+        let nowhere = try RelataProcess.run(["get", "http://127.0.0.1:9", "Clients"], environment: Self.demo)
+        #expect(nowhere.status == 4, "a server that is not there is retryable: exit status 4")
+        #expect(nowhere.errorOutput.contains("retry"))
+    }
+}
