@@ -219,6 +219,18 @@ public final class DataTable {
         }
     }
 
+    /// The primary keys of every row the table holds, deleted ones included — by original and
+    /// by current value — so a store loading more rows leaves out those it has.
+    package var heldKeys: Set<[Value]> {
+        var keys: Set<[Value]> = []
+        guard !keyFieldIndexes.isEmpty else { return keys }
+        for slot in 0..<slotCount {
+            keys.insert(keyFieldIndexes.map { columns[$0].value(at: slot) })
+            if changes.isDirty(slot) { keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
+        }
+        return keys
+    }
+
     /// Forgets every row, as if none had been loaded (a server reusing a table for the next
     /// batch of a read). Row objects of the forgotten rows are detached.
     package func discardAllRows() {

@@ -46,7 +46,7 @@ public final class TableStore: DeltaStore {
 
     public func store(_ deltas: inout [Delta]) throws {
         let tables = try deltas.map(table(of:))
-        failForeignKeyViolations(&deltas, tables: tables)
+        ForeignKeyCheck.failViolations(in: &deltas, tables: tables)
         for index in deltas.indices { assignKeys(to: &deltas[index], of: tables[index]) }
     }
 
@@ -80,27 +80,6 @@ public final class TableStore: DeltaStore {
             }
         }
         data.clearChangedRows()
-    }
-
-    /// Fails the changes that would break a declared foreign key if the others were
-    /// committed, until none would: a failed parent insert fails the child rows that need it.
-    private func failForeignKeyViolations(_ deltas: inout [Delta], tables: [DataTable]) {
-        while true {
-            var committing: [ObjectIdentifier: Set<Int>] = [:]
-            for (delta, table) in zip(deltas, tables) {
-                committing[ObjectIdentifier(table), default: []].formUnion(delta.changes.filter { $0.status != .failed }.map(\.changeId))
-            }
-            var failedAny = false
-            for index in deltas.indices {
-                let violations = tables[index].foreignKeyViolations(in: deltas[index], committing: committing)
-                for change in deltas[index].changes.indices {
-                    guard let message = violations[deltas[index].changes[change].changeId] else { continue }
-                    deltas[index].changes[change].fail(message, kind: .constraint)
-                    failedAny = true
-                }
-            }
-            if !failedAny { return }
-        }
     }
 
     /// Gives the resolved new rows real keys: the next number above the table's highest.

@@ -95,7 +95,7 @@ public final class DataService: Sendable {
                         return replay.replay(delta, onto: table)
                     }
                     return try Self.processor(for: version.schema, runtime: runtime)
-                        .process(replayed, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
+                        .process(replayed, store: SQLDeltaStore(storage: storage, db: db, access: data))
                 }
             }
         }
@@ -129,7 +129,7 @@ public final class DataService: Sendable {
                     var carried: Set<String> = []
                     let deltas = try data.tables.deltasOfRecordedChanges(notIn: &carried)
                     let processed = try Self.processor(for: schema, runtime: runtime)
-                        .process(deltas, store: SQLDeltaStore(storage: storage, db: db, data: data.tables))
+                        .process(deltas, store: SQLDeltaStore(storage: storage, db: db, access: data))
                     return (result, processed)
                 }
             }

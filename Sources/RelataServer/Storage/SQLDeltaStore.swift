@@ -11,25 +11,32 @@ import RelataScript
 /// - Updates and deletes find the row by its original key *and* its original
 ///   log-changes values: a row changed underneath is not touched, and the
 ///   change fails as a ``FailureKind/conflict`` — nothing is overwritten silently.
-/// - A statement the database refuses (a foreign key, NOT NULL) fails its change
+/// - Foreign keys are checked before anything is written, by the same check as every
+///   other site (``ForeignKeyCheck``), over the unit's rows and the stored parent and
+///   child rows it touches: a change that would break one fails with the same words as
+///   offline. The database checks them again at the commit (deferred, so the order of
+///   the statements does not matter — a detail row may be deleted after its order).
+/// - A statement the database refuses otherwise (NOT NULL) fails its change
 ///   as a ``FailureKind/constraint`` with the database's words.
 final class SQLDeltaStore: DeltaStore {
     let storage: SQLiteStorage
     let db: Database
-    /// The unit's tables, whose changes made by rules join the unit.
-    let data: TableDataAccess
+    /// The unit's data: its tables, whose changes made by rules join the unit.
+    let access: SQLDataAccess
+    var data: TableDataAccess { access.tables }
     private var carried: Set<String> = []
     /// Real keys of this unit's inserts, by "table/field/temporary key" (lower case).
     private var realKeys: [String: Int64] = [:]
 
-    init(storage: SQLiteStorage, db: Database, data: TableDataAccess) {
+    init(storage: SQLiteStorage, db: Database, access: SQLDataAccess) {
         self.storage = storage
         self.db = db
-        self.data = data
+        self.access = access
     }
 
     func begin(_ deltas: [Delta]) throws {
         try db.beginTransaction(.immediate)
+        try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
         data.startRecordingChanges()
         carried = []
         for delta in deltas { UnitOfWorkChanges.carry(delta, in: &carried) }
@@ -40,6 +47,7 @@ final class SQLDeltaStore: DeltaStore {
     }
 
     func store(_ deltas: inout [Delta]) throws {
+        try checkForeignKeys(&deltas)
         for index in deltas.indices {
             let definition = try storage.definition(of: deltas[index].tableName)
             let logged = Set(deltas[index].loggedFields.map { $0.lowercased() })
@@ -54,6 +62,32 @@ final class SQLDeltaStore: DeltaStore {
                 }
             }
         }
+    }
+
+    /// Loads the stored rows the unit's changes point to or are pointed at by, connects the
+    /// unit's tables by the schema's foreign keys, and fails the changes that would break one.
+    private func checkForeignKeys(_ deltas: inout [Delta]) throws {
+        let schema = storage.schema
+        let tables = try deltas.map { try access.table($0.tableName) }
+        for (delta, table) in zip(deltas, tables) {
+            guard let definition = schema.table(named: table.name) else { continue }
+            let live = delta.changes.filter { $0.status != .failed }
+            for key in definition.foreignKeys {
+                let parent = try access.table(key.references)
+                try table.addForeignKey(key.field, references: parent, field: key.referencedField)
+                let pointedAt = live.filter { $0.type != .delete }.compactMap { $0.newValues[key.field] }
+                try storage.loadRows(where: key.referencedField, isIn: pointedAt, into: parent, in: db)
+            }
+            for child in schema.tables {
+                for key in child.foreignKeys where key.references.caseInsensitiveCompare(table.name) == .orderedSame {
+                    let childTable = try access.table(child.name)
+                    try childTable.addForeignKey(key.field, references: table, field: key.referencedField)
+                    let released = live.filter { $0.type != .insert }.compactMap { $0.oldValues[key.referencedField] }
+                    try storage.loadRows(where: key.field, isIn: released, into: childTable, in: db)
+                }
+            }
+        }
+        ForeignKeyCheck.failViolations(in: &deltas, tables: tables)
     }
 
     func commit(_ deltas: [Delta]) throws {

@@ -168,10 +168,8 @@ public final class SQLiteStorage: Sendable {
     public func loadRows(withKeys keys: [[Value]], into table: DataTable, in db: Database) throws {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
-        var seen = Set<[Value]>()
-        let missing = try keys.filter { key in
-            try key.count == keyFields.count && seen.insert(key).inserted && table.row(forPrimaryKey: key) == nil
-        }
+        var seen = table.heldKeys
+        let missing = keys.filter { key in key.count == keyFields.count && seen.insert(key).inserted }
         let columns = keyFields.map { sqlColumn($0.name, of: table.name) }
         var loaded: [[Value]] = []
         let perQuery = max(1, 500 / keyFields.count)
@@ -196,6 +194,26 @@ public final class SQLiteStorage: Sendable {
             loaded += try fetchValues(of: table, where: condition, arguments: arguments, in: db)
         }
         try table.loadRows(loaded)
+    }
+
+    /// Loads into `table` the stored rows whose `field` holds one of `values`, but for those it
+    /// holds already (deleted ones included): the child rows a foreign-key check needs.
+    public func loadRows(where field: String, isIn values: [Value], into table: DataTable, in db: Database) throws {
+        let distinct = Array(Set(values.filter { !$0.isNull }))
+        guard !distinct.isEmpty else { return }
+        let column = sqlColumn(field, of: table.name)
+        var loaded: [[Value]] = []
+        for start in stride(from: 0, to: distinct.count, by: 500) {
+            var arguments: [DatabaseValue] = []
+            let placeholders = distinct[start..<min(start + 500, distinct.count)].map { value in
+                arguments.append(SQLiteValues.databaseValue(value))
+                return dialect.placeholder(arguments.count)
+            }
+            loaded += try fetchValues(of: table, where: "\(column) IN (\(placeholders.joined(separator: ", ")))", arguments: arguments, in: db)
+        }
+        let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
+        let held = table.heldKeys
+        try table.loadRows(loaded.filter { row in !held.contains(keyIndexes.map { row[$0] }) })
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).
