@@ -36,6 +36,10 @@ extension RemoteDataAdapter {
     ///   ``RelataError`` for a table that is not the adapter's, or a change that cannot make a delta.
     @discardableResult
     nonisolated(nonsending) public func applyChanges(for tables: [DataTable]) async throws -> [Delta] {
+        try await applyChanges(for: tables, listener: nil)
+    }
+
+    nonisolated(nonsending) func applyChanges(for tables: [DataTable], listener: (any RemoteDataAdapterDelegate)?) async throws -> [Delta] {
         do {
             let rules = try await loadedRules()
             for table in tables where rules.adapter.table(named: table.name) !== table {
@@ -57,10 +61,10 @@ extension RemoteDataAdapter {
                 }
             }
             for local in refused where !processed.contains(where: { $0.tableName == local.tableName }) { processed.append(local) }
-            report(processed, tables: tables)
+            report(processed, tables: tables, listener: listener)
             return processed
         } catch {
-            delegate?.remoteDataAdapter(self, didFailWithError: error)
+            notify(listener) { $0.remoteDataAdapter(self, didFailWithError: error) }
             throw error
         }
     }
@@ -162,13 +166,12 @@ extension RemoteDataAdapter {
         }
     }
 
-    private func report(_ deltas: [Delta], tables: [DataTable]) {
-        guard let delegate else { return }
+    private func report(_ deltas: [Delta], tables: [DataTable], listener: (any RemoteDataAdapterDelegate)?) {
         for delta in deltas {
             guard let table = try? table(in: tables, named: delta.tableName) else { continue }
-            for change in delta.failedChanges { delegate.remoteDataAdapter(self, didFailChange: change, of: table) }
+            for change in delta.failedChanges { notify(listener) { $0.remoteDataAdapter(self, didFailChange: change, of: table) } }
         }
-        delegate.remoteDataAdapter(self, didApplyChanges: deltas)
+        notify(listener) { $0.remoteDataAdapter(self, didApplyChanges: deltas) }
     }
 
     private func table(in tables: [DataTable], named name: String) throws -> DataTable {

@@ -39,11 +39,12 @@ extension RemoteDataAdapter {
     ///   answer was cut short; retrying is safe); `CancellationError` when the task is cancelled.
     nonisolated(nonsending) public func getDataTables(_ requests: [DataRequest],
                                                       progress: ((FetchProgress) -> Void)? = nil) async throws -> [DataTable] {
-        try await fetch(requests, progress: progress).tables
+        try await fetch(requests, progress: progress, listener: nil).tables
     }
 
     /// Fetches tables; returns them with the refresh conflicts found (the delegate hears of those too).
-    nonisolated(nonsending) func fetch(_ requests: [DataRequest], progress: ((FetchProgress) -> Void)?) async throws
+    nonisolated(nonsending) func fetch(_ requests: [DataRequest], progress: ((FetchProgress) -> Void)?,
+                                       listener: (any RemoteDataAdapterDelegate)?) async throws
         -> (tables: [DataTable], conflicts: [(table: DataTable, conflicts: [RefreshConflict])]) {
         guard !requests.isEmpty else { return ([], []) }
         do {
@@ -54,15 +55,15 @@ extension RemoteDataAdapter {
             }
             let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests))
             let received = try await withSession { token in
-                try await receive(requests, body: body, token: token, rules: rules, progress: progress)
+                try await receive(requests, body: body, token: token, rules: rules, progress: progress, listener: listener)
             }
             for (table, conflicts) in received.conflicts {
-                delegate?.remoteDataAdapter(self, didFindConflicts: conflicts, in: table)
+                notify(listener) { $0.remoteDataAdapter(self, didFindConflicts: conflicts, in: table) }
             }
-            delegate?.remoteDataAdapter(self, didReceiveTables: received.tables)
+            notify(listener) { $0.remoteDataAdapter(self, didReceiveTables: received.tables) }
             return received
         } catch {
-            delegate?.remoteDataAdapter(self, didFailWithError: error)
+            notify(listener) { $0.remoteDataAdapter(self, didFailWithError: error) }
             throw error
         }
     }
@@ -80,7 +81,7 @@ extension RemoteDataAdapter {
         guard rules.adapter.table(named: table.name) === table else {
             throw RelataError(.unknownTable, "the table is not one of the adapter's", table: table.name)
         }
-        return try await fetch([rules.lastRequests[table.name.lowercased()] ?? DataRequest(table: table.name)], progress: nil)
+        return try await fetch([rules.lastRequests[table.name.lowercased()] ?? DataRequest(table: table.name)], progress: nil, listener: nil)
             .conflicts.flatMap(\.conflicts)
     }
 
@@ -91,7 +92,7 @@ extension RemoteDataAdapter {
     }
 
     nonisolated(nonsending) private func receive(_ requests: [DataRequest], body: Data, token: String, rules: LoadedRules,
-                                                  progress: ((FetchProgress) -> Void)?) async throws
+                                                  progress: ((FetchProgress) -> Void)?, listener: (any RemoteDataAdapterDelegate)?) async throws
         -> (tables: [DataTable], conflicts: [(table: DataTable, conflicts: [RefreshConflict])]) {
         let call = ProtocolCall(service: dataService, method: "GetData", body: body, token: token, accept: RowStream.contentType)
         var receiver = TableReceiver(requests: requests, rules: rules)
@@ -106,11 +107,12 @@ extension RemoteDataAdapter {
                 case .bytes(let bytes) where refusal != nil:
                     refusal?.body.append(bytes)
                 case .bytes(let bytes):
-                    let made = try receiver.consume(bytes) { table in delegate?.remoteDataAdapter(self, didReceiveTable: table) }
-                    if let made {
+                    try receiver.consume(bytes, onProgress: { made in
                         progress?(made)
-                        delegate?.remoteDataAdapter(self, didReceiveDataSize: made)
-                    }
+                        notify(listener) { $0.remoteDataAdapter(self, didReceiveDataSize: made) }
+                    }, onTable: { table in
+                        notify(listener) { $0.remoteDataAdapter(self, didReceiveTable: table) }
+                    })
                 }
             }
             if let refusal { throw RemoteError(status: refusal.status, body: refusal.body) }

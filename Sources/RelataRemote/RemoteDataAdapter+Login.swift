@@ -73,7 +73,7 @@ extension RemoteDataAdapter {
     }
 
     /// Runs `body` with a session token; a `sessionNotFound` from it logs in again and reruns it.
-    nonisolated(nonsending) func withSession<Result>(_ body: (String) async throws -> Result) async throws -> Result {
+    nonisolated(nonsending) func withSession<Result>(_ body: nonisolated(nonsending) (String) async throws -> Result) async throws -> Result {
         var logins = 0
         while true {
             if token == nil {

@@ -114,6 +114,12 @@ public final class RemoteDataAdapter {
 }
 
 extension RemoteDataAdapter {
+    /// Tells the delegate, and a request's own delegate when it has one.
+    func notify(_ listener: (any RemoteDataAdapterDelegate)?, _ event: (any RemoteDataAdapterDelegate) -> Void) {
+        if let delegate { event(delegate) }
+        if let listener, listener !== delegate { event(listener) }
+    }
+
     /// Fetches a table the rules' `lda` reads before it was ever fetched, waiting for it (the
     /// rules run synchronously), so a rule reads what the server would read.
     func fetchOnDemand(_ table: DataTable) throws {
@@ -129,9 +135,9 @@ extension RemoteDataAdapter {
         guard answer.status == 200 else { throw RemoteError(status: answer.status, body: answer.body) }
         var receiver = TableReceiver(requests: [request], rules: rules)
         do {
-            _ = try receiver.consume(answer.body) { _ in }
+            try receiver.consume(answer.body, onProgress: { _ in }, onTable: { _ in })
             for (table, conflicts) in try receiver.finish() {
-                delegate?.remoteDataAdapter(self, didFindConflicts: conflicts, in: table)
+                notify(nil) { $0.remoteDataAdapter(self, didFindConflicts: conflicts, in: table) }
             }
         } catch let error as RelataError where error.code == .invalidResponse {
             receiver.abandon()

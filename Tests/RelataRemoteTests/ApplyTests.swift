@@ -160,7 +160,7 @@ import Testing
 
 extension PCTradeServer {
     /// Serves while `body` runs and returns what it made, after the server stopped.
-    func serveAndReturn<Made>(_ body: (URL) async throws -> Made) async throws -> Made {
+    nonisolated(nonsending) func serveAndReturn<Made>(_ body: nonisolated(nonsending) (URL) async throws -> Made) async throws -> Made {
         var made: Made?
         try await serve { made = try await body($0) }
         return made!

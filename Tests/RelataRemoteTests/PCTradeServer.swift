@@ -38,7 +38,7 @@ final class PCTradeServer: Sendable {
     deinit { try? FileManager.default.removeItem(at: folder) }
 
     /// Runs `body` with the server's address while it serves.
-    func serve(_ body: (URL) async throws -> Void) async throws {
+    nonisolated(nonsending) func serve(_ body: nonisolated(nonsending) (URL) async throws -> Void) async throws {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         var logger = Logger(label: "relata.test-server")
         logger.logLevel = .critical

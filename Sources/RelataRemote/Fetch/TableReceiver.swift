@@ -24,8 +24,9 @@ struct TableReceiver {
     /// The tables received whole so far.
     var tables: [DataTable] { received.map(\.result) }
 
-    /// Reads the next bytes; returns the progress they made, if any rows arrived.
-    mutating func consume(_ bytes: Data, onTable: (DataTable) -> Void) throws -> FetchProgress? {
+    /// Reads the next bytes, reporting the progress they made (once per chunk, and before the
+    /// table they complete) and each table they complete.
+    mutating func consume(_ bytes: Data, onProgress: (FetchProgress) -> Void, onTable: (DataTable) -> Void) throws {
         var progress: FetchProgress?
         for event in try reader.append(bytes) {
             switch event {
@@ -45,6 +46,8 @@ struct TableReceiver {
                 progress = FetchProgress(table: loading.name, rowsReceived: rowsReceived, expectedRows: max(expectedRows, rowsReceived),
                                          bytesReceived: reader.bytesRead)
             case .tableEnd:
+                if let made = progress { onProgress(made) }
+                progress = nil
                 if let last = received.last { onTable(last.result) }
             case .end: break
             case .error(let json):
@@ -52,7 +55,7 @@ struct TableReceiver {
                 throw RemoteError(errorAnswer: answer.error, status: nil)
             }
         }
-        return progress
+        if let made = progress { onProgress(made) }
     }
 
     /// Checks the answer is whole and puts staged rows in place, keeping pending changes.
