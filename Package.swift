@@ -49,6 +49,10 @@ let package = Package(
         // validating changes before they are sent. Links neither the server nor the tooling.
         .target(name: "RelataRemote", dependencies: [
             "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
+        ], swiftSettings: [
+            // Async functions and closures run on their caller's actor unless marked @concurrent:
+            // the adapter's tables never leave the isolation that uses them.
+            .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
         ]),
         // The data server: the rule runtime over SQL (SQLite through GRDB), its services, and
         // the HTTP protocol (Hummingbird). Only the server and the CLI link it.
