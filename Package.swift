@@ -96,7 +96,7 @@ let package = Package(
             "RelataRemote", "RelataServer", "RelataTools", "RelataTestSupport",
         ]),
         // Runs the built `relata` binary and checks its output and exit status.
-        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools"]),
+        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools", "RelataRemote"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
         // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.
         .testTarget(name: "PCTradeRuleTests", dependencies: ["RelataTesting"], path: "Examples/PCTrade/Tests"),

@@ -1,0 +1,67 @@
+import Foundation
+import Relata
+import RelataRemote
+import Testing
+
+/// The client against a real `relata serve` process that is killed while it applies.
+@Suite(.serialized) struct ServerKilledTests {
+    /// PCTrade in a folder of its own, with a `beforeCommit` that takes half a second.
+    static func slowCommitSchema(in folder: TemporaryFolder) throws -> String {
+        let source = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade")
+        let copy = folder.url.appendingPathComponent("PCTrade")
+        try FileManager.default.copyItem(at: source, to: copy)
+        let script = copy.appendingPathComponent("rules/schema.js")
+        try """
+            function beforeCommit() {
+                const start = Date.now();
+                while (Date.now() - start < 500) {}
+            }
+            """.write(to: script, atomically: true, encoding: .utf8)
+        return copy.appendingPathComponent("PCTrade.schema.json").path
+    }
+
+    @Test func aServerKilledMidApplyLeavesEveryChangePendingAndARetrySucceeds() async throws {
+        let folder = try TemporaryFolder()
+        let schema = try Self.slowCommitSchema(in: folder)
+        let database = folder.url.appendingPathComponent("pctrade.sqlite").path
+        var server = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        let port = server.port
+        try #require(port > 0)
+        let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
+        adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+        let clients = try await adapter.getDataTable("Clients")
+        let row = clients.rows[0]
+        let before = row["ClientName"]
+        try row.setValue("Typed before the crash", forKey: "ClientName")
+
+        // Kill the server while it runs the apply's beforeCommit.
+        let pid = server.process.processIdentifier
+        let killer = Task.detached {
+            try await Task.sleep(for: .milliseconds(250))
+            kill(pid, SIGKILL)
+        }
+        do {
+            try await adapter.applyChanges(for: clients)
+            Issue.record("the apply succeeded on a killed server")
+        } catch let error as RemoteError {
+            #expect(error.kind == .transient, "\(error)")
+            #expect(error.isRetryable)
+        }
+        try await killer.value
+        #expect(row.rowState == .modified && !row.isLocked && row.failureMessage == nil)
+        #expect(row["ClientName"] == "Typed before the crash")
+        #expect(row.originalValue(forKey: "ClientName") == before)
+
+        // The same database on the same port: nothing was applied, and the retry is.
+        server = try ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
+        try #require(server.port == port)
+        let fresh = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
+        fresh.credentials = adapter.credentials
+        #expect(try await fresh.getDataTable("Clients").rows[0]["ClientName"] == before, "the killed transaction rolled back")
+        let delta = try await adapter.applyChanges(for: clients)
+        #expect(delta.changes.map(\.status) == [.resolved])
+        #expect(row.rowState == .unchanged)
+        #expect(try await fresh.getDataTable("Clients").rows[0]["ClientName"] == "Typed before the crash")
+        _ = server.stop()
+    }
+}
