@@ -16,10 +16,11 @@ final class LoadedRules {
     /// Tables (lower-case names) whose pending changes the old row rules checked: the scripts changed since.
     var tablesToRevalidate: Set<String> = []
 
-    init(schema: SchemaDefinition, version: String, logger: Logger) throws {
+    /// - Parameter tables: tables holding the schema's data already (from a briefcase), pending changes included.
+    init(schema: SchemaDefinition, version: String, tables: [DataTable] = [], logger: Logger) throws {
         self.schema = schema
         self.version = version
-        adapter = try LocalDataAdapter(schema: schema, logger: logger)
+        adapter = try LocalDataAdapter(schema: schema, tables: tables, logger: logger)
     }
 
     /// Takes the server's new scripts: every table's and the schema-wide one. Tables whose

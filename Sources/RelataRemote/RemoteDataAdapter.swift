@@ -105,7 +105,11 @@ public final class RemoteDataAdapter {
             try rules.update(to: message.schema, version: message.version)
             return rules
         }
-        let loaded = try LoadedRules(schema: message.schema, version: message.version, logger: logger)
+        return try install(LoadedRules(schema: message.schema, version: message.version, logger: logger))
+    }
+
+    /// Makes downloaded (or saved) rules the adapter's.
+    func install(_ loaded: LoadedRules) -> LoadedRules {
         loaded.adapter.session = session ?? Session()
         loaded.adapter.data.beforeRead = { [weak self] table in try self?.fetchOnDemand(table) }
         rules = loaded
