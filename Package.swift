@@ -78,6 +78,10 @@ let package = Package(
         .executableTarget(name: "relata-rules-demo", dependencies: [
             "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/RulesDemo"),
+        // Seed 004's DataAccess pattern over the RemoteDataAdapter, as a console app; the README says how to run it.
+        .executableTarget(name: "relata-data-access", dependencies: [
+            "Relata", "RelataScript", "RelataRemote", .product(name: "Logging", package: "swift-log"),
+        ], path: "Examples/DataAccessApp"),
         .testTarget(name: "RelataTests", dependencies: ["Relata", "relata-briefcase-writer"]),
         // The child process the briefcase crash test kills while it saves.
         .executableTarget(name: "relata-briefcase-writer", dependencies: ["Relata"], path: "Tests/BriefcaseWriter"),
@@ -96,7 +100,7 @@ let package = Package(
             "RelataRemote", "RelataServer", "RelataTools", "RelataTestSupport",
         ]),
         // Runs the built `relata` binary and checks its output and exit status.
-        .testTarget(name: "RelataCLITests", dependencies: ["relata", "RelataScript", "RelataTools", "RelataRemote"]),
+        .testTarget(name: "RelataCLITests", dependencies: ["relata", "relata-data-access", "RelataScript", "RelataTools", "RelataRemote"]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
         // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.
         .testTarget(name: "PCTradeRuleTests", dependencies: ["RelataTesting"], path: "Examples/PCTrade/Tests"),

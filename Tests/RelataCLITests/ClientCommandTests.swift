@@ -69,4 +69,25 @@ import Testing
         #expect(nowhere.status == 4, "a server that is not there is retryable: exit status 4")
         #expect(nowhere.errorOutput.contains("retry"))
     }
+
+    @Test func theDataAccessExampleRunsAsTheReadmeSays() throws {
+        try withServer { url in
+            let home = try TemporaryFolder()
+            let app = RelataProcess.binary.deletingLastPathComponent().appendingPathComponent("relata-data-access")
+            let process = Process()
+            process.executableURL = app
+            process.environment = ProcessInfo.processInfo.environment.merging(["RELATA_SERVER": url, "DATA_ACCESS_HOME": home.url.path]) { $1 }
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text)")
+            #expect(text.contains("data ready from the server: 40 clients"))
+            #expect(text.contains("refused here: a discount of 50% is outside 0–30% (rules/Clients.js:13:9)"))
+            #expect(text.contains("applied: order 151, line 435 refers to order 151; pending now: false"))
+            #expect(text.contains("the server refused: row (ClientId=2) changed since it was read"))
+            #expect(FileManager.default.fileExists(atPath: home.url.appendingPathComponent("DataAccessApp.briefcase").path))
+        }
+    }
 }
