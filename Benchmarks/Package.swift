@@ -16,6 +16,7 @@ let package = Package(
             .product(name: "Relata", package: "Relata"),
             .product(name: "RelataScript", package: "Relata"),
             .product(name: "RelataServer", package: "Relata"),
+            .product(name: "RelataRemote", package: "Relata"),
             .product(name: "Hummingbird", package: "hummingbird"),
             "CBenchmarkSupport",
         ]),

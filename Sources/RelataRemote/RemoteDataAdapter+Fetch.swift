@@ -17,6 +17,24 @@ extension RemoteDataAdapter {
                                              maxRecords: maxRecords)], progress: progress)[0]
     }
 
+    /// Fetches the rows of a table that a parsed where expression selects — parsed here, so a
+    /// syntax error never reaches the server; the server checks the fields it names.
+    ///
+    /// ```swift
+    /// let open = try Relata.Expression("Status = 'open' AND ClientId = :client")
+    /// let orders = try await adapter.getDataTable("Orders", where: open, parameters: ["client": 9])
+    /// ```
+    nonisolated(nonsending) public func getDataTable(_ name: String, fields: [String]? = nil, where expression: Relata.Expression,
+                                                     parameters: [String: Value] = [:], maxRecords: Int? = nil,
+                                                     progress: ((FetchProgress) -> Void)? = nil) async throws -> DataTable {
+        let missing = expression.parameterNames.filter { parameters[$0] == nil }.sorted()
+        guard missing.isEmpty else {
+            throw RelataError(.invalidArgument, "the where expression uses :\(missing.joined(separator: ", :")), which no parameter gives", table: name)
+        }
+        return try await getDataTable(name, fields: fields, where: expression.text, parameters: parameters, maxRecords: maxRecords,
+                                      progress: progress)
+    }
+
     /// Fetches several tables in one request (the original's "cube").
     ///
     /// A request for all of a table's fields fills the adapter's table of that name (see

@@ -35,6 +35,11 @@ import Testing
             #expect(orders.rowCount > 0)
             #expect(orders.rows.allSatisfy { $0["ClientId"] == 1 })
 
+            let parsed = try Relata.Expression("ClientId = :client AND Status <> 'cancelled'")
+            let same = try await adapter.getDataTable("Orders", where: parsed, parameters: ["client": 1])
+            #expect(same.rowCount > 0 && same.rows.allSatisfy { $0["ClientId"] == 1 })
+            await #expect(throws: RelataError.self) { _ = try await adapter.getDataTable("Orders", where: parsed) }
+
             let names = try await adapter.getDataTable("Products", fields: ["ProductId", "ProductName"], maxRecords: 2)
             #expect(names.fields.map(\.name) == ["ProductId", "ProductName"])
             #expect(names.rowCount == 2)

@@ -10,6 +10,7 @@ import FoundationNetworking
 import Hummingbird
 import Relata
 import RelataScript
+import RelataRemote
 import RelataServer
 
 func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
@@ -22,13 +23,14 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
     let schema = try SchemaDefinition(name: "Bench", tables: [
         TableDefinition(name: "Clients", fields: Dataset.fields),
         TableDefinition(name: "Items", fields: ItemTable.fields, script: RuleScript(ItemTable.rules, fileName: "items.js")),
+        TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript(ItemTable.linesRules, fileName: "lines.js")),
     ])
     let path = folder.appendingPathComponent("bench.sqlite").path
     let storage = try SQLiteStorage(path: path, schema: schema)
     let dataset = Dataset(count: count)
     let clients = try DataTable(name: "Clients", fields: Dataset.fields)
     try clients.loadRows(dataset.relataRows)
-    try storage.seedIfEmpty(with: [clients, try ItemTable.table(changes)])
+    try storage.seedIfEmpty(with: [clients, try ItemTable.table(changes), try ItemTable.table(changes, name: "Lines")])
     let service = try DataService(storage: storage)
     let sessions = try SessionStore(path: folder.appendingPathComponent("sessions.sqlite").path)
     let user = ServerUser(name: "bench", passwordHash: ServerUser.hash(password: "bench", cost: 4))
@@ -90,6 +92,10 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))).")
         }
 
+        if parts.contains("client") {
+            try await runClientBenchmarks(port: port, count: count, changes: changes, schema: schema, client: client, token: token)
+        }
+
         if parts.contains("requests") {
         let smallBody = #"{"requests":[{"table":"Clients","where":"Id = :id","parameters":{"id":{"integer":4242}}}]}"#
         let answer = try await client.post("/v1/DataService/GetData", body: Data(smallBody.utf8), token: token, accept: RowStream.contentType)
@@ -122,7 +128,7 @@ extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
-func measureAsync(repetitions: Int, _ body: () async throws -> Void) async rethrows -> Double {
+nonisolated(nonsending) func measureAsync(repetitions: Int, _ body: nonisolated(nonsending) () async throws -> Void) async rethrows -> Double {
     var times: [Double] = []
     for _ in 0..<repetitions {
         let start = ContinuousClock.now
@@ -145,8 +151,16 @@ enum ItemTable {
         }
         """
 
-    static func table(_ count: Int) throws -> DataTable {
-        let table = try DataTable(name: "Items", fields: fields)
+    /// The client benchmark's table: the same row rule, and a delta rule the client validates with.
+    static let linesRules = rules + """
+
+        function beforeProcessDeltaChange(delta, change) {
+            if (change.newValues.Quantity > 100000) fail('at most 100000 per line');
+        }
+        """
+
+    static func table(_ count: Int, name: String = "Items") throws -> DataTable {
+        let table = try DataTable(name: name, fields: fields)
         try table.loadRows((0..<count).lazy.map { index -> [Value] in
             let price = Double(index % 1000) / 10 + 1
             return [.integer(Int64(index + 1)), .string("Item \(index + 1)"), .integer(Int64(index % 50 + 1)), .double(price)]

@@ -96,6 +96,6 @@ case "server":
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests"] : parts)
 default:
     print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
-    print("       relata-benchmarks server [rows] [fetch] [apply] [requests]")
+    print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
     exit(2)
 }
