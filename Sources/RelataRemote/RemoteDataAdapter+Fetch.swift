@@ -136,12 +136,8 @@ extension RemoteDataAdapter {
             if let refusal { throw RemoteError(status: refusal.status, body: refusal.body) }
             let conflicts = try receiver.finish()
             return (receiver.tables, conflicts)
-        } catch let error as RelataError where error.code == .invalidResponse {
-            receiver.abandon()
-            throw RemoteError.invalidResponse("GetData", error)
         } catch {
-            receiver.abandon()
-            throw error
+            throw receiver.abandoning(after: error)
         }
     }
 }

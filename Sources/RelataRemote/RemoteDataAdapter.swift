@@ -143,12 +143,8 @@ extension RemoteDataAdapter {
             for (table, conflicts) in try receiver.finish() {
                 notify(nil) { $0.remoteDataAdapter(self, didFindConflicts: conflicts, in: table) }
             }
-        } catch let error as RelataError where error.code == .invalidResponse {
-            receiver.abandon()
-            throw RemoteError.invalidResponse("GetData", error)
         } catch {
-            receiver.abandon()
-            throw error
+            throw receiver.abandoning(after: error)
         }
     }
 }

@@ -77,6 +77,16 @@ struct TableReceiver {
         return conflicts
     }
 
+    /// After a failure: empties what arrived (``abandon()``) and gives the error to throw — a
+    /// damaged or cut-short stream as the client's transient ``RemoteError``.
+    func abandoning(after error: any Error) -> any Error {
+        abandon()
+        if let error = error as? RelataError, error.code == .invalidResponse {
+            return RemoteError.invalidResponse("GetData", error)
+        }
+        return error
+    }
+
     /// After a failure: tables filled directly are emptied again (they were empty before).
     func abandon() {
         for (result, loading) in received where result === loading && result === rules.adapter.table(named: result.name) {
