@@ -5,7 +5,8 @@ import Testing
 
 /// The client against a real `relata serve` process that is killed while it applies.
 @Suite(.serialized) struct ServerKilledTests {
-    /// PCTrade in a folder of its own, with a `beforeCommit` that takes half a second.
+    /// PCTrade in a folder of its own, with a `beforeCommit` that says so in the server's log and
+    /// then takes 700 ms: the test kills the server when it reads that line.
     static func slowCommitSchema(in folder: TemporaryFolder) throws -> String {
         let source = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade")
         let copy = folder.url.appendingPathComponent("PCTrade")
@@ -13,8 +14,9 @@ import Testing
         let script = copy.appendingPathComponent("rules/schema.js")
         try """
             function beforeCommit() {
+                log('beforeCommit: kill the server now');
                 const start = Date.now();
-                while (Date.now() - start < 500) {}
+                while (Date.now() - start < 700) {}
             }
             """.write(to: script, atomically: true, encoding: .utf8)
         return copy.appendingPathComponent("PCTrade.schema.json").path
@@ -34,12 +36,24 @@ import Testing
         let before = row["ClientName"]
         try row.setValue("Typed before the crash", forKey: "ClientName")
 
-        // Kill the server while it runs the apply's beforeCommit.
+        // Kill the server while it runs the apply's beforeCommit: a thread of its own watches the
+        // server's log (not a task: on a busy machine a sleeping task may wake after the commit).
         let pid = server.process.processIdentifier
-        let killer = Task.detached {
-            try await Task.sleep(for: .milliseconds(250))
-            kill(pid, SIGKILL)
-        }
+        let log = server.errors.fileHandleForReading
+        let killed = ConditionFlag()
+        Thread {
+            var seen = Data()
+            while true {
+                let chunk = log.availableData
+                if chunk.isEmpty { return }
+                seen.append(chunk)
+                if String(decoding: seen, as: UTF8.self).contains("kill the server now") {
+                    kill(pid, SIGKILL)
+                    killed.set()
+                    return
+                }
+            }
+        }.start()
         do {
             try await adapter.applyChanges(for: clients)
             Issue.record("the apply succeeded on a killed server")
@@ -47,7 +61,7 @@ import Testing
             #expect(error.kind == .transient, "\(error)")
             #expect(error.isRetryable)
         }
-        try await killer.value
+        #expect(killed.isSet, "the server was killed in beforeCommit")
         #expect(row.rowState == .modified && !row.isLocked && row.failureMessage == nil)
         #expect(row["ClientName"] == "Typed before the crash")
         #expect(row.originalValue(forKey: "ClientName") == before)
@@ -64,4 +78,13 @@ import Testing
         #expect(try await fresh.getDataTable("Clients").rows[0]["ClientName"] == "Typed before the crash")
         _ = server.stop()
     }
+}
+
+/// A flag one thread sets and another reads.
+final class ConditionFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written under `lock`.
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
 }
