@@ -41,15 +41,12 @@ extension RemoteDataAdapter {
 
     nonisolated(nonsending) func applyChanges(for tables: [DataTable], listener: (any RemoteDataAdapterDelegate)?) async throws -> [Delta] {
         do {
-            let rules = try await loadedRules()
-            for table in tables where rules.adapter.table(named: table.name) !== table {
-                throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: table.name)
-            }
+            let rules = try await rules(owning: tables)
             var (sending, refused) = try prepare(tables, rules: rules)
             var processed: [Delta]
             do {
                 processed = try await send(sending, tables: tables)
-            } catch let error as RemoteError where error.code == "staleRules" {
+            } catch let error as RemoteError where error.code == RemoteError.staleRulesCode {
                 // The server's rules changed since they were downloaded: take them, validate again, resend once.
                 _ = try await downloadRules()
                 (sending, refused) = try prepare(tables, rules: rules)
@@ -79,16 +76,10 @@ extension RemoteDataAdapter {
     /// - Returns: one delta per table with changes, every change resolved (it would be sent) or
     ///   failed (with the rule's message and location).
     nonisolated(nonsending) public func validateChanges(for tables: [DataTable]) async throws -> [Delta] {
-        let rules = try await loadedRules()
-        for table in tables where rules.adapter.table(named: table.name) !== table {
-            throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: table.name)
-        }
-        var verdicts = try rules.adapter.validateApply(for: tables)
-        if !rules.tablesToRevalidate.isEmpty {
-            let pending = rules.tablesToRevalidate
-            verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules)
-            rules.tablesToRevalidate = pending   // a validation alone does not settle them
-        }
+        let rules = try await rules(owning: tables)
+        let pending = rules.tablesToRevalidate
+        let verdicts = try localVerdicts(for: tables, rules: rules)
+        rules.tablesToRevalidate = pending   // a validation alone does not settle them
         let names = Set(tables.map { $0.name.lowercased() })
         return verdicts.filter { names.contains($0.tableName.lowercased()) }
     }
@@ -97,10 +88,7 @@ extension RemoteDataAdapter {
     private func prepare(_ tables: [DataTable], rules: LoadedRules) throws -> (sending: [Delta], refused: [Delta]) {
         var deltas = try tables.map { try $0.makeDelta() }.filter { !$0.changes.isEmpty }
         guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
-        var verdicts = try rules.adapter.validateApply(for: tables)
-        if !rules.tablesToRevalidate.isEmpty {
-            verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules)
-        }
+        let verdicts = try localVerdicts(for: tables, rules: rules)
         var refused: [Delta] = []
         for index in deltas.indices {
             let name = deltas[index].tableName
@@ -116,8 +104,15 @@ extension RemoteDataAdapter {
         return (deltas.filter { !$0.changes.isEmpty }, refused)
     }
 
-    /// After the rules changed: the row rules run again over the pending changes of the tables
-    /// applied (as the server replays them); a change they refuse fails.
+    /// The verdicts of the server's rules run here: the apply's validation, and after the rules
+    /// changed, the row rules again over the pending changes they checked (as the server replays them).
+    private func localVerdicts(for tables: [DataTable], rules: LoadedRules) throws -> [Delta] {
+        let verdicts = try rules.adapter.validateApply(for: tables)
+        return rules.tablesToRevalidate.isEmpty ? verdicts : try failingRowViolations(in: verdicts, tables: tables, rules: rules)
+    }
+
+    /// The row rules run again over the pending changes of the tables that the old rules checked;
+    /// a change they refuse fails.
     private func failingRowViolations(in verdicts: [Delta], tables: [DataTable], rules: LoadedRules) throws -> [Delta] {
         var verdicts = verdicts
         for table in tables where rules.tablesToRevalidate.remove(table.name.lowercased()) != nil {
@@ -137,7 +132,7 @@ extension RemoteDataAdapter {
         let answer: ProtocolAnswer
         do {
             answer = try await call(dataService, "UpdateData", body: DeltaJSON.encode(deltas))
-        } catch let error as RemoteError where error.kind == .permanent && error.code != "staleRules" {
+        } catch let error as RemoteError where error.kind == .permanent {
             for delta in deltas {
                 var failed = delta
                 for index in failed.changes.indices { failed.changes[index].fail(error.message, kind: .refusal) }

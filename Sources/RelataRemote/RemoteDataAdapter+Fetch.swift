@@ -95,10 +95,7 @@ extension RemoteDataAdapter {
     /// - Returns: the pending changes whose rows changed on the server since they were fetched.
     @discardableResult
     nonisolated(nonsending) public func refresh(_ table: DataTable) async throws -> [RefreshConflict] {
-        let rules = try await loadedRules()
-        guard rules.adapter.table(named: table.name) === table else {
-            throw RelataError(.unknownTable, "the table is not one of the adapter's", table: table.name)
-        }
+        let rules = try await rules(owning: [table])
         return try await fetch([rules.lastRequests[table.name.lowercased()] ?? DataRequest(table: table.name)], progress: nil, listener: nil)
             .conflicts.flatMap(\.conflicts)
     }

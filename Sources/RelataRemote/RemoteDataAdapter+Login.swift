@@ -83,7 +83,7 @@ extension RemoteDataAdapter {
             guard let token else { continue }
             do {
                 return try await body(token)
-            } catch let error as RemoteError where error.code == "sessionNotFound" {
+            } catch let error as RemoteError where error.code == RemoteError.sessionNotFoundCode {
                 self.token = nil
                 guard logins < maxLoginAttempts else {
                     throw RemoteError(kind: .authentication, code: error.code,

@@ -118,6 +118,23 @@ public final class RemoteDataAdapter {
 }
 
 extension RemoteDataAdapter {
+    /// The adapter's table of a name, or an error saying it is not one of the adapter's.
+    func ownTable(named name: String) throws -> DataTable {
+        guard let table = table(named: name) else { throw Self.notOwned(name) }
+        return table
+    }
+
+    /// The rules, downloaded on first use, after checking that every table is one of the adapter's.
+    nonisolated(nonsending) func rules(owning tables: [DataTable]) async throws -> LoadedRules {
+        let rules = try await loadedRules()
+        for table in tables where rules.adapter.table(named: table.name) !== table { throw Self.notOwned(table.name) }
+        return rules
+    }
+
+    private static func notOwned(_ name: String) -> RelataError {
+        RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: name)
+    }
+
     /// Tells the delegate, and a request's own delegate when it has one.
     func notify(_ listener: (any RemoteDataAdapterDelegate)?, _ event: (any RemoteDataAdapterDelegate) -> Void) {
         if let delegate { event(delegate) }
@@ -129,7 +146,7 @@ extension RemoteDataAdapter {
     func fetchOnDemand(_ table: DataTable) throws {
         guard let rules, !rules.fetched.contains(table.name.lowercased()) else { return }
         guard let token else {
-            throw RemoteError(kind: .authentication, code: "sessionNotFound",
+            throw RemoteError(kind: .authentication, code: RemoteError.sessionNotFoundCode,
                               message: "a rule reads \(table.name), which is not loaded here, and there is no session to fetch it with: log in, or fetch the table first")
         }
         let request = DataRequest(table: table.name)

@@ -42,6 +42,10 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let networkCode = "network"
     /// The code of an answer this client cannot read.
     public static let invalidResponseCode = "invalidResponse"
+    /// The server's code for a missing or ended session: the adapter logs in again.
+    public static let sessionNotFoundCode = "sessionNotFound"
+    /// The server's code for changes validated with rules it no longer has: the adapter takes the new ones.
+    public static let staleRulesCode = "staleRules"
 
     /// True for ``Kind/transient`` failures.
     public var isRetryable: Bool { kind == .transient }
@@ -79,9 +83,9 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
     init(errorAnswer details: ProtocolMessages.ErrorAnswer.Details, status: Int?) {
         let kind: Kind
         switch (details.code, status ?? 0) {
-        case ("sessionNotFound", _), ("loginFailed", _): kind = .authentication
+        case (Self.sessionNotFoundCode, _), ("loginFailed", _): kind = .authentication
         case ("ruleError", _), ("notSupported", _): kind = .permanent
-        case ("staleRules", _): kind = .transient
+        case (Self.staleRulesCode, _): kind = .transient
         case (_, 500...): kind = .transient
         default: kind = .permanent
         }

@@ -88,7 +88,7 @@ struct TableReceiver {
     }
 
     /// After a failure: tables filled directly are emptied again (they were empty before).
-    func abandon() {
+    private func abandon() {
         for (result, loading) in received where result === loading && result === rules.adapter.table(named: result.name) {
             result.discardAllRows()
         }

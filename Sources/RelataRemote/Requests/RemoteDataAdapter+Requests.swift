@@ -38,12 +38,7 @@ extension RemoteDataAdapter {
         // The tables stay with the adapter; the request finds them again by name when it runs.
         let names = tables.map(\.name)
         return begin(start: start) { asyncRequest, adapter, _ in
-            let tables = try names.map { name in
-                guard let table = adapter.table(named: name) else {
-                    throw RelataError(.unknownTable, "the table is not one of the adapter's (fetch it with getDataTable)", table: name)
-                }
-                return table
-            }
+            let tables = try names.map(adapter.ownTable(named:))
             return try await adapter.applyChanges(for: tables, listener: asyncRequest.delegate)
         }
     }
