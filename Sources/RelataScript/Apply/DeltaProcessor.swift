@@ -182,8 +182,9 @@ public struct DeltaProcessor {
         }
         func run(_ event: RuleEvent, change: Int?) throws {
             for (script, view) in zip(scripts, views) {
-                try runtime.fire(event, in: script, table: table) { _ in
-                    change.map { [view.object, view.changes[$0]] } ?? [view.object]
+                try runtime.fire(event, in: script, table: table) { _, arguments in
+                    arguments.append(view.object)
+                    if let change { arguments.append(view.changes[change]) }
                 }
             }
         }
@@ -209,7 +210,7 @@ public struct DeltaProcessor {
 
     private func fireTransactionEvent(_ event: RuleEvent, deltas: [Delta]) throws {
         for script in transactionScripts(deltas) {
-            try runtime.fire(event, in: script, table: script.table) { _ in [] }
+            try runtime.fire(event, in: script, table: script.table) { _, _ in }
         }
     }
 
@@ -217,7 +218,7 @@ public struct DeltaProcessor {
     private func fireAfterEvent(_ event: RuleEvent, deltas: [Delta]) {
         for script in transactionScripts(deltas) {
             do {
-                try runtime.fire(event, in: script, table: script.table) { _ in [] }
+                try runtime.fire(event, in: script, table: script.table) { _, _ in }
             } catch {
                 runtime.logger.error("\(event) failed: \(error)")
             }

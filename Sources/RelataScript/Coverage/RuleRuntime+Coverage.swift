@@ -32,6 +32,6 @@ extension RuleRuntime {
                 }
             }
             """)
-        _ = try context.call(wrap, [context.makeArray(coverage.functionNames(in: file).map { context.string($0) })])
+        _ = try context.call(wrap) { $0.append(context.makeArray(coverage.functionNames(in: file)) { context.string($0) }) }
     }
 }

@@ -138,10 +138,32 @@ package final class ScriptContext {
         if !valid, let exception { throw locatingSyntaxError(error(from: exception, file: fileName), in: source, firstLine: line) }
     }
 
+    /// Calls a function with arguments that are already kept alive: protected, reachable from
+    /// something protected, passed in by JavaScript, or not objects at all. Arguments made for
+    /// the call go through ``call(_:this:arguments:)`` instead (see ``RootedValues``).
     func call(_ function: JSObjectRef, _ arguments: [JSValueRef], this: JSObjectRef? = nil) throws -> JSValueRef {
         let (returned, thrown) = outcome(calling: function, arguments, this: this)
         if let thrown { throw error(from: thrown, file: nil) }
         return returned ?? JSValueMakeUndefined(ref)
+    }
+
+    /// Calls a function with arguments made for the call, each kept alive while the next is made.
+    ///
+    /// ```swift
+    /// try context.call(helper) { arguments in
+    ///     arguments.append(context.string(name))
+    ///     arguments.append(try context.object(from: values))
+    /// }
+    /// ```
+    func call(_ function: JSObjectRef, this: JSObjectRef? = nil, arguments build: (inout RootedValues) throws -> Void) throws -> JSValueRef {
+        var arguments = RootedValues(in: self)
+        try build(&arguments)
+        return try call(function, arguments, this: this)
+    }
+
+    /// Calls a function with arguments gathered in a ``RootedValues``, alive until the call returns.
+    func call(_ function: JSObjectRef, _ arguments: borrowing RootedValues, this: JSObjectRef? = nil) throws -> JSValueRef {
+        try call(function, arguments.values, this: this)
     }
 
     /// Calls a function and returns what it returned or what it threw, for callers
@@ -206,8 +228,17 @@ package final class ScriptContext {
 
     func makeObject() -> JSObjectRef { JSObjectMake(ref, nil, nil) }
 
-    func makeArray(_ elements: [JSValueRef]) -> JSObjectRef {
-        elements.map { Optional($0) }.withUnsafeBufferPointer { JSObjectMakeArray(ref, $0.count, $0.baseAddress, nil) }
+    /// An empty array.
+    func makeArray() -> JSObjectRef { JSObjectMakeArray(ref, 0, nil, nil) }
+
+    /// An array of values made one by one: each is in the array, and so alive, before the next
+    /// is made (a value held only in a Swift array would not be — see ``RootedValues``).
+    func makeArray<Elements: Sequence>(_ elements: Elements, _ makeValue: (Elements.Element) throws -> JSValueRef) rethrows -> JSObjectRef {
+        let array = makeArray()
+        for (index, element) in zip(0..<UInt32.max, elements) {
+            JSObjectSetPropertyAtIndex(ref, array, index, try makeValue(element), nil)
+        }
+        return array
     }
 
     /// A JavaScript Error whose stack shows the script that called into Swift.

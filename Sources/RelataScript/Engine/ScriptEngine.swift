@@ -70,7 +70,9 @@ public final class ScriptEngine {
     @discardableResult
     public func call(_ function: String, _ arguments: [Value] = []) throws -> Value {
         let callee = try context.globalFunction(named: function)
-        let result = try context.call(callee, arguments.map { context.jsValue($0) })
+        let result = try context.call(callee) { made in
+            for argument in arguments { made.append(context.jsValue(argument)) }
+        }
         return try context.value(from: result)
     }
 

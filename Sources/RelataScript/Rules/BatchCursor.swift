@@ -65,7 +65,7 @@ final class BatchCursor {
             return rows[index]
         }
         // get(i, name): a field's value; with a null name, the row itself (for `lda`).
-        let getter = NativeFunction.make(in: context) { context, _, arguments in
+        let getter: NativeFunction.Body = { context, _, arguments in
             guard arguments.count == 2 else { throw ScriptError(.runtime, "the row cursor was called wrongly") }
             let row = try row(at: arguments[0], in: context)
             if JSValueIsNull(context.ref, arguments[1]) { return RowObject.make(row, in: context) }
@@ -73,7 +73,7 @@ final class BatchCursor {
             if let index = context.integer(from: arguments[0]), let written = writes.values[index]?[name] { return context.jsValue(written) }
             return context.jsValue(try row.value(forKey: name))
         }
-        let setter = NativeFunction.make(in: context) { context, _, arguments in
+        let setter: NativeFunction.Body = { context, _, arguments in
             guard arguments.count == 3, let index = context.index(from: arguments[0], count: rows.count) else {
                 throw ScriptError(.runtime, "the row cursor was called wrongly")
             }
@@ -103,16 +103,22 @@ final class BatchCursor {
             writes.values[index, default: [:]][field.name] = value
             return context.jsValue(value)
         }
-        let originalGetter = NativeFunction.make(in: context) { context, _, arguments in
+        let originalGetter: NativeFunction.Body = { context, _, arguments in
             guard arguments.count == 2 else { throw ScriptError(.runtime, "the row cursor was called wrongly") }
             let row = try row(at: arguments[0], in: context)
             let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
             return context.jsValue(row.originalValue(forKey: name) ?? .null)
         }
-        let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns.map { $0.array }) }
-        let made = try context.call(make, [arrays(current), arrays(written),
-                                           withOriginals ? arrays(originals) : JSValueMakeNull(context.ref),
-                                           getter, setter, originalGetter])
+        let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns) { $0.array } }
+        let (current, written, originals) = (self.current, self.written, self.originals)
+        let made = try context.call(make) { arguments in
+            arguments.append(arrays(current))
+            arguments.append(arrays(written))
+            arguments.append(withOriginals ? arrays(originals) : JSValueMakeNull(context.ref))
+            arguments.append(NativeFunction.make(in: context, getter))
+            arguments.append(NativeFunction.make(in: context, setter))
+            arguments.append(NativeFunction.make(in: context, originalGetter))
+        }
         guard let handle = JSValueToObject(context.ref, made, nil),
               let cursor = JSValueToObject(context.ref, context.property("row", of: handle), nil),
               let old = JSValueToObject(context.ref, context.property("old", of: handle), nil),

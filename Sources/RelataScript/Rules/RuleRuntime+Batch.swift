@@ -22,7 +22,7 @@ extension RuleRuntime {
         let context = script.context
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
                                      withOriginals: withOriginals, pool: sharedArrays, factory: cursorFactory)
-        let failures = context.makeArray([])
+        let failures = context.makeArray()
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
         let joinFailures = try context.helper("joinFailures")
@@ -70,8 +70,8 @@ extension RuleRuntime {
         let numeric = BatchCursor.kind(of: type) != .slow
         let output = numeric ? sharedArrays.take(Double.self, count: rows.count, in: context) : nil
         defer { if let output { sharedArrays.recycle([output], context: context) } }
-        let plain = context.makeArray([])
-        let odd = context.makeArray([])
+        let plain = context.makeArray()
+        let odd = context.makeArray()
         JSValueProtect(context.ref, plain)
         JSValueProtect(context.ref, odd)
         defer {

@@ -66,7 +66,7 @@ extension RuleRuntime {
     /// only: the table wraps it in an error naming the table, field and row.
     func calculate(_ calculation: Calculation, row: DataTableRow, field: String) throws -> Value {
         let (context, function, _) = try calculation.resolve()
-        let result = try context.call(function, [RowObject.make(row, in: context)])
+        let result = try context.call(function) { $0.append(RowObject.make(row, in: context)) }
         return try context.value(from: result, for: nil)
     }
 }

@@ -50,7 +50,7 @@ extension RuleRuntime {
             }
             let parameters = call.arguments.count > 2 ? try call.context.dictionary(from: call.arguments[2], fields: nil) : [:]
             let rows = try call.data.rows(in: table, where: expression, parameters: parameters)
-            return call.context.makeArray(rows.map { RowObject.make($0, in: call.context) })
+            return call.context.makeArray(rows) { RowObject.make($0, in: call.context) }
         }
         define("insert") { call in
             let (table, fields) = try call.table()

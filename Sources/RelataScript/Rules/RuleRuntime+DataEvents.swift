@@ -21,19 +21,19 @@ extension RuleRuntime {
     /// ```
     public func fireDataEvent(_ event: RuleEvent, requests: [DataRequest]) throws {
         for script in allScripts where script.handler(event.handlerName) != nil {
-            try fire(event, in: script, table: script.table) { context in
-                let objects = try requests.map { request -> JSValueRef in
+            try fire(event, in: script, table: script.table) { context, arguments in
+                arguments.append(context.makeArray(requests) { context.string($0.table) })
+                arguments.append(try context.makeArray(requests) { request in
                     let object = context.makeObject()
                     context.setProperty("tableName", of: object, to: context.string(request.table))
                     context.setProperty("where", of: object, to: request.where.map { context.string($0) } ?? JSValueMakeNull(context.ref))
                     context.setProperty("parameters", of: object, to: try context.object(from: request.parameters))
-                    context.setProperty("fields", of: object, to: request.fields.map { names in context.makeArray(names.map { context.string($0) }) }
+                    context.setProperty("fields", of: object, to: request.fields.map { names in context.makeArray(names) { context.string($0) } }
                                         ?? JSValueMakeNull(context.ref))
                     context.setProperty("maxRecords", of: object, to: request.maxRecords.map { JSValueMakeNumber(context.ref, Double($0)) }
                                         ?? JSValueMakeNull(context.ref))
                     return object
-                }
-                return [context.makeArray(requests.map { context.string($0.table) }), context.makeArray(objects)]
+                })
             }
         }
     }
@@ -53,17 +53,15 @@ extension RuleRuntime {
     /// - Returns: the session as the script left it (unchanged without a handler).
     public func afterLogin(user: String, session: Session) throws -> Session {
         guard let script = schemaScript, script.handler(RuleEvent.afterLogin.handlerName) != nil else { return session }
-        var login: JSObjectRef?
-        try fire(.afterLogin, in: script, table: nil) { context in
-            let object = context.makeObject()
-            context.setProperty("user", of: object, to: context.string(user), readOnly: true)
-            context.setProperty("values", of: object, to: try context.object(from: session.values))
-            context.setProperty("roles", of: object, to: context.makeArray(session.roles.map { context.string($0) }))
-            login = object
-            return [object]
-        }
-        guard let login else { return session }
         let context = script.context
+        let login = context.makeObject()
+        // Read again after the handler ran: kept alive until then.
+        JSValueProtect(context.ref, login)
+        defer { JSValueUnprotect(context.ref, login) }
+        context.setProperty("user", of: login, to: context.string(user), readOnly: true)
+        context.setProperty("values", of: login, to: try context.object(from: session.values))
+        context.setProperty("roles", of: login, to: context.makeArray(session.roles) { context.string($0) })
+        try fire(.afterLogin, in: script, table: nil) { _, arguments in arguments.append(login) }
         let values = try context.dictionary(from: context.property("values", of: login), fields: nil)
         let rolesValue = context.property("roles", of: login)
         guard JSValueIsArray(context.ref, rolesValue), let roles = JSValueToObject(context.ref, rolesValue, nil) else {
@@ -98,7 +96,7 @@ extension RuleRuntime {
         }
         let context = script.context
         do {
-            let returned = try context.call(function, [try context.object(from: parameters)])
+            let returned = try context.call(function) { $0.append(try context.object(from: parameters)) }
             if context.isPromise(returned) { throw Self.asyncHandler(command.function) }
             return (try? context.value(from: returned)) ?? .null
         } catch var error as ScriptError {

@@ -109,7 +109,7 @@ extension RuleRuntime {
             context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
         }
         let roles = current.roles
-        context.setProperty("roles", of: session, to: context.makeArray(roles.map { context.string($0) }), readOnly: true)
+        context.setProperty("roles", of: session, to: context.makeArray(roles) { context.string($0) }, readOnly: true)
         context.setProperty("hasRole", of: session, to: NativeFunction.make(in: context) { context, _, arguments in
             let role = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
             return JSValueMakeBoolean(context.ref, roles.contains(role))
@@ -122,11 +122,11 @@ extension RuleRuntime {
         let schema = context.makeObject()
         let dataAccess = environment.dataAccess
         let tables = dataAccess?.tableNames ?? []
-        context.setProperty("tables", of: schema, to: context.makeArray(tables.map { context.string($0) }), readOnly: true)
+        context.setProperty("tables", of: schema, to: context.makeArray(tables) { context.string($0) }, readOnly: true)
         for table in tables {
             let description = context.makeObject()
             context.setProperty("name", of: description, to: context.string(table), readOnly: true)
-            let fields = (dataAccess?.fields(ofTable: table) ?? []).map { field -> JSValueRef in
+            let fields = context.makeArray(dataAccess?.fields(ofTable: table) ?? []) { field in
                 let object = context.makeObject()
                 context.setProperty("name", of: object, to: context.string(field.name), readOnly: true)
                 context.setProperty("type", of: object, to: context.string(field.type.rawValue), readOnly: true)
@@ -136,7 +136,7 @@ extension RuleRuntime {
                 context.setProperty("primaryKey", of: object, to: JSValueMakeBoolean(context.ref, field.primaryKey), readOnly: true)
                 return object
             }
-            context.setProperty("fields", of: description, to: context.makeArray(fields), readOnly: true)
+            context.setProperty("fields", of: description, to: fields, readOnly: true)
             context.setProperty(table, of: schema, to: description, readOnly: true)
         }
         context.setProperty("schema", of: context.global, to: schema)

@@ -214,17 +214,17 @@ public final class RuleRuntime {
     /// Calls `event` in each script of a table that defines it, with arguments built
     /// in that script's scope. Errors carry the event, table and row.
     func fire(_ event: RuleEvent, table: String?, row: String? = nil,
-              arguments: (ScriptContext) throws -> [JSValueRef]) throws {
+              arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         for script in scripts(forTable: table) {
             try fire(event, in: script, table: table, row: row, arguments: arguments)
         }
     }
 
     func fire(_ event: RuleEvent, in script: CompiledScript, table: String?, row: String? = nil,
-              arguments: (ScriptContext) throws -> [JSValueRef]) throws {
+              arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         guard let handler = script.handler(event.handlerName) else { return }
         do {
-            let returned = try script.context.call(handler, try arguments(script.context))
+            let returned = try script.context.call(handler) { try arguments(script.context, &$0) }
             if script.context.isPromise(returned) { throw Self.asyncHandler(event.handlerName) }
         } catch let thrown as ScriptError {
             var error = script.locatingFailCall(thrown)
@@ -267,8 +267,9 @@ final class TableRules: DataTableRules {
         if inserting {
             try fire(.beforeInsert, row)
         } else {
-            try liveHost().fire(.beforeUpdate, table: tableName, row: row.label) { context in
-                [RowObject.make(row, in: context), try originals(of: row, in: context)]
+            try liveHost().fire(.beforeUpdate, table: tableName, row: row.label) { context, arguments in
+                arguments.append(RowObject.make(row, in: context))
+                arguments.append(try originals(of: row, in: context))
             }
         }
     }
@@ -278,7 +279,7 @@ final class TableRules: DataTableRules {
     }
 
     private func fire(_ event: RuleEvent, _ row: DataTableRow) throws {
-        try liveHost().fire(event, table: tableName, row: row.label) { [RowObject.make(row, in: $0)] }
+        try liveHost().fire(event, table: tableName, row: row.label) { $1.append(RowObject.make(row, in: $0)) }
     }
 
     private func liveHost() throws -> RuleRuntime {
@@ -290,8 +291,9 @@ final class TableRules: DataTableRules {
     /// `old`: the row's original values, read-only (writing one throws, as in a batch).
     private func originals(of row: DataTableRow, in context: ScriptContext) throws -> JSValueRef {
         let fields = row.table.fields
-        let names = context.makeArray(fields.map { context.string($0.name) })
-        let values = context.makeArray(fields.map { context.jsValue(row.originalValue(forKey: $0.name) ?? .null) })
-        return try context.call(context.helper("readOnlyValues"), [names, values])
+        return try context.call(context.helper("readOnlyValues")) { arguments in
+            arguments.append(context.makeArray(fields) { context.string($0.name) })
+            arguments.append(context.makeArray(fields) { context.jsValue(row.originalValue(forKey: $0.name) ?? .null) })
+        }
     }
 }

@@ -82,10 +82,10 @@ public final class RuleTestRunner {
         var fixtures: [(table: String, rows: [JSValueRef])] = []
         for entry in context.objects(in: context.property("fixtures", of: context.runtime)) {
             let table = JSString.string(of: context.property("table", of: entry), in: context.ref) ?? ""
+            // Each row is kept alive itself: the file may empty the array it passed.
             let rows = context.property("rows", of: entry)
-            context.protect(rows)
             let values = JSValueToObject(context.ref, rows, nil).map { array in
-                (0..<context.length(of: array)).map { context.element($0, of: array) }
+                (0..<context.length(of: array)).map { context.protect(context.element($0, of: array)) }
             } ?? []
             fixtures.append((table, values))
         }
