@@ -23,25 +23,48 @@ final class LoadedRules {
         adapter = try LocalDataAdapter(schema: schema, tables: tables, logger: logger)
     }
 
-    /// Takes the server's new scripts: every table's and the schema-wide one. Tables whose
-    /// fields changed cannot be kept: that needs a new adapter.
+    /// Takes the server's new rules: every table's script and the schema-wide one (a script the
+    /// server dropped is dropped here too), update rules and update order. Tables whose shape
+    /// changed — stored, calculated or lookup fields, foreign keys, a table added or gone —
+    /// cannot be kept: that needs a new adapter, and the error says so rather than going on
+    /// with the old definitions.
     func update(to newSchema: SchemaDefinition, version newVersion: String) throws {
         guard newVersion != version else { return }
         for definition in newSchema.tables {
-            guard let old = schema.table(named: definition.name), old.fields == definition.fields else {
-                throw RemoteError(kind: .permanent, code: "schemaChanged",
-                                  message: "the server's table \(definition.name) changed shape; create a new adapter to use it",
-                                  table: definition.name)
+            guard let old = schema.table(named: definition.name), Self.shape(of: old) == Self.shape(of: definition) else {
+                throw Self.schemaChanged(definition.name)
             }
         }
-        if let script = newSchema.script { try adapter.setSchemaScript(script) }
+        if let gone = schema.tables.first(where: { newSchema.table(named: $0.name) == nil }) {
+            throw Self.schemaChanged(gone.name)
+        }
+        // A script the server dropped is replaced by an empty one: its handlers must not run on.
+        if let script = newSchema.script ?? schema.script.map({ RuleScript("", fileName: $0.fileName) }) {
+            try adapter.setSchemaScript(script)
+        }
         for definition in newSchema.tables {
-            if let script = definition.script { try adapter.setScript(script, forTable: definition.name) }
+            if let script = definition.script ?? schema.table(named: definition.name)?.script.map({ RuleScript("", fileName: $0.fileName) }) {
+                try adapter.setScript(script, forTable: definition.name)
+            }
             adapter.setUpdateRule(definition.updateRule, forTable: definition.name)
         }
         adapter.updateOrder = newSchema.updateOrder
         schema = newSchema
         version = newVersion
         tablesToRevalidate = Set(adapter.tables.filter(\.hasChanges).map { $0.name.lowercased() })
+    }
+
+    /// A table's definition without what may change under a running client (its script and update rule).
+    private static func shape(of table: TableDefinition) -> TableDefinition {
+        var shape = table
+        shape.script = nil
+        shape.updateRule = UpdateRule()
+        return shape
+    }
+
+    private static func schemaChanged(_ table: String) -> RemoteError {
+        RemoteError(kind: .permanent, code: RemoteError.schemaChangedCode,
+                    message: "the server's table \(table) changed shape (fields, relationships, calculated or lookup fields) or was added or removed; create a new adapter to use it",
+                    table: table)
     }
 }

@@ -46,6 +46,8 @@ public struct RemoteError: Error, Sendable, Hashable, CustomStringConvertible {
     public static let sessionNotFoundCode = "sessionNotFound"
     /// The server's code for changes validated with rules it no longer has: the adapter takes the new ones.
     public static let staleRulesCode = "staleRules"
+    /// The server's tables changed shape since this adapter downloaded them: a new adapter is needed.
+    public static let schemaChangedCode = "schemaChanged"
 
     /// True for ``Kind/transient`` failures.
     public var isRetryable: Bool { kind == .transient }
