@@ -44,6 +44,8 @@ extension RemoteDataAdapter {
     /// is a conflict — the row keeps the user's values and says so in its
     /// ``DataTableRow/failureMessage``, and the delegate hears of it. A request naming some
     /// fields gets a table of its own, outside the adapter (its changes cannot be applied).
+    /// The tables that lookup fields read from come along, whole, the first time they are
+    /// needed (fetching `OrderDetails` brings `Products` for its `ProductName`).
     ///
     /// The answer is read as it arrives; `progress` and the delegate hear how far it came.
     /// A failure part-way leaves every table of the adapter as it was.
@@ -71,10 +73,12 @@ extension RemoteDataAdapter {
             if let twice = wholeTables.first(where: { name in wholeTables.filter { $0 == name }.count > 1 }) {
                 throw RelataError(.invalidArgument, "the table is asked for twice with all its fields; one request fills it", table: twice)
             }
-            let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests))
-            let received = try await withSession { token in
-                try await receive(requests, body: body, token: token, rules: rules, progress: progress, listener: listener)
+            let sent = requests + lookupSources(of: requests, rules: rules)
+            let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: sent))
+            var received = try await withSession { token in
+                try await receive(sent, body: body, token: token, rules: rules, progress: progress, listener: listener)
             }
+            received.tables = Array(received.tables.prefix(requests.count))
             for (table, conflicts) in received.conflicts {
                 notify(listener) { $0.remoteDataAdapter(self, didFindConflicts: conflicts, in: table) }
             }
@@ -84,6 +88,22 @@ extension RemoteDataAdapter {
             notify(listener) { $0.remoteDataAdapter(self, didFailWithError: error) }
             throw error
         }
+    }
+
+    /// The tables the lookup fields of the requested tables read from (and theirs in turn) that
+    /// were never fetched: they come in the same request, so a lookup shows the server's value
+    /// from the start instead of NULL.
+    private func lookupSources(of requests: [DataRequest], rules: LoadedRules) -> [DataRequest] {
+        var known = rules.fetched.union(requests.map { $0.table.lowercased() })
+        var pending = requests.filter { $0.fields == nil }.map(\.table)
+        var sources: [DataRequest] = []
+        while let name = pending.popLast() {
+            for lookup in rules.schema.table(named: name)?.lookupFields ?? [] where known.insert(lookup.lookupTable.lowercased()).inserted {
+                sources.append(DataRequest(table: lookup.lookupTable))
+                pending.append(lookup.lookupTable)
+            }
+        }
+        return sources
     }
 
     /// Fetches a table again with the request that last filled it (all its rows if none did),

@@ -174,13 +174,14 @@ extension PCTradeServer {
         try await server.serve { url in
             let adapter = demoAdapter(url)
             let details = try await adapter.getDataTable("OrderDetails")
-            let products = try #require(adapter.table(named: "Products"))
-            #expect(products.rowCount == 0, "not fetched")
+            let products = try #require(adapter.table(named: "Products"))   // came along for the ProductName lookup
+            let orders = try #require(adapter.table(named: "Orders"))
+            #expect(orders.rowCount == 0, "not fetched: no lookup of OrderDetails reads it")
             // beforePost reads the product, the order and the client through lda.
             // Order 145 is open, for Tyrell GmbH, with credit to spare.
             let added = try details.addNewRow(values: ["OrderId": 145, "ProductId": 2, "Quantity": 1])
-            #expect(products.rowCount > 0, "fetched when the rule read it")
-            #expect(adapter.table(named: "Orders")?.rowCount ?? 0 > 0)
+            #expect(orders.rowCount > 0, "fetched when the rule read it")
+            #expect(adapter.table(named: "Clients")?.rowCount ?? 0 > 0)
             let product = try products.row(forPrimaryKey: 2)
             #expect(added["UnitPrice"] == product?["UnitPrice"], "the rule set the catalogue price it read")
 

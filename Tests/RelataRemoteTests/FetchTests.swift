@@ -54,6 +54,23 @@ import Testing
         }
     }
 
+    @Test func aLookupFieldBringsTheTableItReadsTheFirstTime() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let details = try await adapter.getDataTables([DataRequest(table: "OrderDetails")])
+            #expect(details.map(\.name) == ["OrderDetails"], "only the tables asked for are returned")
+            let products = try #require(adapter.table(named: "Products"))
+            #expect(products.rowCount == (try server.storedRows("Products", key: "ProductId").count))
+            let detail = details[0].rows[0]
+            #expect(detail["ProductName"] == (try products.row(forPrimaryKey: detail["ProductId"]))?["ProductName"])
+            #expect(!detail["ProductName"].isNull)
+            let product = products.rows[0]
+            #expect(!product["ProviderName"].isNull, "Products' own lookup reads Providers, which came along too")
+            #expect(adapter.table(named: "Orders")?.rowCount == 0, "a table no lookup reads stays unfetched")
+        }
+    }
+
     @Test func fetchingAgainRefreshesTheRowsAndAFailedFetchLeavesThem() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in
