@@ -17,11 +17,13 @@ final class PCTradeServer: Sendable {
     let service: DataService
     let services: ServerServices
 
-    init(permissions: TablePermissions = .allowAll) throws {
+    /// - Parameter adjust: changes to the PCTrade schema this server serves (a command, a script).
+    init(permissions: TablePermissions = .allowAll, adjust: (inout SchemaDefinition) throws -> Void = { _ in }) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-remote-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let schemaFile = try Schema(contentsOf: Self.schemaFile)
-        let definition = try schemaFile.definition()
+        var definition = try schemaFile.definition()
+        try adjust(&definition)
         let storage = try SQLiteStorage(path: folder.appendingPathComponent("PCTrade.sqlite").path, schema: definition)
         _ = try storage.seedIfEmpty(with: schemaFile.dataTables())
         var logger = Logger(label: "relata.test-server")
