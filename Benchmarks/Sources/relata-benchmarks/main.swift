@@ -93,7 +93,7 @@ case "error-cost": try runErrorCost()
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
 case "server":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
-    try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests"] : parts)
+    try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests", "client"] : parts)
 default:
     print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
     print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
