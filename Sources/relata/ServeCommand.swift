@@ -113,7 +113,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.warning("no users file: nobody can log in (give one with --users)")
         }
         let databasePath = database ?? "\(definition.name).sqlite"
-        let storage = try SQLiteStorage(path: databasePath, schema: definition)
+        let storage = try SQLStorage(path: databasePath, schema: definition)
         if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
             logger.info("created and seeded \(databasePath) from the schema's data files")
         }
@@ -150,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
                     }
                     tablesByDatabase[databasePath, default: [:]][table.name.lowercased()] = definition.name
                 }
-                let storage = try SQLiteStorage(path: databasePath, schema: definition)
+                let storage = try SQLStorage(path: databasePath, schema: definition)
                 if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
                     logger.info("created and seeded \(databasePath) from the schema's data files")
                 }

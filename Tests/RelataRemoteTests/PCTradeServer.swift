@@ -24,7 +24,7 @@ final class PCTradeServer: Sendable {
         let schemaFile = try Schema(contentsOf: Self.schemaFile)
         var definition = try schemaFile.definition()
         try adjust(&definition)
-        let storage = try SQLiteStorage(path: folder.appendingPathComponent("PCTrade.sqlite").path, schema: definition)
+        let storage = try SQLStorage(path: folder.appendingPathComponent("PCTrade.sqlite").path, schema: definition)
         _ = try storage.seedIfEmpty(with: schemaFile.dataTables())
         var logger = Logger(label: "relata.test-server")
         logger.logLevel = .critical

@@ -54,7 +54,7 @@ import Testing
 
         init(schema: SchemaDefinition? = nil) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let storage = try SQLiteStorage(path: folder.appendingPathComponent("shop.sqlite").path, schema: schema ?? DataServiceTests.schema())
+            let storage = try SQLStorage(path: folder.appendingPathComponent("shop.sqlite").path, schema: schema ?? DataServiceTests.schema())
             let (clients, orders, details) = try DataServiceTests.clientTables()
             #expect(try storage.seedIfEmpty(with: [clients, orders, details]))
             service = try DataService(storage: storage, runtimes: 2, timeLimit: .milliseconds(500))
@@ -65,7 +65,7 @@ import Testing
 
     @Test func theDatabaseIsSeededOnceAndReused() throws {
         let database = try Database()
-        let again = try SQLiteStorage(path: database.path, schema: Self.schema())
+        let again = try SQLStorage(path: database.path, schema: Self.schema())
         #expect(try !again.seedIfEmpty(with: [DataTable(name: "Clients", fields: clientFields, csv: "ClientId,Name,CreditLimit\n9,X,1\n")]))
         #expect(try database.service.storedRows(of: "Clients").count == 2)
         #expect(try database.service.storedRows(of: "OrderDetails").first?["UnitPrice"] == .decimal(Decimal(string: "9.99")!))

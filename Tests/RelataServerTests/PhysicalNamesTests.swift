@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Relata
 import RelataScript
 @testable import RelataServer
@@ -20,9 +19,15 @@ import Testing
     @Test func theDatabaseUsesStoredNamesAndEverythingElseTheSchemasNames() async throws {
         let database = try DataServiceTests.Database(schema: Self.schema())
         let storage = database.service.storage
-        let columns = try storage.read { db in try db.columns(in: "tbl_orders").map(\.name) }
+        let name = FieldDefinition("name", .string)
+        let columns = try storage.read { connection in
+            try connection.rows("SELECT name FROM pragma_table_info('tbl_orders') ORDER BY cid", [], reading: [name]).map { $0[0] }
+        }
         #expect(columns == ["OrderId", "client_ref", "order_status"])
-        #expect(try storage.read { db in try db.tableExists("Orders") } == false)
+        let tables = try storage.read { connection in
+            try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'", [], reading: [name]).map { $0[0] }
+        }
+        #expect(tables.contains("tbl_orders") && !tables.contains("Orders"))
 
         let orders = try await database.service.getData([DataRequest(table: "Orders", where: "Status = 'open' AND ClientId = 2")], session: Session())
         #expect(orders[0].rows == [[11, 2, "open"]])
@@ -33,11 +38,14 @@ import Testing
         try client.rows[1].setValue("paid", forKey: "Status")
         let processed = try await database.service.updateData([client.makeDelta(), details.makeDelta()], session: Session())
         #expect(processed.flatMap(\.changes).allSatisfy { $0.status == .resolved }, "\(processed.flatMap(\.changes).compactMap(\.message))")
-        let stored = try storage.read { db in
-            try Row.fetchAll(db, sql: "SELECT order_status FROM tbl_orders ORDER BY OrderId").map { $0["order_status"] as String? }
+        let stored = try storage.read { connection in
+            try connection.rows("SELECT order_status FROM tbl_orders ORDER BY OrderId", [], reading: [name]).map { $0[0] }
         }
         #expect(stored == ["open", "paid", "new"])
-        #expect(try storage.read { db in try Int.fetchOne(db, sql: "SELECT order_ref FROM OrderDetails ORDER BY DetailId DESC LIMIT 1") } == 12)
+        let key = FieldDefinition("order_ref", .integer)
+        #expect(try storage.read { connection in
+            try connection.rows("SELECT order_ref FROM OrderDetails ORDER BY DetailId DESC LIMIT 1", [], reading: [key]).first?.first
+        } == 12)
     }
 
     @Test func aMappingOfAnUnknownFieldIsRefused() throws {

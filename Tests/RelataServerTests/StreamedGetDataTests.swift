@@ -2,7 +2,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import GRDB
 import Relata
 import RelataScript
 @testable import RelataServer
@@ -67,14 +66,13 @@ import Testing
 
     /// Adds `count` clients (ids from 1000) straight into the database.
     static func addClients(_ count: Int, to service: DataService) throws {
-        try service.storage.write { db in
-            try db.inTransaction {
-                let statement = try db.makeStatement(sql: "INSERT INTO Clients (ClientId, Name, CreditLimit) VALUES (?, ?, ?)")
-                for id in 1000..<(1000 + count) {
-                    try statement.execute(arguments: [id, "Client number \(id) with a longer name to fill the stream", "\(id % 1000)"])
-                }
-                return .commit
+        try service.storage.write { connection in
+            try connection.begin()
+            for id in 1000..<(1000 + count) {
+                try connection.execute("INSERT INTO Clients (ClientId, Name, CreditLimit) VALUES (?, ?, ?)",
+                                       [.integer(Int64(id)), .string("Client number \(id) with a longer name to fill the stream"), .string("\(id % 1000)")])
             }
+            try connection.commit()
         }
     }
 

@@ -15,7 +15,7 @@ import Testing
         var table = TableDefinition(name: "Users", fields: fields)
         table.columns = ["PasswordHash": "pw_hash"]
         let schema = try SchemaDefinition(name: "Accounts", tables: [table])
-        let storage = try SQLiteStorage(path: folder.appendingPathComponent("a.sqlite").path, schema: schema)
+        let storage = try SQLStorage(path: folder.appendingPathComponent("a.sqlite").path, schema: schema)
         let users = try DataTable(name: "Users", fields: fields)
         try users.loadRows([["ann", .string(ServerUser.hash(password: "pw", cost: 4)), "Sales, Manager", 7]])
         try storage.seedIfEmpty(with: [users])

@@ -26,7 +26,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript(ItemTable.linesRules, fileName: "lines.js")),
     ])
     let path = folder.appendingPathComponent("bench.sqlite").path
-    let storage = try SQLiteStorage(path: path, schema: schema)
+    let storage = try SQLStorage(path: path, schema: schema)
     let dataset = Dataset(count: count)
     let clients = try DataTable(name: "Clients", fields: Dataset.fields)
     try clients.loadRows(dataset.relataRows)

@@ -1,4 +1,3 @@
-import GRDB
 import HummingbirdBcrypt
 import Relata
 
@@ -11,7 +10,7 @@ import Relata
 ///                            rolesField: "Roles", valueFields: ["UserId"])
 /// ```
 public struct TableUsers: LoginProvider {
-    let storage: SQLiteStorage
+    let storage: SQLStorage
     let table: String
     let userField: FieldDefinition
     let passwordField: FieldDefinition
@@ -19,7 +18,7 @@ public struct TableUsers: LoginProvider {
     let valueFields: [FieldDefinition]
 
     /// - Throws: ``RelataError`` naming a table or field the schema does not have.
-    public init(storage: SQLiteStorage, table: String, userField: String, passwordField: String,
+    public init(storage: SQLStorage, table: String, userField: String, passwordField: String,
                 rolesField: String? = nil, valueFields: [String] = []) throws {
         let definition = try storage.definition(of: table)
         func field(_ name: String) throws -> FieldDefinition {
@@ -40,20 +39,20 @@ public struct TableUsers: LoginProvider {
         let fields = [passwordField] + [rolesField].compactMap { $0 } + valueFields
         let columns = fields.map { storage.sqlColumn($0.name, of: table) }.joined(separator: ", ")
         let sql = "SELECT \(columns) FROM \(storage.sqlTable(table)) WHERE \(storage.sqlColumn(userField.name, of: table)) = \(storage.dialect.placeholder(1))"
-        let row = try storage.read { db in try Row.fetchOne(db, sql: sql, arguments: [user]) }
-        guard let row, let hash = row[0] as String? else {
+        let row = try storage.read { connection in try connection.rows(sql, [.string(user)], reading: fields).first }
+        guard let row, let hash = row[0].stringValue else {
             LoginService.spendTimeOfACheck(password)
             return nil
         }
         guard Bcrypt.verify(password, hash: hash) else { return nil }
         var roles: [String] = []
-        if rolesField != nil, let text = row[1] as String? {
+        if rolesField != nil, let text = row[1].stringValue {
             roles = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
         var values: [String: Value] = ["User": .string(user)]
         let first = rolesField == nil ? 1 : 2
         for (offset, field) in valueFields.enumerated() {
-            values[field.name] = try SQLiteValues.value(row[first + offset] as DatabaseValue, for: field)
+            values[field.name] = row[first + offset]
         }
         return Session(values: values, roles: roles)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Relata
 import RelataScript
 
@@ -76,17 +75,17 @@ extension DataService {
             if let expression, expression.fieldNames.contains(where: { calculated.contains($0.lowercased()) }) {
                 let session = read.session
                 try await read.rules.pool.perform { runtime in
-                    try storage.read { db in
-                        let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: runtime)
+                    try storage.read { connection in
+                        let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                         try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
-                            try TableReader(storage: storage, data: data).read(request, expression: expression, in: db, emit: emit)
+                            try TableReader(storage: storage, data: data).read(request, expression: expression, in: connection, emit: emit)
                         }
                     }
                 }
             } else {
-                try await storage.asyncRead { db in
-                    let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: nil)
-                    try TableReader(storage: storage, data: data).read(request, expression: expression, in: db, emit: emit)
+                try await storage.asyncRead { connection in
+                    let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: nil)
+                    try TableReader(storage: storage, data: data).read(request, expression: expression, in: connection, emit: emit)
                 }
             }
         }
@@ -98,8 +97,8 @@ extension DataService {
         guard rules.dataEvents.contains(event) else { return }
         let storage = self.storage
         try await rules.pool.perform { runtime in
-            try storage.read { db in
-                let data = SQLDataAccess(storage: storage, schema: rules.schema, db: db, runtime: runtime)
+            try storage.read { connection in
+                let data = SQLDataAccess(storage: storage, schema: rules.schema, connection: connection, runtime: runtime)
                 try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     try runtime.fireDataEvent(event, requests: requests)
                 }

@@ -9,12 +9,12 @@ import RelataScript
 /// (``RowRuleReplay``) before the delta and transaction events and the store.
 ///
 /// ```swift
-/// let service = try DataService(storage: SQLiteStorage(path: "shop.sqlite", schema: schema))
+/// let service = try DataService(storage: SQLStorage(path: "shop.sqlite", schema: schema))
 /// let processed = try await service.updateData(deltas, session: Session(values: ["User": "ann"], roles: ["Sales"]))
 /// ```
 public final class DataService: Sendable {
     /// Where the tables are stored.
-    public let storage: SQLiteStorage
+    public let storage: SQLStorage
     /// Who may read and change which tables.
     public let permissions: TablePermissions
     let rules: RulesVersion.Current
@@ -25,7 +25,7 @@ public final class DataService: Sendable {
     /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
     ///
     /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
-    public init(storage: SQLiteStorage, permissions: TablePermissions = .allowAll,
+    public init(storage: SQLStorage, permissions: TablePermissions = .allowAll,
                 runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
                 timeLimit: Duration = .seconds(1), logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
@@ -84,18 +84,18 @@ public final class DataService: Sendable {
         let storage = self.storage
         let version = rules.value
         return try await version.pool.perform { runtime in
-            try storage.write { db in
-                let data = SQLDataAccess(storage: storage, schema: version.schema, db: db, runtime: runtime)
+            try storage.write { connection in
+                let data = SQLDataAccess(storage: storage, schema: version.schema, connection: connection, runtime: runtime)
                 let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
                 return try runtime.withEnvironment(environment) {
                     let replay = RowRuleReplay(runtime: runtime)
                     let replayed = try deltas.map { delta -> Delta in
                         let table = try data.table(delta.tableName)
-                        try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: db)
+                        try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                         return replay.replay(delta, onto: table)
                     }
                     return try Self.processor(for: version.schema, runtime: runtime)
-                        .process(replayed, store: SQLDeltaStore(storage: storage, db: db, access: data))
+                        .process(replayed, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
                 }
             }
         }
@@ -121,15 +121,15 @@ public final class DataService: Sendable {
         }
         let storage = self.storage
         return try await version.pool.perform { runtime in
-            try storage.write { db in
-                let data = SQLDataAccess(storage: storage, schema: schema, db: db, runtime: runtime)
+            try storage.write { connection in
+                let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                 return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     data.tables.startRecordingChanges()
                     let result = try runtime.runCommand(command, parameters: parameters)
                     var carried: Set<String> = []
                     let deltas = try data.tables.deltasOfRecordedChanges(notIn: &carried)
                     let processed = try Self.processor(for: schema, runtime: runtime)
-                        .process(deltas, store: SQLDeltaStore(storage: storage, db: db, access: data))
+                        .process(deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
                     return (result, processed)
                 }
             }
@@ -149,8 +149,8 @@ public final class DataService: Sendable {
 
     /// The stored rows a table holds now, as values (tests and tools read them this way).
     public func storedRows(of name: String) throws -> [[String: Value]] {
-        try storage.read { db in
-            let table = try storage.loadTable(name, in: db)
+        try storage.read { connection in
+            let table = try storage.loadTable(name, in: connection)
             return table.rows.map { row in Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, row[$0.name]) }) }
         }
     }

@@ -1,4 +1,3 @@
-import GRDB
 import Relata
 import RelataScript
 
@@ -8,10 +7,10 @@ import RelataScript
 ///
 /// Lives for one unit of work, inside its database access.
 final class SQLDataAccess: RuleDataAccess {
-    let storage: SQLiteStorage
+    let storage: SQLStorage
     /// The schema version the unit of work runs on (its lookup and calculated fields).
     let schema: SchemaDefinition
-    let db: Database
+    let connection: any SQLConnection
     /// The runtime of the unit's rules and calculated fields; nil for a read that needs neither
     /// (its tables get their lookup fields only).
     let runtime: RuleRuntime?
@@ -19,10 +18,10 @@ final class SQLDataAccess: RuleDataAccess {
     let tables = TableDataAccess()
     private var fullyLoaded: Set<String> = []
 
-    init(storage: SQLiteStorage, schema: SchemaDefinition, db: Database, runtime: RuleRuntime?) {
+    init(storage: SQLStorage, schema: SchemaDefinition, connection: any SQLConnection, runtime: RuleRuntime?) {
         self.storage = storage
         self.schema = schema
-        self.db = db
+        self.connection = connection
         self.runtime = runtime
     }
 
@@ -50,7 +49,7 @@ final class SQLDataAccess: RuleDataAccess {
     /// Loads every stored row of a table the unit does not hold yet.
     func loadAll(_ table: DataTable) throws {
         guard fullyLoaded.insert(table.name.lowercased()).inserted else { return }
-        try storage.loadMissingRows(into: table, in: db)
+        try storage.loadMissingRows(into: table, in: connection)
     }
 
     var tableNames: [String] { storage.schema.tables.map(\.name) }
@@ -60,7 +59,7 @@ final class SQLDataAccess: RuleDataAccess {
     func row(in name: String, key: [Value]) throws -> DataTableRow? {
         let table = try table(name)
         if let row = try table.row(forPrimaryKey: key) { return row }
-        try storage.loadRows(withKeys: [key], into: table, in: db)
+        try storage.loadRows(withKeys: [key], into: table, in: connection)
         return try table.row(forPrimaryKey: key)
     }
 

@@ -1,4 +1,3 @@
-import GRDB
 import Relata
 import RelataScript
 
@@ -19,8 +18,8 @@ import RelataScript
 /// - A statement the database refuses otherwise (NOT NULL) fails its change
 ///   as a ``FailureKind/constraint`` with the database's words.
 final class SQLDeltaStore: DeltaStore {
-    let storage: SQLiteStorage
-    let db: Database
+    let storage: SQLStorage
+    let connection: any SQLConnection
     /// The unit's data: its tables, whose changes made by rules join the unit.
     let access: SQLDataAccess
     var data: TableDataAccess { access.tables }
@@ -28,15 +27,15 @@ final class SQLDeltaStore: DeltaStore {
     /// Real keys of this unit's inserts, by "table/field/temporary key" (lower case).
     private var realKeys: [String: Int64] = [:]
 
-    init(storage: SQLiteStorage, db: Database, access: SQLDataAccess) {
+    init(storage: SQLStorage, connection: any SQLConnection, access: SQLDataAccess) {
         self.storage = storage
-        self.db = db
+        self.connection = connection
         self.access = access
     }
 
     func begin(_ deltas: [Delta]) throws {
-        try db.beginTransaction(.immediate)
-        try db.execute(sql: "PRAGMA defer_foreign_keys = ON")
+        try connection.begin()
+        try connection.execute(storage.dialect.deferForeignKeys, [])
         data.startRecordingChanges()
         carried = []
         for delta in deltas { UnitOfWorkChanges.carry(delta, in: &carried) }
@@ -56,9 +55,8 @@ final class SQLDeltaStore: DeltaStore {
                     try write(&deltas[index].changes[change], of: definition, logged: logged)
                 } catch let refusal as Refusal {
                     deltas[index].changes[change].fail(refusal.failure)
-                } catch let error as DatabaseError {
-                    let kind: FailureKind = error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .storeError
-                    deltas[index].changes[change].fail(ChangeFailure(kind, error.message ?? "\(error)"))
+                } catch let error as SQLError {
+                    deltas[index].changes[change].fail(ChangeFailure(error.kind == .constraint ? .constraint : .storeError, error.message))
                 }
             }
         }
@@ -76,14 +74,14 @@ final class SQLDeltaStore: DeltaStore {
                 let parent = try access.table(key.references)
                 try table.addForeignKey(key.field, references: parent, field: key.referencedField)
                 let pointedAt = live.filter { $0.type != .delete }.compactMap { $0.newValues[key.field] }
-                try storage.loadRows(where: key.referencedField, isIn: pointedAt, into: parent, in: db)
+                try storage.loadRows(where: key.referencedField, isIn: pointedAt, into: parent, in: connection)
             }
             for child in schema.tables {
                 for key in child.foreignKeys where key.references.caseInsensitiveCompare(table.name) == .orderedSame {
                     let childTable = try access.table(child.name)
                     try childTable.addForeignKey(key.field, references: table, field: key.referencedField)
                     let released = live.filter { $0.type != .insert }.compactMap { $0.oldValues[key.referencedField] }
-                    try storage.loadRows(where: key.field, isIn: released, into: childTable, in: db)
+                    try storage.loadRows(where: key.field, isIn: released, into: childTable, in: connection)
                 }
             }
         }
@@ -92,12 +90,12 @@ final class SQLDeltaStore: DeltaStore {
 
     func commit(_ deltas: [Delta]) throws {
         data.isRecordingChanges = false
-        try db.commit()
+        try connection.commit()
     }
 
     func rollback(_ deltas: [Delta]) {
         data.isRecordingChanges = false
-        try? db.rollback()
+        try? connection.rollback()
     }
 
     func discard(_ deltas: [Delta]) { rollback(deltas) }
@@ -110,37 +108,45 @@ final class SQLDeltaStore: DeltaStore {
         switch change.type {
         case .insert:
             let written = fields.filter { !$0.autoIncrement }
-            let sql = "INSERT INTO \(storage.sqlTable(table.name)) (\(written.map { storage.sqlColumn($0.name, of: table.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-            try db.cachedStatement(sql: written.isEmpty ? "INSERT INTO \(storage.sqlTable(table.name)) DEFAULT VALUES" : sql).execute(
-                           arguments: StatementArguments(written.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) }))
-            if let auto = table.fields.first(where: \.autoIncrement) {
-                let real = db.lastInsertedRowID
-                if let temporary = change.newValues[auto.name]?.integerValue {
-                    realKeys[keyName(table.name, auto.name, temporary)] = real
-                }
-                change.refreshedValues[auto.name] = .integer(real)
+            let into = written.isEmpty ? "DEFAULT VALUES"
+                : "(\(written.map { storage.sqlColumn($0.name, of: table.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+            let sql = "INSERT INTO \(storage.sqlTable(table.name)) \(into)"
+            let arguments = written.map { change.newValues[$0.name] ?? .null }
+            guard let auto = table.fields.first(where: \.autoIncrement) else {
+                try connection.execute(sql, arguments)
+                return
             }
+            // The key the database gives comes back with the insert (RETURNING: SQLite and PostgreSQL alike).
+            let returned = try connection.value(sql + " RETURNING \(storage.sqlColumn(auto.name, of: table.name))", arguments,
+                                                reading: FieldDefinition(auto.name, .integer))
+            guard let real = returned?.integerValue else { throw SQLError(.other, "the database gave the new row of \(table.name) no \(auto.name)") }
+            if let temporary = change.newValues[auto.name]?.integerValue {
+                realKeys[keyName(table.name, auto.name, temporary)] = real
+            }
+            change.refreshedValues[auto.name] = .integer(real)
         case .update:
             let changed = fields.filter { change.newValues[$0.name] != change.oldValues[$0.name] && change.newValues[$0.name] != nil }
             guard !changed.isEmpty else { return }
             let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: changed.count + 1)
             let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(changed.enumerated().map { "\(storage.sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(changed.map { SQLiteValues.databaseValue(change.newValues[$0.name] ?? .null) } + conditionValues))
-            if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
+            if try connection.execute(sql, changed.map { change.newValues[$0.name] ?? .null } + conditionValues) == 0 {
+                throw Refusal(failure: conflict(change, keys: keys))
+            }
         case .delete:
             let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: 1)
-            try db.cachedStatement(sql: "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)").execute(arguments: StatementArguments(conditionValues))
-            if db.changesCount == 0 { throw Refusal(failure: conflict(change, keys: keys)) }
+            if try connection.execute("DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)", conditionValues) == 0 {
+                throw Refusal(failure: conflict(change, keys: keys))
+            }
         }
     }
 
-    /// `key = ? AND field IS ? …`: the row as the change found it (IS: NULL matches NULL).
+    /// `key IS ? AND field IS ? …`: the row as the change found it (NULL matching NULL).
     private func originalCondition(_ change: DeltaChange, of table: String, keys: [FieldDefinition], logged: [FieldDefinition],
-                                   startingAt first: Int) -> (String, [DatabaseValue]) {
+                                   startingAt first: Int) -> (String, [Value]) {
         let compared = keys + logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
         let dialect = storage.dialect
-        let condition = compared.enumerated().map { "\(storage.sqlColumn($1.name, of: table)) IS \(dialect.placeholder(first + $0))" }.joined(separator: " AND ")
-        return (condition, compared.map { SQLiteValues.databaseValue(change.oldValues[$0.name] ?? .null) })
+        let condition = compared.enumerated().map { dialect.nullSafeEqual(storage.sqlColumn($1.name, of: table), dialect.placeholder(first + $0)) }.joined(separator: " AND ")
+        return (condition, compared.map { change.oldValues[$0.name] ?? .null })
     }
 
     private func conflict(_ change: DeltaChange, keys: [FieldDefinition]) -> ChangeFailure {

@@ -17,31 +17,9 @@ public protocol SQLDialect: Sendable {
     func columnType(of field: FieldDefinition) -> String
     /// The column definition of an auto-increment primary key.
     func autoIncrementPrimaryKey(of field: FieldDefinition) -> String
-}
-
-/// SQLite: `"name"`, `?` parameters, and SQLite's type affinities; currency and decimal
-/// values are stored as exact text, dates as ISO 8601 text with milliseconds.
-public struct SQLiteDialect: SQLDialect {
-    public init() {}
-
-    public func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
-    public func placeholder(_ index: Int) -> String { "?" }
-
-    public func columnType(of field: FieldDefinition) -> String {
-        switch field.type.storage {
-        case .integer, .boolean: return "INTEGER"
-        case .double: return "REAL"
-        // Exact: a decimal never passes through a binary float.
-        case .decimal: return "TEXT"
-        case .string, .date, .guid: return "TEXT"
-        case .blob: return "BLOB"
-        }
-    }
-
-    public func autoIncrementPrimaryKey(of field: FieldDefinition) -> String {
-        "\(quote(field.name)) INTEGER PRIMARY KEY AUTOINCREMENT"
-    }
+    /// The statement that, inside a transaction, leaves foreign-key checks to the commit, so
+    /// the order of a unit's statements does not matter (a detail deleted after its order).
+    var deferForeignKeys: String { get }
+    /// A condition true when a column holds a value, NULL matching NULL.
+    func nullSafeEqual(_ column: String, _ placeholder: String) -> String
 }

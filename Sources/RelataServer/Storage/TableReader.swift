@@ -1,5 +1,4 @@
 import Foundation
-import GRDB
 import Relata
 
 /// Reads what one ``DataRequest`` selects, a batch at a time, so a table of any size
@@ -7,7 +6,7 @@ import Relata
 /// decides exactly narrows the query (``SQLPrefilter``), and each batch of stored rows is
 /// then filtered by the whole expression with the same evaluator as every other site.
 struct TableReader {
-    let storage: SQLiteStorage
+    let storage: SQLStorage
     /// Makes the tables a where expression is evaluated on (with their lookup fields, and
     /// calculated fields when it has a runtime).
     let data: SQLDataAccess
@@ -16,7 +15,7 @@ struct TableReader {
     var batchBytes = 1 << 20
 
     /// Emits the request's table, its rows in batches, and its end.
-    func read(_ request: DataRequest, expression: Relata.Expression?, in db: Database,
+    func read(_ request: DataRequest, expression: Relata.Expression?, in connection: any SQLConnection,
               emit: (RowStreamEvent) throws -> Void) throws {
         let definition = try storage.definition(of: request.table)
         let stored = definition.fields
@@ -28,34 +27,32 @@ struct TableReader {
         }
         let limit = request.maxRecords ?? Int.max
         var condition = ""
-        var arguments = StatementArguments()
+        var arguments: [Value] = []
         if let expression, let prefilter = SQLPrefilter(fields: stored, dialect: storage.dialect,
                                                          column: { storage.sqlColumn($0, of: definition.name) })
             .condition(for: expression, parameters: request.parameters) {
             condition = " WHERE \(prefilter.sql)"
-            arguments = StatementArguments(prefilter.arguments.map(SQLiteValues.databaseValue))
+            arguments = prefilter.arguments
         }
         let from = " FROM \(storage.sqlTable(definition.name))\(condition)"
-        let count = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*)\(from)"), arguments: arguments) ?? 0
-        try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(count, limit)))
+        let count = try connection.value("SELECT COUNT(*)\(from)", arguments, reading: SQLStorage.count)?.integerValue ?? 0
+        try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(Int(count), limit)))
 
         // Without an expression only the fields sent are read; with one, every stored field
         // (the expression and the table's lookup fields may use any of them).
         let read = expression == nil ? sent : Array(stored.indices)
         let columns = read.map { storage.sqlColumn(stored[$0].name, of: definition.name) }.joined(separator: ", ")
-        let cursor = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns)\(from)"), arguments: arguments)
-        var batch = Batch(width: sent.count, rows: batchRows, bytes: batchBytes)
-        var total = 0
-        func storedValues(_ row: Row) throws -> [Value] {
-            try read.indices.map { position in
-                do {
-                    return try SQLiteValues.value(row[position], for: stored[read[position]])
-                } catch var error as RelataError {
-                    error.table = definition.name
-                    throw error
-                }
+        func eachStoredRow(_ body: ([Value]) throws -> Bool) throws {
+            guard limit > 0 else { return }
+            do {
+                try connection.query("SELECT \(columns)\(from)", arguments, reading: read.map { stored[$0] }, row: body)
+            } catch var error as RelataError where error.table == nil {
+                error.table = definition.name
+                throw error
             }
         }
+        var batch = Batch(width: sent.count, rows: batchRows, bytes: batchBytes)
+        var total = 0
         if let expression {
             let table = try data.table(definition.name)
             if table.rowCount > 0 {
@@ -65,24 +62,30 @@ struct TableReader {
                     total += 1
                 }
             } else {
+                // A chunk of stored rows at a time goes through the table, where the whole expression decides.
                 var chunk: [[Value]] = []
                 chunk.reserveCapacity(batchRows)
-                while total < limit {
-                    chunk.removeAll(keepingCapacity: true)
-                    while chunk.count < batchRows, let row = try cursor.next() { chunk.append(try storedValues(row)) }
-                    if chunk.isEmpty { break }
+                func filterChunk() throws {
                     try table.loadRows(chunk)
                     for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
                         try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
                         total += 1
                     }
                     table.discardAllRows()
+                    chunk.removeAll(keepingCapacity: true)
                 }
+                try eachStoredRow { values in
+                    chunk.append(values)
+                    if chunk.count >= batchRows { try filterChunk() }
+                    return total < limit
+                }
+                if !chunk.isEmpty, total < limit { try filterChunk() }
             }
         } else {
-            while total < limit, let row = try cursor.next() {
-                try batch.append(try storedValues(row), emit: emit)
+            try eachStoredRow { values in
+                try batch.append(values, emit: emit)
                 total += 1
+                return total < limit
             }
         }
         try batch.flush(emit: emit)

@@ -1,40 +1,45 @@
 import Foundation
-import GRDB
 import Relata
 
-/// A schema's tables in a SQLite database (through GRDB): created from the
-/// ``SchemaDefinition``, seeded once from data, read into ``DataTable``s and
-/// written by a ``SQLDeltaStore``.
+/// A schema's tables in a SQL database: created from the ``SchemaDefinition``, seeded once
+/// from data, read into ``DataTable``s and written by a ``SQLDeltaStore``. The SQL is built
+/// here, once, with the database's ``SQLDialect``; the database only runs it.
 ///
 /// ```swift
-/// let storage = try SQLiteStorage(path: "pctrade.sqlite", schema: schema)
+/// let storage = try SQLStorage(path: "pctrade.sqlite", schema: schema)   // SQLite
 /// try storage.seedIfEmpty(with: tablesFromDataFiles)
-/// let clients = try storage.read { db in try storage.loadTable("Clients", in: db) }
+/// let clients = try storage.read { connection in try storage.loadTable("Clients", in: connection) }
 /// ```
-public final class SQLiteStorage: Sendable {
+public final class SQLStorage: Sendable {
     /// The schema the tables follow.
     public let schema: SchemaDefinition
-    /// How SQL is spelled for SQLite.
-    public let dialect = SQLiteDialect()
-    /// A pool (WAL: reads run beside the writer, so a long read never holds up an apply) for a
-    /// file; a queue for a private in-memory database.
-    private let queue: any DatabaseWriter
+    /// How SQL is spelled for the database.
+    public let dialect: any SQLDialect
+    private let database: any SQLDatabase
 
-    /// Opens (or creates) the database file and creates the schema's tables that are missing.
+    /// Keeps a schema's tables in a database, creating those that are missing.
+    public init(database: any SQLDatabase, schema: SchemaDefinition) throws {
+        self.schema = schema
+        self.database = database
+        dialect = database.dialect
+        names = PhysicalNames(schema, dialect: database.dialect)
+        try database.write { connection in
+            try connection.begin()
+            do {
+                for table in schema.tables { try connection.execute(createStatement(for: table), []) }
+                try connection.commit()
+            } catch {
+                try? connection.rollback()
+                throw error
+            }
+        }
+    }
+
+    /// Keeps a schema's tables in a SQLite database file (created when missing).
     ///
     /// - Parameter path: a file path, or `:memory:` for a private in-memory database.
-    public init(path: String, schema: SchemaDefinition) throws {
-        self.schema = schema
-        names = PhysicalNames(schema, dialect: dialect)
-        var configuration = Configuration()
-        configuration.foreignKeysEnabled = true
-        // Schemas of one domain share a database file: wait for each other's writes instead of failing.
-        configuration.busyMode = .timeout(10)
-        queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
-                                   : try DatabasePool(path: path, configuration: configuration)
-        try queue.write { db in
-            for table in schema.tables { try db.execute(sql: createStatement(for: table)) }
-        }
+    public convenience init(path: String, schema: SchemaDefinition) throws {
+        try self.init(database: SQLiteDatabase(path: path), schema: schema)
     }
 
     /// A table's name in the database, quoted for SQL (a schema may rename its tables).
@@ -62,7 +67,7 @@ public final class SQLiteStorage: Sendable {
         }
         let tables: [String: Table]
 
-        init(_ schema: SchemaDefinition, dialect: SQLiteDialect) {
+        init(_ schema: SchemaDefinition, dialect: any SQLDialect) {
             var tables: [String: Table] = [:]
             for table in schema.tables where tables[table.name.lowercased()] == nil {
                 var columns: [String: (stored: String, sql: String)] = [:]
@@ -98,47 +103,54 @@ public final class SQLiteStorage: Sendable {
 
     /// True when no table holds a row.
     public func isEmpty() throws -> Bool {
-        try queue.read { db in
+        try database.read { connection in
             try schema.tables.allSatisfy { table in
-                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM \(sqlTable(table.name))") == 0
+                try connection.value("SELECT COUNT(*) FROM \(sqlTable(table.name))", [], reading: Self.count) == .integer(0)
             }
         }
     }
+
+    /// How a `COUNT(*)` column is read.
+    static let count = FieldDefinition("count", .integer)
 
     /// Stores the rows of `tables` (their current values) when the database is empty, in update
     /// order, in one transaction; does nothing otherwise. Returns whether it seeded.
     @discardableResult
     public func seedIfEmpty(with tables: [DataTable]) throws -> Bool {
         guard try isEmpty() else { return false }
-        try queue.write { db in
-            for name in schema.updateOrder {
-                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
-                let names = table.fields.map(\.name)
-                let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-                let statement = try db.makeStatement(sql: sql)
-                for row in table.rows {
-                    try statement.execute(arguments: StatementArguments(names.map { SQLiteValues.databaseValue(row[$0]) }))
+        try database.write { connection in
+            try connection.begin()
+            do {
+                for name in schema.updateOrder {
+                    guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+                    let names = table.fields.map(\.name)
+                    let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+                    for row in table.rows { try connection.execute(sql, names.map { row[$0] }) }
                 }
+                try connection.commit()
+            } catch {
+                try? connection.rollback()
+                throw error
             }
         }
         return true
     }
 
     /// Runs `work` in a read transaction.
-    public func read<Result>(_ work: (Database) throws -> Result) throws -> Result {
-        try queue.read(work)
+    public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try database.read(work)
     }
 
-    /// Runs `work` in a read transaction on a reader connection (beside the writer, for a
-    /// database file), off the caller's thread: `work` may block.
-    func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
-        try await queue.read(work)
+    /// Runs `work` in a read transaction on a reader connection (beside the writer where the
+    /// database allows), off the caller's thread: `work` may block.
+    func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
+        try await database.asyncRead(work)
     }
 
-    /// Runs `work` with the database and no transaction open: the work opens its own
+    /// Runs `work` with a connection and no transaction open: the work opens its own
     /// (a ``SQLDeltaStore`` begins and ends one per unit of work).
-    public func write<Result>(_ work: (Database) throws -> Result) throws -> Result {
-        try queue.writeWithoutTransaction(work)
+    public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try database.write(work)
     }
 
     /// The table definition with a name, or an error naming the published tables.
@@ -157,15 +169,15 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// A whole table, read into a ``DataTable`` (rows as stored, unchanged).
-    public func loadTable(_ name: String, in db: Database) throws -> DataTable {
+    public func loadTable(_ name: String, in connection: any SQLConnection) throws -> DataTable {
         let table = try emptyTable(name)
-        try loadRows(into: table, in: db)
+        try loadRows(into: table, in: connection)
         return table
     }
 
     /// Loads into `table` the stored rows with these primary keys that it does not hold yet,
     /// a few hundred keys per query.
-    public func loadRows(withKeys keys: [[Value]], into table: DataTable, in db: Database) throws {
+    public func loadRows(withKeys keys: [[Value]], into table: DataTable, in connection: any SQLConnection) throws {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
         var seen = table.heldKeys
@@ -175,41 +187,41 @@ public final class SQLiteStorage: Sendable {
         let perQuery = max(1, 500 / keyFields.count)
         for start in stride(from: 0, to: missing.count, by: perQuery) {
             let chunk = missing[start..<min(start + perQuery, missing.count)]
-            var arguments: [DatabaseValue] = []
+            var arguments: [Value] = []
             let condition: String
             if columns.count == 1 {
                 let placeholders = chunk.map { key in
-                    arguments.append(SQLiteValues.databaseValue(key[0]))
+                    arguments.append(key[0])
                     return dialect.placeholder(arguments.count)
                 }
                 condition = "\(columns[0]) IN (\(placeholders.joined(separator: ", ")))"
             } else {
                 condition = chunk.map { key in
                     "(" + zip(columns, key).map { column, value in
-                        arguments.append(SQLiteValues.databaseValue(value))
+                        arguments.append(value)
                         return "\(column) = \(dialect.placeholder(arguments.count))"
                     }.joined(separator: " AND ") + ")"
                 }.joined(separator: " OR ")
             }
-            loaded += try fetchValues(of: table, where: condition, arguments: arguments, in: db)
+            loaded += try fetchValues(of: table, where: condition, arguments: arguments, in: connection)
         }
         try table.loadRows(loaded)
     }
 
     /// Loads into `table` the stored rows whose `field` holds one of `values`, but for those it
     /// holds already (deleted ones included): the child rows a foreign-key check needs.
-    public func loadRows(where field: String, isIn values: [Value], into table: DataTable, in db: Database) throws {
+    public func loadRows(where field: String, isIn values: [Value], into table: DataTable, in connection: any SQLConnection) throws {
         let distinct = Array(Set(values.filter { !$0.isNull }))
         guard !distinct.isEmpty else { return }
         let column = sqlColumn(field, of: table.name)
         var loaded: [[Value]] = []
         for start in stride(from: 0, to: distinct.count, by: 500) {
-            var arguments: [DatabaseValue] = []
+            var arguments: [Value] = []
             let placeholders = distinct[start..<min(start + 500, distinct.count)].map { value in
-                arguments.append(SQLiteValues.databaseValue(value))
+                arguments.append(value)
                 return dialect.placeholder(arguments.count)
             }
-            loaded += try fetchValues(of: table, where: "\(column) IN (\(placeholders.joined(separator: ", ")))", arguments: arguments, in: db)
+            loaded += try fetchValues(of: table, where: "\(column) IN (\(placeholders.joined(separator: ", ")))", arguments: arguments, in: connection)
         }
         let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
         let held = table.heldKeys
@@ -217,14 +229,14 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).
-    public func loadMissingRows(into table: DataTable, in db: Database) throws {
-        try loadRows(into: table, in: db, skippingHeldKeys: true)
+    public func loadMissingRows(into table: DataTable, in connection: any SQLConnection) throws {
+        try loadRows(into: table, in: connection, skippingHeldKeys: true)
     }
 
     /// Loads every stored row into `table`.
-    private func loadRows(into table: DataTable, in db: Database, skippingHeldKeys: Bool = false) throws {
+    private func loadRows(into table: DataTable, in connection: any SQLConnection, skippingHeldKeys: Bool = false) throws {
         let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
-        var loaded = try fetchValues(of: table, where: nil, arguments: [], in: db)
+        var loaded = try fetchValues(of: table, where: nil, arguments: [], in: connection)
         if skippingHeldKeys, !keyIndexes.isEmpty, table.rowCount > 0 {
             loaded = try loaded.filter { values in try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) == nil }
         }
@@ -232,22 +244,14 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// The stored rows a condition selects (all without one), as values of the table's fields.
-    private func fetchValues(of table: DataTable, where condition: String?, arguments: [DatabaseValue], in db: Database) throws -> [[Value]] {
-        let fields = table.fields
-        let columns = fields.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")
+    private func fetchValues(of table: DataTable, where condition: String?, arguments: [Value], in connection: any SQLConnection) throws -> [[Value]] {
+        let columns = table.fields.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")
         let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (condition.map { " WHERE \($0)" } ?? "")
-        var loaded: [[Value]] = []
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments))
-        while let row = try rows.next() {
-            loaded.append(try fields.indices.map { index in
-                do {
-                    return try SQLiteValues.value(row[index], for: fields[index])
-                } catch var error as RelataError {
-                    error.table = table.name
-                    throw error
-                }
-            })
+        do {
+            return try connection.rows(sql, arguments, reading: table.fields)
+        } catch var error as RelataError {
+            error.table = table.name
+            throw error
         }
-        return loaded
     }
 }

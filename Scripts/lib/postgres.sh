@@ -1,0 +1,42 @@
+# A throwaway PostgreSQL cluster for the tests: Debian's PostgreSQL, a data folder in a
+# temporary directory, a free loopback port, password (SCRAM) authentication.
+# Usage: source Scripts/lib/packages.sh; source Scripts/lib/postgres.sh; start_postgres
+# Sets RELATA_POSTGRES_URL (postgres://relata:…@127.0.0.1:PORT/relata) and stops the cluster
+# and removes its folder when the script exits.
+
+start_postgres() {
+    require_packages postgresql
+    local bin
+    bin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)"
+    RELATA_POSTGRES_DIR="$(mktemp -d "${TMPDIR:-/tmp}/relata-postgres.XXXXXX")"
+    # PostgreSQL refuses to run as root: as root, the cluster belongs to Debian's postgres user.
+    RELATA_POSTGRES_RUN=()
+    if [ "$(id -u)" -eq 0 ]; then
+        chown postgres "$RELATA_POSTGRES_DIR"
+        RELATA_POSTGRES_RUN=(runuser -u postgres --)
+    fi
+    local password port
+    password="relata-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    printf '%s\n' "$password" > "$RELATA_POSTGRES_DIR/password"
+    [ ${#RELATA_POSTGRES_RUN[@]} -gt 0 ] && chown postgres "$RELATA_POSTGRES_DIR/password"
+    "${RELATA_POSTGRES_RUN[@]}" "$bin/initdb" -D "$RELATA_POSTGRES_DIR/data" -U relata --pwfile="$RELATA_POSTGRES_DIR/password" \
+        --auth=scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$RELATA_POSTGRES_DIR/initdb.log" 2>&1 \
+        || { cat "$RELATA_POSTGRES_DIR/initdb.log"; return 1; }
+    # fsync off: the cluster is thrown away; durability is not what the tests measure.
+    "${RELATA_POSTGRES_RUN[@]}" "$bin/pg_ctl" -D "$RELATA_POSTGRES_DIR/data" -l "$RELATA_POSTGRES_DIR/server.log" -w \
+        -o "-p $port -k $RELATA_POSTGRES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start > /dev/null \
+        || { cat "$RELATA_POSTGRES_DIR/server.log"; return 1; }
+    RELATA_POSTGRES_BIN="$bin"
+    trap stop_postgres EXIT
+    PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U relata -d postgres -qc "CREATE DATABASE relata" > /dev/null
+    export RELATA_POSTGRES_URL="postgres://relata:$password@127.0.0.1:$port/relata"
+    echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $RELATA_POSTGRES_DIR)"
+}
+
+stop_postgres() {
+    [ -n "${RELATA_POSTGRES_DIR:-}" ] || return 0
+    "${RELATA_POSTGRES_RUN[@]}" "$RELATA_POSTGRES_BIN/pg_ctl" -D "$RELATA_POSTGRES_DIR/data" -m immediate -w stop > /dev/null 2>&1 || true
+    rm -rf "$RELATA_POSTGRES_DIR"
+    RELATA_POSTGRES_DIR=""
+}

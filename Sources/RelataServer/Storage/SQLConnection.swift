@@ -1,0 +1,86 @@
+import Relata
+
+/// One connection to a SQL database, used by one unit of work at a time and synchronously
+/// (rules call `lda` synchronously, so a rule's read is a statement run then and there):
+/// statements with bound field values in, rows out as field values.
+///
+/// The SQL is built by ``SQLStorage`` with the connection's ``SQLDialect``; a connection
+/// only runs it and converts values exactly (a decimal never passes through a `Double`).
+///
+/// ```swift
+/// try storage.write { connection in
+///     try connection.begin()
+///     let changed = try connection.execute("UPDATE \"Clients\" SET \"Active\" = ? WHERE \"ClientId\" = ?", [false, 7])
+///     try connection.commit()
+/// }
+/// ```
+public protocol SQLConnection: AnyObject {
+    /// How SQL is spelled for this database.
+    var dialect: any SQLDialect { get }
+
+    /// Runs a statement that returns no rows.
+    /// - Returns: the number of rows it inserted, changed or deleted.
+    /// - Throws: ``SQLError``.
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [Value]) throws -> Int
+
+    /// Runs a query and hands each row to `row`, its columns read as the values of `fields`
+    /// (one field per column, in order); `row` returns false to stop early.
+    /// - Throws: ``SQLError``; a ``RelataError`` naming the field when a stored value does not fit it.
+    func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition],
+               row: ([Value]) throws -> Bool) throws
+
+    /// Starts a transaction that writes (taking the database's write lock at once, where it has one).
+    func begin() throws
+    func commit() throws
+    func rollback() throws
+}
+
+extension SQLConnection {
+    /// Every row a query returns, as field values.
+    func rows(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition]) throws -> [[Value]] {
+        var rows: [[Value]] = []
+        try query(sql, arguments, reading: fields) { rows.append($0); return true }
+        return rows
+    }
+
+    /// The first column of the first row a query returns (nil when none), read as `field`.
+    func value(_ sql: String, _ arguments: [Value], reading field: FieldDefinition) throws -> Value? {
+        var first: Value?
+        try query(sql, arguments, reading: [field]) { first = $0.first; return false }
+        return first
+    }
+}
+
+/// A SQL database a ``SQLStorage`` keeps its tables in: it lends connections, for reading
+/// (beside the writer where the database allows) and for writing (one writer at a time).
+public protocol SQLDatabase: Sendable {
+    var dialect: any SQLDialect { get }
+    /// Runs `work` with a connection in a read-only transaction.
+    func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
+    /// Runs `work` with a connection in a read-only transaction, off the caller's thread (`work` may block).
+    func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result
+    /// Runs `work` with a connection and no transaction open: the work begins and ends its own.
+    func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
+}
+
+/// A statement the database refused, classified by what it means for a change.
+public struct SQLError: Error, CustomStringConvertible {
+    public enum Kind: Sendable {
+        /// A constraint refused the statement (NOT NULL, a key, a foreign key, a check).
+        case constraint
+        /// Anything else (a lost connection, a lock that timed out, a statement it could not run).
+        case other
+    }
+
+    public var kind: Kind
+    /// The database's words.
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

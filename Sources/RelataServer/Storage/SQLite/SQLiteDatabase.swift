@@ -1,0 +1,83 @@
+import Foundation
+import GRDB
+import Relata
+
+/// A SQLite database file (or a private in-memory database) through GRDB: a pool in WAL
+/// mode, so reads run beside the writer and a long read never holds up an apply.
+///
+/// ```swift
+/// let storage = try SQLStorage(database: SQLiteDatabase(path: "pctrade.sqlite"), schema: schema)
+/// ```
+public final class SQLiteDatabase: SQLDatabase {
+    public var dialect: any SQLDialect { SQLiteDialect() }
+    private let queue: any DatabaseWriter
+
+    /// Opens (or creates) a database file; `:memory:` makes a private in-memory database.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        // Schemas of one domain share a database file: wait for each other's writes instead of failing.
+        configuration.busyMode = .timeout(10)
+        queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
+                                   : try DatabasePool(path: path, configuration: configuration)
+    }
+
+    public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try SQLiteConnection.mappingErrors { try queue.read { db in try work(SQLiteConnection(db)) } }
+    }
+
+    public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
+        try await SQLiteConnection.mappingErrors { try await queue.read { db in try work(SQLiteConnection(db)) } }
+    }
+
+    public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try SQLiteConnection.mappingErrors { try queue.writeWithoutTransaction { db in try work(SQLiteConnection(db)) } }
+    }
+}
+
+/// A GRDB database connection, for the duration of one `read` or `write`.
+final class SQLiteConnection: SQLConnection {
+    private let db: Database
+    var dialect: any SQLDialect { SQLiteDialect() }
+
+    init(_ db: Database) { self.db = db }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [Value]) throws -> Int {
+        try Self.mappingErrors {
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments.map(SQLiteValues.databaseValue)))
+            return db.changesCount
+        }
+    }
+
+    func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
+        try Self.mappingErrors {
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments.map(SQLiteValues.databaseValue)))
+            while let stored = try cursor.next() {
+                let values = try fields.indices.map { try SQLiteValues.value(stored[$0], for: fields[$0]) }
+                guard try row(values) else { return }
+            }
+        }
+    }
+
+    func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
+    func commit() throws { try Self.mappingErrors { try db.commit() } }
+    func rollback() throws { try Self.mappingErrors { try db.rollback() } }
+
+    /// GRDB's errors as ``SQLError``s; every other error passes through.
+    static func mappingErrors<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw SQLError(error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .other, error.message ?? "\(error)")
+        }
+    }
+
+    static func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as DatabaseError {
+            throw SQLError(error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .other, error.message ?? "\(error)")
+        }
+    }
+}

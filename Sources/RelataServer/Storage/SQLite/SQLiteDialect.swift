@@ -1,0 +1,32 @@
+import Relata
+
+/// SQLite: `"name"`, `?` parameters, and SQLite's type affinities; currency and decimal
+/// values are stored as exact text, dates as ISO 8601 text with milliseconds.
+public struct SQLiteDialect: SQLDialect {
+    public init() {}
+
+    public func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    public func placeholder(_ index: Int) -> String { "?" }
+
+    public func columnType(of field: FieldDefinition) -> String {
+        switch field.type.storage {
+        case .integer, .boolean: return "INTEGER"
+        case .double: return "REAL"
+        // Exact: a decimal never passes through a binary float.
+        case .decimal: return "TEXT"
+        case .string, .date, .guid: return "TEXT"
+        case .blob: return "BLOB"
+        }
+    }
+
+    public var deferForeignKeys: String { "PRAGMA defer_foreign_keys = ON" }
+
+    public func nullSafeEqual(_ column: String, _ placeholder: String) -> String { "\(column) IS \(placeholder)" }
+
+    public func autoIncrementPrimaryKey(of field: FieldDefinition) -> String {
+        "\(quote(field.name)) INTEGER PRIMARY KEY AUTOINCREMENT"
+    }
+}
