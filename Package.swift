@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -54,13 +55,15 @@ let package = Package(
             // the adapter's tables never leave the isolation that uses them.
             .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
         ]),
-        // The data server: the rule runtime over SQL (SQLite through GRDB), its services, and
+        // The data server: the rule runtime over SQL (SQLite through GRDB, PostgreSQL through postgres-nio), its services, and
         // the HTTP protocol (Hummingbird). Only the server and the CLI link it.
         .target(name: "RelataServer", dependencies: [
             "Relata", "RelataScript",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Logging", package: "swift-log"),
         ]),

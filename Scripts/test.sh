@@ -13,6 +13,11 @@ source Scripts/lib/packages.sh
 # benchmarks package (built here so it cannot rot, not run) links SQLite.
 require_packages libjavascriptcoregtk-4.1-dev libsqlite3-dev
 
+# The server suite runs on SQLite and on PostgreSQL: a throwaway cluster (Debian's PostgreSQL,
+# a temporary folder, a loopback port) for this run, stopped when the script ends.
+source Scripts/lib/postgres.sh
+start_postgres
+
 swift build --build-tests
 # A hung test run fails here after 20 minutes instead of holding CI for its whole budget.
 if [ $# -gt 0 ]; then

@@ -46,33 +46,41 @@ import Testing
         return (clients, orders, details)
     }
 
-    /// A database file seeded with the example data, removed when the value goes.
+    /// A database seeded with the example data (a SQLite file, or a PostgreSQL database of its
+    /// own), removed when the value goes.
     final class Database {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-server-\(UUID().uuidString)")
-        var path: String { folder.appendingPathComponent("shop.sqlite").path }
+        let database: any SQLDatabase
         let service: DataService
+        private let cleanup: @Sendable () -> Void
 
-        init(schema: SchemaDefinition? = nil) throws {
+        init(schema: SchemaDefinition? = nil, backend: StorageBackend = .sqlite) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            let storage = try SQLStorage(path: folder.appendingPathComponent("shop.sqlite").path, schema: schema ?? DataServiceTests.schema())
+            (database, cleanup) = try backend.makeDatabase(in: folder)
+            let storage = try SQLStorage(database: database, schema: schema ?? DataServiceTests.schema())
             let (clients, orders, details) = try DataServiceTests.clientTables()
             #expect(try storage.seedIfEmpty(with: [clients, orders, details]))
             service = try DataService(storage: storage, runtimes: 2, timeLimit: .milliseconds(500))
         }
 
-        deinit { try? FileManager.default.removeItem(at: folder) }
+        deinit {
+            cleanup()
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
-    @Test func theDatabaseIsSeededOnceAndReused() throws {
-        let database = try Database()
-        let again = try SQLStorage(path: database.path, schema: Self.schema())
+    @Test(arguments: StorageBackend.allCases)
+    func theDatabaseIsSeededOnceAndReused(backend: StorageBackend) throws {
+        let database = try Database(backend: backend)
+        let again = try SQLStorage(database: database.database, schema: Self.schema())
         #expect(try !again.seedIfEmpty(with: [DataTable(name: "Clients", fields: clientFields, csv: "ClientId,Name,CreditLimit\n9,X,1\n")]))
         #expect(try database.service.storedRows(of: "Clients").count == 2)
         #expect(try database.service.storedRows(of: "OrderDetails").first?["UnitPrice"] == .decimal(Decimal(string: "9.99")!))
     }
 
-    @Test func aTamperedDeltaIsRefusedOnTheServerWithTheClientsOwnMessage() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func aTamperedDeltaIsRefusedOnTheServerWithTheClientsOwnMessage(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let (_, _, details) = try Self.clientTables()   // no rules: a client that skipped them
         try details.rows[0].setValue(0, forKey: "Quantity")
         try details.rows[1].setValue(3, forKey: "Quantity")
@@ -86,8 +94,9 @@ import Testing
         #expect(stored.map { $0["Quantity"] } == [2, 3, 5], "the refused change did not land, the other did")
     }
 
-    @Test func newRowsGetRealKeysAndTheirDetailsFollow() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func newRowsGetRealKeysAndTheirDetailsFollow(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let (_, orders, details) = try Self.clientTables()
         let order = try orders.addNewRow(values: ["ClientId": 2, "Status": "new"])
         try details.addNewRow(values: ["OrderId": order["OrderId"], "Product": "Bolt", "Quantity": 4, "UnitPrice": 0.25])
@@ -106,8 +115,9 @@ import Testing
                 "a rule's lda.insert joined the same transaction")
     }
 
-    @Test func serverRulesReadTheDatabaseThroughLda() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func serverRulesReadTheDatabaseThroughLda(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let (_, orders, _) = try Self.clientTables()
         try orders.rows[0].setValue(2, forKey: "ClientId")
         try orders.addNewRow(values: ["ClientId": 77])
@@ -116,8 +126,9 @@ import Testing
         #expect(processed[0].changes[1].message == "no client 77")
     }
 
-    @Test func aChangeToARowChangedUnderneathIsAConflictAndLosesNothing() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func aChangeToARowChangedUnderneathIsAConflictAndLosesNothing(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let (_, _, first) = try Self.clientTables()
         let (_, _, second) = try Self.clientTables()
         try first.rows[2].setValue(6, forKey: "Quantity")
@@ -130,8 +141,9 @@ import Testing
         #expect(try database.service.storedRows(of: "OrderDetails")[2]["Quantity"] == 6)
     }
 
-    @Test func concurrentConflictingUpdatesHaveExactlyOneWinner() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func concurrentConflictingUpdatesHaveExactlyOneWinner(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let service = database.service
         let outcomes = try await withThrowingTaskGroup(of: DeltaChange.Status.self) { group in
             for quantity in 10..<20 {
@@ -147,8 +159,9 @@ import Testing
         #expect(outcomes.filter { $0 == .failed }.count == 9)
     }
 
-    @Test func rollbackAllStoresNothingWhenOneChangeFails() async throws {
-        let database = try Database(schema: Self.schema(orderUpdateRule: UpdateRule(onFailure: .rollbackAll)))
+    @Test(arguments: StorageBackend.allCases)
+    func rollbackAllStoresNothingWhenOneChangeFails(backend: StorageBackend) async throws {
+        let database = try Database(schema: Self.schema(orderUpdateRule: UpdateRule(onFailure: .rollbackAll)), backend: backend)
         let (_, orders, _) = try Self.clientTables()
         try orders.rows[0].setValue("paid", forKey: "Status")
         try orders.addNewRow(values: ["ClientId": 77])
@@ -158,8 +171,9 @@ import Testing
         #expect(try database.service.storedRows(of: "Orders").map { $0["Status"] } == ["open", "open"])
     }
 
-    @Test func anUnpublishedTableIsRefusedWhole() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func anUnpublishedTableIsRefusedWhole(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let delta = Delta(tableName: "sqlite_master", keyFields: [], loggedFields: [], changes: [DeltaChange(changeId: 1, type: .delete)])
         await #expect(throws: RelataError.self) { try await database.service.updateData([delta], session: Session()) }
     }

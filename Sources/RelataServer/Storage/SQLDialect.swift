@@ -22,4 +22,9 @@ public protocol SQLDialect: Sendable {
     var deferForeignKeys: String { get }
     /// A condition true when a column holds a value, NULL matching NULL.
     func nullSafeEqual(_ column: String, _ placeholder: String) -> String
+    /// What follows a foreign key's definition (deferrable, where the database asks for it).
+    var foreignKeySuffix: String { get }
+    /// A statement to run after seeding a table with keys given, so new rows get keys after them
+    /// (`table`: quoted for SQL; `column`: the auto-increment column's stored name); nil when not needed.
+    func afterSeeding(table: String, autoIncrementColumn column: String) -> String?
 }

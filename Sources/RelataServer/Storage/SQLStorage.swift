@@ -96,7 +96,7 @@ public final class SQLStorage: Sendable {
             columns.append("PRIMARY KEY (\(keys.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")))")
         }
         for key in table.foreignKeys {
-            columns.append("FOREIGN KEY (\(sqlColumn(key.field, of: table.name))) REFERENCES \(sqlTable(key.references)) (\(sqlColumn(key.referencedField, of: key.references)))")
+            columns.append("FOREIGN KEY (\(sqlColumn(key.field, of: table.name))) REFERENCES \(sqlTable(key.references)) (\(sqlColumn(key.referencedField, of: key.references)))\(dialect.foreignKeySuffix)")
         }
         return "CREATE TABLE IF NOT EXISTS \(sqlTable(table.name)) (\(columns.joined(separator: ", ")))"
     }
@@ -126,6 +126,10 @@ public final class SQLStorage: Sendable {
                     let names = table.fields.map(\.name)
                     let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
                     for row in table.rows { try connection.execute(sql, names.map { row[$0] }) }
+                    if let auto = table.fields.first(where: \.autoIncrement),
+                       let statement = dialect.afterSeeding(table: sqlTable(table.name), autoIncrementColumn: storedColumn(auto.name, of: table.name)) {
+                        _ = try connection.value(statement, [], reading: Self.count)
+                    }
                 }
                 try connection.commit()
             } catch {
@@ -151,6 +155,13 @@ public final class SQLStorage: Sendable {
     /// (a ``SQLDeltaStore`` begins and ends one per unit of work).
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
         try database.write(work)
+    }
+
+    /// ` ORDER BY` the table's primary key (empty without one): rows come in the same order from
+    /// every database, whatever order it keeps them in.
+    func orderByKey(of table: String) -> String {
+        let keys = names.tables[table.lowercased()]?.definition.fields.filter(\.primaryKey) ?? []
+        return keys.isEmpty ? "" : " ORDER BY " + keys.map { sqlColumn($0.name, of: table) }.joined(separator: ", ")
     }
 
     /// The table definition with a name, or an error naming the published tables.
@@ -246,7 +257,7 @@ public final class SQLStorage: Sendable {
     /// The stored rows a condition selects (all without one), as values of the table's fields.
     private func fetchValues(of table: DataTable, where condition: String?, arguments: [Value], in connection: any SQLConnection) throws -> [[Value]] {
         let columns = table.fields.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")
-        let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (condition.map { " WHERE \($0)" } ?? "")
+        let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (condition.map { " WHERE \($0)" } ?? "") + orderByKey(of: table.name)
         do {
             return try connection.rows(sql, arguments, reading: table.fields)
         } catch var error as RelataError {

@@ -45,7 +45,8 @@ struct TableReader {
         func eachStoredRow(_ body: ([Value]) throws -> Bool) throws {
             guard limit > 0 else { return }
             do {
-                try connection.query("SELECT \(columns)\(from)", arguments, reading: read.map { stored[$0] }, row: body)
+                try connection.query("SELECT \(columns)\(from)\(storage.orderByKey(of: definition.name))", arguments,
+                                     reading: read.map { stored[$0] }, row: body)
             } catch var error as RelataError where error.table == nil {
                 error.table = definition.name
                 throw error

@@ -26,6 +26,11 @@ public struct SQLiteDialect: SQLDialect {
 
     public func nullSafeEqual(_ column: String, _ placeholder: String) -> String { "\(column) IS \(placeholder)" }
 
+    public var foreignKeySuffix: String { "" }
+
+    /// AUTOINCREMENT follows the largest key stored by itself.
+    public func afterSeeding(table: String, autoIncrementColumn column: String) -> String? { nil }
+
     public func autoIncrementPrimaryKey(of field: FieldDefinition) -> String {
         "\(quote(field.name)) INTEGER PRIMARY KEY AUTOINCREMENT"
     }

@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import Relata
+
+/// A PostgreSQL database through postgres-nio: a pool of connections, each lent to one unit
+/// of work at a time. Units run synchronously on their own threads (rules call `lda`
+/// synchronously), so a statement waits for its answer there — never on an event loop.
+///
+/// ```swift
+/// let database = try PostgresDatabase(url: "postgres://relata:secret@127.0.0.1:5432/shop")
+/// let storage = try SQLStorage(database: database, schema: schema)
+/// ```
+public final class PostgresDatabase: SQLDatabase {
+    public var dialect: any SQLDialect { PostgresDialect() }
+    private let pool: PostgresConnectionPool
+    /// Reads for `asyncRead` wait for their answers here, off the cooperative pool.
+    private let readers = DispatchQueue(label: "relata.postgres.readers", attributes: .concurrent)
+
+    /// Connects to the database a URL names: `postgres://user:password@host:port/database`.
+    ///
+    /// - Parameter maxConnections: the most connections open at once; a unit of work waits for one beyond that.
+    /// - Throws: ``RelataError/Code/invalidArgument`` for a URL that is not such a URL (the password is never repeated);
+    ///   ``SQLError`` when the first connection fails.
+    public init(url: String, maxConnections: Int = 2 * System.coreCount, logger: Logger = Logger(label: "relata.postgres")) throws {
+        pool = PostgresConnectionPool(configuration: try Self.configuration(from: url), maxConnections: max(1, maxConnections), logger: logger)
+        try pool.withConnection { _ in }   // fails now, with the database's words, rather than at the first request
+    }
+
+    /// Closes every connection.
+    public func close() {
+        pool.closeAll()
+    }
+
+    public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try pool.withConnection { connection in
+            let session = PostgresSQLConnection(connection, logger: pool.logger)
+            try session.execute("BEGIN READ ONLY", [])
+            do {
+                let result = try work(session)
+                try session.execute("COMMIT", [])
+                return result
+            } catch {
+                _ = try? session.execute("ROLLBACK", [])
+                throw error
+            }
+        }
+    }
+
+    public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            readers.async { continuation.resume(with: Swift.Result { try self.read(work) }) }
+        }
+    }
+
+    public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try pool.withConnection { connection in
+            let session = PostgresSQLConnection(connection, logger: pool.logger)
+            do {
+                return try work(session)
+            } catch {
+                if session.inTransaction { try? session.rollback() }
+                throw error
+            }
+        }
+    }
+
+    /// The connection settings of a `postgres://` URL.
+    static func configuration(from url: String) throws -> PostgresConnection.Configuration {
+        let refused = RelataError(.invalidArgument, "expected a URL such as postgres://user:password@127.0.0.1:5432/database")
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+              let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty else { throw refused }
+        let port = components.port ?? 5432
+        guard (1...65535).contains(port) else { throw refused }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        return PostgresConnection.Configuration(host: host, port: port, username: user.removingPercentEncoding ?? user,
+                                                password: components.password?.removingPercentEncoding ?? components.password,
+                                                database: database.isEmpty ? nil : database, tls: .disable)
+    }
+}
+
+/// One PostgreSQL connection lent to a unit of work: each statement is sent and its answer awaited.
+final class PostgresSQLConnection: SQLConnection {
+    private let connection: PostgresConnection
+    private let logger: Logger
+    var dialect: any SQLDialect { PostgresDialect() }
+    private(set) var inTransaction = false
+
+    init(_ connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    @discardableResult
+    func execute(_ sql: String, _ arguments: [Value]) throws -> Int {
+        try run(sql, arguments).metadata.rows ?? 0
+    }
+
+    func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
+        for stored in try run(sql, arguments).rows {
+            let cells = stored.makeRandomAccess()
+            guard cells.count >= fields.count else { throw SQLError(.other, "the query returned \(cells.count) columns, not \(fields.count)") }
+            let values = try fields.indices.map { try PostgresValues.value(cells[$0], for: fields[$0]) }
+            guard try row(values) else { return }
+        }
+    }
+
+    func begin() throws {
+        try execute("BEGIN", [])
+        inTransaction = true
+    }
+
+    func commit() throws {
+        inTransaction = false
+        try execute("COMMIT", [])
+    }
+
+    func rollback() throws {
+        inTransaction = false
+        try execute("ROLLBACK", [])
+    }
+
+    private func run(_ sql: String, _ arguments: [Value]) throws -> PostgresQueryResult {
+        var binds = PostgresBindings(capacity: arguments.count)
+        for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
+        do {
+            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        } catch let error as PSQLError {
+            throw PostgresValues.sqlError(error)
+        }
+    }
+}

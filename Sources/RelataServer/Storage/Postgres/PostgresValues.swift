@@ -1,0 +1,54 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import Relata
+
+/// Field values to and from PostgreSQL, exactly: integers as `bigint`, decimals as `numeric`
+/// (never through a `Double`), dates as `timestamptz`, GUIDs as `uuid`, blobs as `bytea`.
+enum PostgresValues {
+    /// Binds a value as the next parameter; NULL is untyped, so the database takes the column's type.
+    static func bind(_ value: Value, to binds: inout PostgresBindings) throws {
+        switch value {
+        case .null: binds.appendNull()
+        case .integer(let integer): binds.append(integer)
+        case .double(let double): binds.append(double)
+        case .decimal(let decimal): try binds.append(decimal)
+        case .boolean(let bool): binds.append(bool)
+        case .string(let text): binds.append(text)
+        case .date(let date): binds.append(date)
+        case .guid(let uuid): binds.append(uuid)
+        case .blob(let data): binds.append(ByteBuffer(bytes: data))
+        }
+    }
+
+    /// A stored value read back as a field's value.
+    ///
+    /// - Throws: ``RelataError`` naming the field when the column's type does not fit it
+    ///   (a table changed by something else than Relata).
+    static func value(_ cell: PostgresCell, for field: FieldDefinition) throws -> Value {
+        guard cell.bytes != nil else { return .null }
+        do {
+            switch field.type.storage {
+            case .integer: return try field.coerced(.integer(cell.decode(Int64.self)))
+            case .boolean: return .boolean(try cell.decode(Bool.self))
+            case .double: return try field.coerced(.double(cell.decode(Double.self)))
+            case .decimal: return try field.coerced(.decimal(cell.decode(Decimal.self)))
+            case .string: return .string(try cell.decode(String.self))
+            case .date: return .date(try cell.decode(Date.self))
+            case .guid: return .guid(try cell.decode(UUID.self))
+            case .blob: return .blob(try cell.decode(Data.self))
+            }
+        } catch let error as RelataError {
+            throw error
+        } catch {
+            throw RelataError(.typeMismatch, "the stored \(cell.dataType) value does not fit a \(field.type.rawValue) field", field: field.name)
+        }
+    }
+
+    /// The database's refusal as a ``SQLError``: SQLSTATE class 23 is a constraint.
+    static func sqlError(_ error: PSQLError) -> SQLError {
+        let state = error.serverInfo?[.sqlState] ?? ""
+        let message = error.serverInfo?[.message] ?? "\(error.code)"
+        return SQLError(state.hasPrefix("23") ? .constraint : .other, message)
+    }
+}
