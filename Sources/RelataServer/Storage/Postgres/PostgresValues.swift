@@ -34,7 +34,7 @@ enum PostgresValues {
             case .double: return try field.coerced(.double(cell.decode(Double.self)))
             case .decimal: return try field.coerced(.decimal(cell.decode(Decimal.self)))
             case .string: return .string(try cell.decode(String.self))
-            case .date: return .date(try cell.decode(Date.self))
+            case .date: return .date(try date(cell))
             case .guid: return .guid(try cell.decode(UUID.self))
             case .blob: return .blob(try cell.decode(Data.self))
             }
@@ -43,6 +43,20 @@ enum PostgresValues {
         } catch {
             throw RelataError(.typeMismatch, "the stored \(cell.dataType) value does not fit a \(field.type.rawValue) field", field: field.name)
         }
+    }
+
+    /// A `timestamptz` (microseconds since 2000-01-01) as the `Date` Relata reads from the same
+    /// instant written in ISO 8601 with those microseconds — whole seconds plus the fraction —
+    /// so a date comes back from PostgreSQL as the very `Date` it comes back from SQLite.
+    private static func date(_ cell: PostgresCell) throws -> Date {
+        guard cell.format == .binary, cell.dataType == .timestamptz || cell.dataType == .timestamp,
+              var bytes = cell.bytes, bytes.readableBytes == 8, let microseconds = bytes.readInteger(as: Int64.self) else {
+            return try cell.decode(Date.self)
+        }
+        let (whole, fraction) = microseconds.quotientAndRemainder(dividingBy: 1_000_000)
+        let (seconds, micros) = fraction < 0 ? (whole - 1, fraction + 1_000_000) : (whole, fraction)
+        // 2000-01-01 is 366 days before 2001-01-01, the reference date of `Date`.
+        return Date(timeIntervalSinceReferenceDate: Double(seconds - 31_622_400) + Double(micros) / 1_000_000)
     }
 
     /// The database's refusal as a ``SQLError``: SQLSTATE class 23 is a constraint.
