@@ -94,16 +94,23 @@ let package = Package(
         ], path: "Tests/RelataTestSupport"),
         .testTarget(name: "RelataScriptTests", dependencies: ["RelataScript", "RelataTestSupport"]),
         .testTarget(name: "RelataToolsTests", dependencies: ["RelataTools", "RelataTestSupport"]),
+        // The databases server tests run on: SQLite files, and PostgreSQL databases made on the
+        // cluster RELATA_POSTGRES_URL names (Scripts/test.sh starts one).
+        .target(name: "RelataServerTestSupport", dependencies: [
+            "RelataServer", .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/RelataServerTestSupport"),
         // Servers on loopback ports, reached with URLSession as any client would.
         .testTarget(name: "RelataServerTests", dependencies: [
-            "RelataServer", "RelataTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
+            "RelataServer", "RelataTestSupport", "RelataServerTestSupport", .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         // The client against real servers on loopback ports.
         .testTarget(name: "RelataRemoteTests", dependencies: [
-            "RelataRemote", "RelataServer", "RelataTools", "RelataTestSupport",
+            "RelataRemote", "RelataServer", "RelataTools", "RelataTestSupport", "RelataServerTestSupport",
         ]),
         // Runs the built `relata` binary and checks its output and exit status.
-        .testTarget(name: "RelataCLITests", dependencies: ["relata", "relata-data-access", "RelataScript", "RelataTools", "RelataRemote"]),
+        .testTarget(name: "RelataCLITests", dependencies: [
+            "relata", "relata-data-access", "RelataScript", "RelataTools", "RelataRemote", "RelataServerTestSupport",
+        ]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
         // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.
         .testTarget(name: "PCTradeRuleTests", dependencies: ["RelataTesting"], path: "Examples/PCTrade/Tests"),

@@ -9,10 +9,12 @@ import RelataTools
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a schema's tables and rules over HTTP (protocol v1), from a SQLite database.",
+        abstract: "Serve a schema's tables and rules over HTTP (protocol v1), from SQLite or PostgreSQL.",
         discussion: """
-            The database is created and seeded from the schema's data files on first start, and
-            reused afterwards. Users come from --users (a JSON array of {name, passwordHash, roles,
+            The database — a SQLite file, or a PostgreSQL database given as a postgres:// URL — gets
+            the schema's tables and is seeded from its data files on first start, and is reused
+            afterwards; sessions are kept there too, so any number of servers on one PostgreSQL
+            database serve the same clients. Users come from --users (a JSON array of {name, passwordHash, roles,
             values}; `relata hash-password` makes a hash); without it, a users.json beside the schema
             is used if there is one. Stop the server with Ctrl-C (or SIGTERM): requests in flight finish.
 
@@ -22,6 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
             Examples:
               relata serve                                   # Examples/PCTrade, from the current folder
               relata serve Shop/Shop.schema.json --port 8080 --database /var/lib/shop.sqlite
+              relata serve Shop/Shop.schema.json --database postgres://shop:secret@127.0.0.1:5432/shop
               relata serve --config server.json
             """)
 
@@ -34,7 +37,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0 picks a free one).")
     var port = 7099
 
-    @Option(help: "The SQLite database file; <schema name>.sqlite in the current folder when left out.")
+    @Option(help: ArgumentHelp("The database: a SQLite file, or postgres://user:password@host:port/database; <schema name>.sqlite in the current folder when left out.",
+                               valueName: "file-or-url"))
     var database: String?
 
     @Option(help: "The users file (JSON).")
@@ -112,12 +116,14 @@ struct ServeCommand: AsyncParsableCommand {
             userList = []
             logger.warning("no users file: nobody can log in (give one with --users)")
         }
-        let databasePath = database ?? "\(definition.name).sqlite"
-        let storage = try SQLStorage(path: databasePath, schema: definition)
+        let location = database ?? "\(definition.name).sqlite"
+        let opened = try Self.open(location, logger: logger)
+        let storage = try SQLStorage(database: opened, schema: definition)
         if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
-            logger.info("created and seeded \(databasePath) from the schema's data files")
+            logger.info("created and seeded \(Self.shown(location)) from the schema's data files")
         }
-        let sessions = try SessionStore(path: databasePath == ":memory:" ? ":memory:" : databasePath + "-sessions")
+        let sessions = opened is PostgresDatabase ? try SessionStore(database: opened)
+            : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
         let service = try DataService(storage: storage, logger: logger)
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
                 [RulesWatch(schemaFile: schemaFile.url, service: service)])
@@ -132,7 +138,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     /// The services a configuration file describes: each domain's users and schemas.
     private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
-        let sessions = try SessionStore(path: file.resolve(file.contents.sessions ?? "sessions.sqlite").path)
+        let sessions = try SessionStore(database: Self.open(file.contents.sessions.map { Self.isPostgres($0) ? $0 : file.resolve($0).path }
+                                                             ?? file.resolve("sessions.sqlite").path, logger: logger, synchronous: false))
         var domains: [ServerDomain] = []
         var served: [String] = []
         var watched: [RulesWatch] = []
@@ -142,7 +149,8 @@ struct ServeCommand: AsyncParsableCommand {
             let services = try domain.schemas.map { entry -> DataService in
                 let schemaFile = try Schema(contentsOf: file.resolve(entry.schema))
                 let definition = try schemaFile.definition()
-                let databasePath = file.resolve(entry.database ?? domain.database ?? "\(domain.name).sqlite").path
+                let named = entry.database ?? domain.database ?? "\(domain.name).sqlite"
+                let databasePath = Self.isPostgres(named) ? named : file.resolve(named).path
                 for table in definition.tables {
                     if let other = tablesByDatabase[databasePath]?[table.name.lowercased()] {
                         throw RelataError(.invalidSchema, "the schemas \(other) and \(definition.name) of domain \(domain.name) both have a table \(table.name) in \(databasePath); give one of them its own database",
@@ -150,9 +158,9 @@ struct ServeCommand: AsyncParsableCommand {
                     }
                     tablesByDatabase[databasePath, default: [:]][table.name.lowercased()] = definition.name
                 }
-                let storage = try SQLStorage(path: databasePath, schema: definition)
+                let storage = try SQLStorage(database: Self.open(databasePath, logger: logger), schema: definition)
                 if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
-                    logger.info("created and seeded \(databasePath) from the schema's data files")
+                    logger.info("created and seeded \(Self.shown(databasePath)) from the schema's data files")
                 }
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
@@ -235,5 +243,23 @@ final class RulesWatch: @unchecked Sendable {
             result[file.path] = (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantPast
         }
         return result
+    }
+}
+
+extension ServeCommand {
+    static func isPostgres(_ location: String) -> Bool {
+        location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
+    }
+
+    /// A database by location: a postgres:// URL, else a SQLite file path.
+    static func open(_ location: String, logger: Logger, synchronous: Bool = true) throws -> any SQLDatabase {
+        isPostgres(location) ? try PostgresDatabase(url: location, logger: logger) : try SQLiteDatabase(path: location, synchronous: synchronous)
+    }
+
+    /// A database location as logs may show it: a URL's password left out.
+    static func shown(_ location: String) -> String {
+        guard isPostgres(location), var components = URLComponents(string: location), components.password != nil else { return location }
+        components.password = nil
+        return components.string ?? "a PostgreSQL database"
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RelataServerTestSupport
 import Testing
 
 /// `relata get` and `relata apply` against a real `relata serve` process.
@@ -6,16 +7,22 @@ import Testing
     static let demo = ["RELATA_USER": "demo", "RELATA_PASSWORD": "demo"]
     static let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
 
-    func withServer(_ body: (String) throws -> Void) throws {
+    /// A `relata serve` of PCTrade on a SQLite file or a PostgreSQL database of its own.
+    func withServer(_ backend: StorageBackend = .sqlite, _ body: (String) throws -> Void) throws {
         let folder = try TemporaryFolder()
-        let server = try ServeCommandTests.Server(["--port", "0", "--database", folder.url.appendingPathComponent("pctrade.sqlite").path])
+        var database = folder.url.appendingPathComponent("pctrade.sqlite").path
+        var drop: @Sendable () -> Void = {}
+        if backend == .postgres { (database, drop) = try TestPostgres.makeDatabaseURL() }
+        defer { drop() }
+        let server = try ServeCommandTests.Server(["--port", "0", "--database", database])
         try #require(server.port > 0)
         defer { _ = server.stop() }
         try body("http://127.0.0.1:\(server.port)")
     }
 
-    @Test func getPrintsATableAsTextOrJSON() throws {
-        try withServer { url in
+    @Test(arguments: StorageBackend.allCases)
+    func getPrintsATableAsTextOrJSON(backend: StorageBackend) throws {
+        try withServer(backend) { url in
             let text = try RelataProcess.run(["get", url, "Clients"], environment: Self.demo)
             #expect(text.status == 0, "\(text.errorOutput)")
             #expect(text.output.hasPrefix("ClientId  ClientName"))
@@ -31,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func applyPrintsWhatRunPrintsOfflineAndValidateOnlySendsNothing() throws {
-        try withServer { url in
+    @Test(arguments: StorageBackend.allCases)
+    func applyPrintsWhatRunPrintsOfflineAndValidateOnlySendsNothing(backend: StorageBackend) throws {
+        try withServer(backend) { url in
             let validated = try RelataProcess.run(["apply", url, "--edits", Self.scenario, "--validate-only"], environment: Self.demo)
             let offline = try RelataProcess.run(["run", RelataProcess.pcTradeSchema, "--edits", Self.scenario])
             #expect(validated.status == offline.status)

@@ -2,6 +2,7 @@ import Foundation
 import Relata
 import RelataScript
 import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 

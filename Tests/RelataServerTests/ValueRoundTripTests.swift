@@ -1,6 +1,7 @@
 import Foundation
 import Relata
 import RelataServer
+import RelataServerTestSupport
 import Testing
 
 /// Every data type through the storage and back, on every backend: byte-identical values.

@@ -1,43 +1,49 @@
 import Foundation
-import GRDB
 import Relata
 
 /// Logged-in sessions, kept in the database so that any server instance sharing it
 /// serves any client, and a logout is seen by all. Only a digest of each token is
 /// stored: a copy of the database does not let anyone in.
 public final class SessionStore: Sendable {
-    private let queue: any DatabaseWriter
+    private let database: any SQLDatabase
     /// How long a session lasts after its last use.
     public let lifetime: Duration
 
-    /// Opens (or creates) the session table in a database file.
-    public init(path: String, lifetime: Duration = .seconds(8 * 3600)) throws {
+    /// Keeps sessions in a database (a table `relata_sessions`, created when missing): on
+    /// PostgreSQL, every server instance using it shares them.
+    public init(database: any SQLDatabase, lifetime: Duration = .seconds(8 * 3600)) throws {
+        self.database = database
         self.lifetime = lifetime
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        // A session row lost to a power cut only means logging in again: commits need not wait for the disk.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration) : try DatabasePool(path: path, configuration: configuration)
-        try queue.write { db in
-            try db.execute(sql: """
+        let dialect = database.dialect
+        let text = dialect.columnType(of: FieldDefinition("token", .string))
+        let seconds = dialect.columnType(of: FieldDefinition("expires", .float))
+        try database.write { connection in
+            _ = try connection.execute("""
                 CREATE TABLE IF NOT EXISTS relata_sessions (
-                    token_digest TEXT PRIMARY KEY NOT NULL,
-                    session TEXT NOT NULL,
-                    expires REAL NOT NULL
+                    token_digest \(text) PRIMARY KEY NOT NULL,
+                    session \(text) NOT NULL,
+                    expires \(seconds) NOT NULL
                 )
-                """)
+                """, [])
         }
     }
+
+    /// Keeps sessions in a SQLite database file (created when missing).
+    public convenience init(path: String, lifetime: Duration = .seconds(8 * 3600)) throws {
+        try self.init(database: SQLiteDatabase(path: path, synchronous: false), lifetime: lifetime)
+    }
+
+    private var dialect: any SQLDialect { database.dialect }
 
     /// Starts a session; returns its token, which the client sends back as `Authorization: Bearer …`.
     public func start(_ session: Session, now: Date = Date()) throws -> String {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
         let encoded = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
-        try queue.write { db in
-            try db.execute(sql: "DELETE FROM relata_sessions WHERE expires < ?", arguments: [now.timeIntervalSince1970])
-            try db.execute(sql: "INSERT INTO relata_sessions (token_digest, session, expires) VALUES (?, ?, ?)",
-                           arguments: [Self.digest(token), encoded, expiry(from: now)])
+        try inTransaction { connection in
+            try connection.execute("DELETE FROM relata_sessions WHERE expires < \(dialect.placeholder(1))", [.double(now.timeIntervalSince1970)])
+            try connection.execute("INSERT INTO relata_sessions (token_digest, session, expires) VALUES (\(dialect.placeholder(1)), \(dialect.placeholder(2)), \(dialect.placeholder(3)))",
+                                   [.string(Self.digest(token)), .string(encoded), .double(expiry(from: now))])
         }
         return token
     }
@@ -48,31 +54,44 @@ public final class SessionStore: Sendable {
     public func session(for token: String, now: Date = Date()) throws -> Session? {
         guard token.count == 64, token.allSatisfy(\.isHexDigit) else { return nil }
         let digest = Self.digest(token)
-        let found = try queue.read { db -> (text: String, expires: Double)? in
-            guard let row = try Row.fetchOne(db, sql: "SELECT session, expires FROM relata_sessions WHERE token_digest = ?", arguments: [digest]),
-                  let text = row["session"] as String?, let expires = row["expires"] as Double? else { return nil }
-            return (text, expires)
+        let found = try database.read { connection in
+            try connection.rows("SELECT session, expires FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)],
+                                reading: [FieldDefinition("session", .string), FieldDefinition("expires", .float)]).first
         }
-        guard let found, found.expires >= now.timeIntervalSince1970 else { return nil }
+        guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, expires >= now.timeIntervalSince1970 else { return nil }
         let extended = expiry(from: now)
-        if extended - found.expires >= min(60, lifetimeSeconds / 10) {
-            try queue.write { db in
-                try db.execute(sql: "UPDATE relata_sessions SET expires = ? WHERE token_digest = ? AND expires < ?", arguments: [extended, digest, extended])
+        if extended - expires >= min(60, lifetimeSeconds / 10) {
+            try inTransaction { connection in
+                try connection.execute("UPDATE relata_sessions SET expires = \(dialect.placeholder(1)) WHERE token_digest = \(dialect.placeholder(2)) AND expires < \(dialect.placeholder(3))",
+                                       [.double(extended), .string(digest), .double(extended)])
             }
         }
-        return try JSONDecoder().decode(Session.self, from: Data(found.text.utf8))
+        return try JSONDecoder().decode(Session.self, from: Data(text.utf8))
     }
 
     /// Ends a session (logout); ending an unknown one does nothing.
     public func end(_ token: String) throws {
-        try queue.write { db in
-            try db.execute(sql: "DELETE FROM relata_sessions WHERE token_digest = ?", arguments: [Self.digest(token)])
+        try inTransaction { connection in
+            try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(Self.digest(token))])
         }
     }
 
     /// Ends every session: everyone logs in again (after a security incident, say).
     public func endAll() throws {
-        try queue.write { db in try db.execute(sql: "DELETE FROM relata_sessions") }
+        try inTransaction { connection in try connection.execute("DELETE FROM relata_sessions", []) }
+    }
+
+    private func inTransaction(_ work: (any SQLConnection) throws -> Void) throws {
+        try database.write { connection in
+            try connection.begin()
+            do {
+                try work(connection)
+                try connection.commit()
+            } catch {
+                try? connection.rollback()
+                throw error
+            }
+        }
     }
 
     private var lifetimeSeconds: Double {

@@ -13,11 +13,17 @@ public final class SQLiteDatabase: SQLDatabase {
     private let queue: any DatabaseWriter
 
     /// Opens (or creates) a database file; `:memory:` makes a private in-memory database.
-    public init(path: String) throws {
+    ///
+    /// - Parameter synchronous: false lets commits return before the disk has them (SQLite's
+    ///   `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
+    public init(path: String, synchronous: Bool = true) throws {
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
+        if !synchronous {
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        }
         queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
                                    : try DatabasePool(path: path, configuration: configuration)
     }

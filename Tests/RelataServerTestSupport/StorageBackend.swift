@@ -1,0 +1,78 @@
+import Foundation
+import Logging
+import RelataServer
+
+/// The databases the server suite runs on: every test that takes a backend runs once per backend.
+public enum StorageBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case sqlite, postgres
+
+    public var description: String { rawValue }
+
+    /// A fresh, empty database of this backend; `cleanup` removes it.
+    ///
+    /// PostgreSQL comes from `RELATA_POSTGRES_URL` (`Scripts/test.sh` starts a throwaway cluster
+    /// and sets it): each call makes a database of its own there. Without it the test fails
+    /// with a message saying so — it is never skipped.
+    public func makeDatabase(in folder: URL) throws -> (database: any SQLDatabase, cleanup: @Sendable () -> Void) {
+        let (databases, cleanup) = try makeSharedDatabase(connections: 1, in: folder)
+        return (databases[0], cleanup)
+    }
+
+    /// One fresh database opened `connections` times, as that many server instances would open it.
+    public func makeSharedDatabase(connections: Int, in folder: URL) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
+        switch self {
+        case .sqlite:
+            let path = folder.appendingPathComponent("shop.sqlite").path
+            return (try (0..<connections).map { _ in try SQLiteDatabase(path: path) }, {})
+        case .postgres:
+            return try TestPostgres.makeDatabase(connections: connections)
+        }
+    }
+}
+
+/// Databases made for tests on the cluster `RELATA_POSTGRES_URL` names.
+public enum TestPostgres {
+    public struct NotConfigured: Error, CustomStringConvertible {
+        public var description: String {
+            "RELATA_POSTGRES_URL is not set: the PostgreSQL tests need a server (Scripts/test.sh starts a throwaway cluster and sets it)"
+        }
+    }
+
+    public static var baseURL: String {
+        get throws {
+            guard let url = ProcessInfo.processInfo.environment["RELATA_POSTGRES_URL"], !url.isEmpty else { throw NotConfigured() }
+            return url
+        }
+    }
+
+    /// A database of its own (`relata_test_…`) opened `connections` times, dropped by `cleanup`.
+    public static func makeDatabase(connections: Int) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
+        let (url, drop) = try makeDatabaseURL()
+        let databases = try (0..<connections).map { _ in try PostgresDatabase(url: url, maxConnections: 4, logger: quiet) }
+        return (databases, {
+            for database in databases { database.close() }
+            drop()
+        })
+    }
+
+    /// The URL of a database of its own (`relata_test_…`), for a server process to open; `drop` removes it.
+    public static func makeDatabaseURL() throws -> (url: String, drop: @Sendable () -> Void) {
+        let base = try baseURL
+        let name = "relata_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let admin = try PostgresDatabase(url: base, maxConnections: 1, logger: quiet)
+        try admin.write { connection in _ = try connection.execute("CREATE DATABASE \(name)", []) }
+        guard var components = URLComponents(string: base) else { throw NotConfigured() }
+        components.path = "/" + name
+        guard let url = components.string else { throw NotConfigured() }
+        return (url, {
+            _ = try? admin.write { connection in try connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", []) }
+            admin.close()
+        })
+    }
+
+    private static var quiet: Logger {
+        var logger = Logger(label: "relata.test-postgres")
+        logger.logLevel = .critical
+        return logger
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import Relata
+import RelataServer
+import RelataServerTestSupport
+import Testing
+
+/// Sessions in the database: shared by every server instance that uses it.
+@Suite struct SessionStoreTests {
+    @Test(arguments: StorageBackend.allCases)
+    func aSessionStartedOnOneInstanceIsServedAndEndedOnAnother(backend: StorageBackend) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-sessions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder)
+        defer { cleanup() }
+        let first = try SessionStore(database: databases[0], lifetime: .seconds(600))
+        let second = try SessionStore(database: databases[1], lifetime: .seconds(600))
+
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let session = Session(values: ["User": "ann", "UserId": 7], roles: ["Sales"])
+        let token = try first.start(session, now: now)
+        #expect(try second.session(for: token, now: now) == session, "logged in through one instance, served by another")
+        #expect(try second.session(for: String(repeating: "0", count: 64), now: now) == nil)
+        #expect(try second.session(for: "not a token", now: now) == nil)
+
+        // Used, a session lasts; unused past its lifetime, it is gone.
+        #expect(try first.session(for: token, now: now + 500) == session)
+        #expect(try second.session(for: token, now: now + 1000) == session, "extended by the use 500 s in")
+        #expect(try second.session(for: token, now: now + 1700) == nil)
+
+        let other = try second.start(session, now: now)
+        try second.end(other)
+        #expect(try first.session(for: other, now: now) == nil, "a logout is seen by every instance")
+        let third = try first.start(session, now: now)
+        try second.endAll()
+        #expect(try first.session(for: third, now: now) == nil)
+    }
+}
