@@ -1,4 +1,5 @@
 import Foundation
+import RelataServerTestSupport
 import Hummingbird
 import Logging
 import Relata
@@ -17,14 +18,19 @@ final class PCTradeServer: Sendable {
     let service: DataService
     let services: ServerServices
 
-    /// - Parameter adjust: changes to the PCTrade schema this server serves (a command, a script).
-    init(permissions: TablePermissions = .allowAll, adjust: (inout SchemaDefinition) throws -> Void = { _ in }) throws {
+    /// - Parameters:
+    ///   - backend: where the data lives: a SQLite file, or a PostgreSQL database of its own.
+    ///   - adjust: changes to the PCTrade schema this server serves (a command, a script).
+    init(permissions: TablePermissions = .allowAll, backend: StorageBackend = .sqlite,
+         adjust: (inout SchemaDefinition) throws -> Void = { _ in }) throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-remote-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let schemaFile = try Schema(contentsOf: Self.schemaFile)
         var definition = try schemaFile.definition()
         try adjust(&definition)
-        let storage = try SQLStorage(path: folder.appendingPathComponent("PCTrade.sqlite").path, schema: definition)
+        let (database, cleanup) = try backend.makeDatabase(in: folder)
+        self.cleanup = cleanup
+        let storage = try SQLStorage(database: database, schema: definition)
         _ = try storage.seedIfEmpty(with: schemaFile.dataTables())
         var logger = Logger(label: "relata.test-server")
         logger.logLevel = .critical
@@ -37,7 +43,12 @@ final class PCTradeServer: Sendable {
         services = try ServerServices(dataServices: [service], login: LoginService(users: users, sessions: sessions))
     }
 
-    deinit { try? FileManager.default.removeItem(at: folder) }
+    private let cleanup: @Sendable () -> Void
+
+    deinit {
+        cleanup()
+        try? FileManager.default.removeItem(at: folder)
+    }
 
     /// Runs `body` with the server's address while it serves.
     nonisolated(nonsending) func serve(_ body: nonisolated(nonsending) (URL) async throws -> Void) async throws {

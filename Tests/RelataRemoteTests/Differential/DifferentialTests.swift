@@ -8,7 +8,8 @@ import Testing
 
 /// The mission's promise: the same rule scripts give the same verdicts, messages and values
 /// offline (a LocalDataAdapter), on the client just before a remote apply (validation against a
-/// live server), and on the server (the changes applied, the results re-fetched).
+/// live server), and on the server — on SQLite and on PostgreSQL (the changes applied, the
+/// results re-fetched).
 ///
 /// One scenario at a time: each starts its own server, and running sixty at once beside the
 /// other suites would starve the servers' request handlers on a two-core machine.
@@ -69,11 +70,17 @@ import Testing
             serverRun.record(try await adapter.applyChanges(for: changed))
             let applied = serverRun.report()
 
+            // 4. Applied on a server whose data lives in PostgreSQL.
+            let postgres = try PCTradeServer(backend: .postgres)
+            let (onPostgres, postgresStored) = try await Self.applied(scenario, on: postgres, tables: local.tables.map(\.name), logger: quiet)
+
             var differences: [String] = []
             for (index, edit) in scenario.edits.enumerated() {
-                let sites = [("offline", offline.verdicts[index]), ("client", client.verdicts[index]), ("server", applied.verdicts[index])]
+                let sites = [("offline", offline.verdicts[index]), ("client", client.verdicts[index]), ("server", applied.verdicts[index]),
+                             ("postgres", onPostgres.verdicts[index])]
                 let outcomes = sites.map { ($0.0, Outcome($0.1)) }
-                if outcomes.contains(where: { $0.1 != outcomes[0].1 }) || offline.verdicts[index].row != applied.verdicts[index].row {
+                if outcomes.contains(where: { $0.1 != outcomes[0].1 }) || offline.verdicts[index].row != applied.verdicts[index].row
+                    || offline.verdicts[index].row != onPostgres.verdicts[index].row {
                     differences.append("edit \(index + 1) \(edit.summary):")
                     for ((site, outcome), verdict) in zip(outcomes, sites.map(\.1)) {
                         differences.append("  \(site.padding(toLength: 8, withPad: " ", startingAt: 0)) \(verdict.row ?? "-") | \(outcome)")
@@ -82,14 +89,34 @@ import Testing
             }
             // The data the server holds afterwards is what the offline apply committed.
             let stored = Self.clockless(try Self.storedRows(on: server, tables: local.tables.map(\.name)), since: started)
-            for (table, rows) in offlineStored where stored[table] != rows {
-                let keys = Set(rows.keys).union(stored[table]?.keys ?? [:].keys).sorted()
-                for key in keys where rows[key] != stored[table]?[key] {
-                    differences.append("\(table) row \(key): offline \(rows[key].map(Self.show) ?? "absent"), server \(stored[table]?[key].map(Self.show) ?? "absent")")
+            for (site, held) in [("server", stored), ("postgres", Self.clockless(postgresStored, since: started))] {
+                for (table, rows) in offlineStored where held[table] != rows {
+                    let keys = Set(rows.keys).union(held[table]?.keys ?? [:].keys).sorted()
+                    for key in keys where rows[key] != held[table]?[key] {
+                        differences.append("\(table) row \(key): offline \(rows[key].map(Self.show) ?? "absent"), \(site) \(held[table]?[key].map(Self.show) ?? "absent")")
+                    }
                 }
             }
             #expect(differences.isEmpty, "\(scenario.name):\n\(differences.joined(separator: "\n"))")
         }
+    }
+
+    /// The edits applied on a server that decides alone (no validation on the client first), and
+    /// the rows it stores afterwards.
+    static func applied(_ scenario: Scenario, on server: PCTradeServer, tables: [String],
+                        logger: Logger) async throws -> (EditRun.Report, [String: [Int64: [String: Value]]]) {
+        var report: EditRun.Report?
+        try await server.serve { url in
+            let adapter = RemoteDataAdapter(targetURL: url, dataService: "DataService.PCTrade", logger: logger)
+            adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+            _ = try await adapter.getDataTables(tables.map { DataRequest(table: $0) })
+            var run = EditRun(edits: scenario.edits, on: adapter.tables)
+            adapter.validatesChangesLocally = false
+            run.record(try await adapter.applyChanges(for: adapter.tables.filter(\.hasChanges)))
+            report = run.report()
+        }
+        guard let report else { throw CancellationError() }
+        return (report, try storedRows(on: server, tables: tables))
     }
 
     @Test func theCorpusIsLargeEnoughAndCoversEveryKindOfVerdict() throws {
