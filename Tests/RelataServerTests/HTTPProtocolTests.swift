@@ -3,6 +3,7 @@ import Hummingbird
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -13,9 +14,10 @@ import Testing
         let database: DataServiceTests.Database
         let services: ServerServices
 
-        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20) throws {
-            database = try DataServiceTests.Database(schema: schema)
-            let sessions = try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
+        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20, backend: StorageBackend = .sqlite) throws {
+            database = try DataServiceTests.Database(schema: schema, backend: backend)
+            let sessions = backend == .postgres ? try SessionStore(database: database.database)
+                : try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
             let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4), roles: ["Sales"], values: ["UserId": 7])
             services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
             self.maxBodyBytes = maxBodyBytes

@@ -5,6 +5,7 @@ import Glibc
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
 @Suite struct StreamedGetDataTests {
     /// The shop with a lookup field (Orders.ClientName), a calculated one (OrderDetails.LineTotal)
     /// and an `afterGetData` that refuses reading the audit log.
-    static func server() throws -> HTTPProtocolTests.Server {
+    static func server(_ backend: StorageBackend = .sqlite) throws -> HTTPProtocolTests.Server {
         let shop = try DataServiceTests.schema()
         var tables = shop.tables
         tables[1].lookupFields = [LookupFieldDefinition(name: "ClientName", sourceField: "ClientId", lookupTable: "Clients",
@@ -24,7 +25,8 @@ import Testing
                 if (names.indexOf('AuditLog') >= 0) fail('the audit log is read elsewhere');
             }
             """, fileName: "schema.js")
-        return try HTTPProtocolTests.Server(schema: SchemaDefinition(name: shop.name, tables: tables, script: script, updateOrder: shop.updateOrder))
+        return try HTTPProtocolTests.Server(schema: SchemaDefinition(name: shop.name, tables: tables, script: script, updateOrder: shop.updateOrder),
+                                            backend: backend)
     }
 
     static func getData(_ client: LiveClient, _ requests: [DataRequest], token: String, binary: Bool,
@@ -33,8 +35,9 @@ import Testing
         return try await client.request("/v1/DataService/GetData", body: body, token: token, accept: binary ? RowStream.contentType : nil)
     }
 
-    @Test func binaryAndJSONAnswersCarryTheSameRows() async throws {
-        let server = try Self.server()
+    @Test(arguments: StorageBackend.allCases)
+    func binaryAndJSONAnswersCarryTheSameRows(backend: StorageBackend) async throws {
+        let server = try Self.server(backend)
         let version = server.database.service.versionedSchema.version
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
@@ -68,16 +71,20 @@ import Testing
     static func addClients(_ count: Int, to service: DataService) throws {
         try service.storage.write { connection in
             try connection.begin()
+            let dialect = connection.dialect
+            let sql = "INSERT INTO \(dialect.quote("Clients")) (\(["ClientId", "Name", "CreditLimit"].map(dialect.quote).joined(separator: ", "))) "
+                + "VALUES (\((1...3).map(dialect.placeholder).joined(separator: ", ")))"
             for id in 1000..<(1000 + count) {
-                try connection.execute("INSERT INTO Clients (ClientId, Name, CreditLimit) VALUES (?, ?, ?)",
-                                       [.integer(Int64(id)), .string("Client number \(id) with a longer name to fill the stream"), .string("\(id % 1000)")])
+                try connection.execute(sql, [.integer(Int64(id)), .string("Client number \(id) with a longer name to fill the stream"),
+                                             .decimal(Decimal(id % 1000))])
             }
             try connection.commit()
         }
     }
 
-    @Test func aLargeTableStreamsInBatchesWithItsExpectedCount() async throws {
-        let server = try Self.server()
+    @Test(arguments: StorageBackend.allCases)
+    func aLargeTableStreamsInBatchesWithItsExpectedCount(backend: StorageBackend) async throws {
+        let server = try Self.server(backend)
         try Self.addClients(30_000, to: server.database.service)
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
@@ -108,8 +115,9 @@ import Testing
         }
     }
 
-    @Test func aFailureAfterTheAnswerBeganIsItsLastFrame() async throws {
-        let server = try Self.server()
+    @Test(arguments: StorageBackend.allCases)
+    func aFailureAfterTheAnswerBeganIsItsLastFrame(backend: StorageBackend) async throws {
+        let server = try Self.server(backend)
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             let binary = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: true)

@@ -37,13 +37,13 @@ public final class PostgresDatabase: SQLDatabase {
     public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
         try pool.withConnection { connection in
             let session = PostgresSQLConnection(connection, logger: pool.logger)
-            try session.execute("BEGIN READ ONLY", [])
+            try session.begin(readOnly: true)
             do {
                 let result = try work(session)
-                try session.execute("COMMIT", [])
+                try session.commit()
                 return result
             } catch {
-                _ = try? session.execute("ROLLBACK", [])
+                try? session.rollback()
                 throw error
             }
         }
@@ -98,17 +98,46 @@ final class PostgresSQLConnection: SQLConnection {
         try run(sql, arguments).metadata.rows ?? 0
     }
 
+    /// Rows fetched at a time from a cursor: a query's answer is never held whole.
+    static let fetchSize = 1024
+    private var cursors = 0
+
+    /// Inside a transaction a SELECT reads through a cursor, `fetchSize` rows at a time, so a table
+    /// of any size streams through bounded memory — and `row` may run other statements between
+    /// (the connection is free while a fetched batch is handed out).
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
-        for stored in try run(sql, arguments).rows {
-            let cells = stored.makeRandomAccess()
-            guard cells.count >= fields.count else { throw SQLError(.other, "the query returned \(cells.count) columns, not \(fields.count)") }
-            let values = try fields.indices.map { try PostgresValues.value(cells[$0], for: fields[$0]) }
-            guard try row(values) else { return }
+        // A cursor holds a SELECT only (an INSERT … RETURNING answers one row anyway).
+        guard inTransaction, sql.hasPrefix("SELECT ") else {
+            _ = try hand(try run(sql, arguments).rows, reading: fields, to: row)
+            return
+        }
+        cursors += 1
+        let cursor = "relata_cursor_\(cursors)"
+        try run("DECLARE \(cursor) NO SCROLL CURSOR FOR \(sql)", arguments)
+        defer { _ = try? run("CLOSE \(cursor)", []) }
+        while true {
+            let batch = try run("FETCH FORWARD \(Self.fetchSize) FROM \(cursor)", []).rows
+            guard try hand(batch, reading: fields, to: row), batch.count == Self.fetchSize else { return }
         }
     }
 
+    /// Hands rows to `row` as field values; false once it asked to stop.
+    private func hand(_ rows: [PostgresRow], reading fields: [FieldDefinition], to row: ([Value]) throws -> Bool) throws -> Bool {
+        for stored in rows {
+            let cells = stored.makeRandomAccess()
+            guard cells.count >= fields.count else { throw SQLError(.other, "the query returned \(cells.count) columns, not \(fields.count)") }
+            let values = try fields.indices.map { try PostgresValues.value(cells[$0], for: fields[$0]) }
+            guard try row(values) else { return false }
+        }
+        return true
+    }
+
     func begin() throws {
-        try execute("BEGIN", [])
+        try begin(readOnly: false)
+    }
+
+    func begin(readOnly: Bool) throws {
+        try execute(readOnly ? "BEGIN READ ONLY" : "BEGIN", [])
         inTransaction = true
     }
 
@@ -122,6 +151,7 @@ final class PostgresSQLConnection: SQLConnection {
         try execute("ROLLBACK", [])
     }
 
+    @discardableResult
     private func run(_ sql: String, _ arguments: [Value]) throws -> PostgresQueryResult {
         var binds = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
