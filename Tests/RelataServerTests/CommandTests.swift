@@ -2,12 +2,13 @@ import Foundation
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
 /// ExecuteCommand: functions of the schema script, run as the caller, their changes applied with the rules.
 @Suite struct CommandTests {
-    static func service(enabled: Bool = true, roles: [String] = []) throws -> DataServiceTests.Database {
+    static func service(enabled: Bool = true, roles: [String] = [], backend: StorageBackend = .sqlite) throws -> DataServiceTests.Database {
         let base = try DataServiceTests.schema()
         let script = RuleScript("""
             function closeOrder(parameters) {
@@ -20,11 +21,12 @@ import Testing
             """, fileName: "schema.js")
         let schema = try SchemaDefinition(name: base.name, tables: base.tables, script: script, updateOrder: base.updateOrder,
                                           commands: [CommandDefinition(name: "CloseOrder", function: "closeOrder", enabled: enabled, roles: roles)])
-        return try DataServiceTests.Database(schema: schema)
+        return try DataServiceTests.Database(schema: schema, backend: backend)
     }
 
-    @Test func aCommandRunsAsTheCallerAndItsChangesGoThroughTheRules() async throws {
-        let database = try Self.service()
+    @Test(arguments: StorageBackend.allCases)
+    func aCommandRunsAsTheCallerAndItsChangesGoThroughTheRules(backend: StorageBackend) async throws {
+        let database = try Self.service(backend: backend)
         let (result, deltas) = try await database.service.executeCommand("closeorder", parameters: ["orderId": 10, "quantity": 1],
                                                                          session: Session(values: ["User": "ann"]))
         #expect(result == "closed by ann")

@@ -2,6 +2,7 @@ import Foundation
 import Relata
 import RelataScript
 import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -15,8 +16,11 @@ import Testing
         DataRequest(table: table, fields: fields, where: expression, parameters: parameters, maxRecords: max)
     }
 
-    @Test func tablesComeWholeOrByFieldsRowsAndCount() async throws {
-        let service = try Database().service
+    @Test(arguments: StorageBackend.allCases)
+    func tablesComeWholeOrByFieldsRowsAndCount(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
+        defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
+        let service = database.service
         let all = try await service.getData([Self.request("Clients"), Self.request("Orders", fields: ["OrderId"], max: 1)], session: Session())
         #expect(all[0].rows.count == 2)
         #expect(all[0].fields.map(\.name) == ["ClientId", "Name", "CreditLimit"])
@@ -30,8 +34,9 @@ import Testing
 
     /// The same expressions over the same rows give the same rows on the server (SQL narrows,
     /// the evaluator decides) as in memory, NULLs and mixed types included.
-    @Test func whereExpressionsSelectTheSameRowsAsInMemory() async throws {
-        let database = try Database()
+    @Test(arguments: StorageBackend.allCases)
+    func whereExpressionsSelectTheSameRowsAsInMemory(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
         let (clients, orders, details) = try DataServiceTests.clientTables()
         try orders.addNewRow(values: ["ClientId": 1])   // Status NULL
         _ = try await database.service.updateData([orders.makeDelta()], session: Session())
@@ -65,8 +70,11 @@ import Testing
         }
     }
 
-    @Test func anythingUnpublishedOrMalformedIsRefusedNamingIt() async throws {
-        let service = try Database().service
+    @Test(arguments: StorageBackend.allCases)
+    func anythingUnpublishedOrMalformedIsRefusedNamingIt(backend: StorageBackend) async throws {
+        let database = try Database(backend: backend)
+        defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
+        let service = database.service
         func refusal(_ request: DataRequest) async -> RelataError? {
             do {
                 _ = try await service.getData([request], session: Session())

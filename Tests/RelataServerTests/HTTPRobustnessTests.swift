@@ -6,6 +6,7 @@ import Hummingbird
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -50,8 +51,9 @@ import Testing
 
     /// 20 clients change the same row from the same version at once: exactly one wins, the
     /// others hear of the conflict, and the stored value is the winner's.
-    @Test func twentyClientsOnOneRowHaveOneWinnerAndNoLostUpdate() async throws {
-        let server = try HTTPProtocolTests.Server()
+    @Test(arguments: StorageBackend.allCases)
+    func twentyClientsOnOneRowHaveOneWinnerAndNoLostUpdate(backend: StorageBackend) async throws {
+        let server = try HTTPProtocolTests.Server(backend: backend)
         let service = server.database.service
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))

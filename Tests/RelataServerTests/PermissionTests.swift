@@ -3,12 +3,13 @@ import Hummingbird
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
 /// Roles and per-table permissions, and `afterLogin` shaping sessions — over a live socket.
 @Suite struct PermissionTests {
-    static func services() throws -> (ServerServices, DataServiceTests.Database) {
+    static func services(_ backend: StorageBackend = .sqlite) throws -> (ServerServices, DataServiceTests.Database) {
         var schema = try DataServiceTests.schema()
         schema.script = RuleScript("""
             function afterLogin(login) {
@@ -17,13 +18,13 @@ import Testing
             }
             """, fileName: "schema.js")
         let database = try DataServiceTests.Database(schema: SchemaDefinition(name: schema.name, tables: schema.tables, script: schema.script,
-                                                                              updateOrder: schema.updateOrder))
+                                                                              updateOrder: schema.updateOrder), backend: backend)
         let permissions = try TablePermissions([
             "Clients": ["read": ["Sales", "Clerk"], "update": ["Manager"]],
             "OrderDetails": ["read": ["*"], "insert": ["Sales"], "update": ["Sales"], "delete": ["Sales"]],
         ])
         let service = try DataService(storage: database.service.storage, permissions: permissions, runtimes: 1)
-        let sessions = try SessionStore(path: ":memory:")
+        let sessions = backend == .postgres ? try SessionStore(database: database.database) : try SessionStore(path: ":memory:")
         let hash = ServerUser.hash(password: "pw", cost: 4)
         let users = [ServerUser(name: "ann", passwordHash: hash, roles: ["Sales"]), ServerUser(name: "mallory", passwordHash: hash, roles: ["Sales"])]
         return (try ServerServices(dataServices: [service], login: LoginService(users: users, sessions: sessions)), database)
@@ -45,8 +46,9 @@ import Testing
         }
     }
 
-    @Test func aDeniedOperationIsRefusedNamingTableAndOperationAndNothingIsApplied() async throws {
-        let (services, database) = try Self.services()
+    @Test(arguments: StorageBackend.allCases)
+    func aDeniedOperationIsRefusedNamingTableAndOperationAndNothingIsApplied(backend: StorageBackend) async throws {
+        let (services, database) = try Self.services(backend)
         try await withLiveServer(services) { client in
             let (_, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             let token = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).token

@@ -2,6 +2,7 @@ import Foundation
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -21,8 +22,9 @@ import Testing
         return try await service.updateData([details.makeDelta()], session: Session())[0].changes[0]
     }
 
-    @Test func newRulesApplyToTheNextRequest() async throws {
-        let database = try DataServiceTests.Database(schema: Self.schema(detailRule: "if (row.Quantity > 100) fail('at most 100');"))
+    @Test(arguments: StorageBackend.allCases)
+    func newRulesApplyToTheNextRequest(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(schema: Self.schema(detailRule: "if (row.Quantity > 100) fail('at most 100');"), backend: backend)
         let service = database.service
         #expect(try await Self.quantity(50, on: service).status == .resolved)
         let before = service.schema.version
