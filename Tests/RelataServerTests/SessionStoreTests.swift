@@ -35,4 +35,24 @@ import Testing
         try second.endAll()
         #expect(try first.session(for: third, now: now) == nil)
     }
+
+    @Test(arguments: StorageBackend.allCases)
+    func failedLoginsCountOnEveryInstance(backend: StorageBackend) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-throttle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder)
+        defer { cleanup() }
+        let users = [ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "right", cost: 4))]
+        let instances = try databases.map { LoginService(providers: [StaticUsers(users)], sessions: try SessionStore(database: $0), failedLoginLimit: 3) }
+        func attempt(_ instance: Int, _ password: String) throws -> Session? {
+            try instances[instance].authenticate(try LoginString("User=ann;Password=\(password)"))
+        }
+        #expect(try attempt(0, "wrong") == nil)
+        #expect(try attempt(1, "wrong") == nil)
+        #expect(try attempt(0, "right") != nil, "a success forgets the failures")
+        for instance in [0, 1, 0] { #expect(try attempt(instance, "wrong") == nil) }
+        #expect(throws: LoginService.LockedOut.self, "three failures through two instances lock the name on both") { try attempt(1, "right") }
+        #expect(throws: LoginService.LockedOut.self) { try attempt(0, "right") }
+    }
 }

@@ -119,7 +119,7 @@ public final class LoginService: Sendable {
     public init(providers: [any LoginProvider], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300)) {
         self.providers = providers
         self.sessions = sessions
-        throttle = LoginThrottle(limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds))
+        throttle = LoginThrottle(database: sessions.database, limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds))
     }
 
     /// Users listed in the configuration.
@@ -138,14 +138,14 @@ public final class LoginService: Sendable {
     ///
     /// - Throws: ``LockedOut`` when the user name failed too often lately.
     public func authenticate(_ login: LoginString) throws -> Session? {
-        if let wait = throttle.waitTime(for: login.user) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
+        if let wait = try throttle.waitTime(for: login.user) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
         for provider in providers {
             if let session = try provider.authenticate(user: login.user, password: login.password) {
-                throttle.recordSuccess(for: login.user)
+                try throttle.recordSuccess(for: login.user)
                 return session
             }
         }
-        throttle.recordFailure(for: login.user)
+        try throttle.recordFailure(for: login.user)
         return nil
     }
 

@@ -5,7 +5,8 @@ import Relata
 /// serves any client, and a logout is seen by all. Only a digest of each token is
 /// stored: a copy of the database does not let anyone in.
 public final class SessionStore: Sendable {
-    private let database: any SQLDatabase
+    /// Also where login failures are counted (``LoginThrottle``).
+    let database: any SQLDatabase
     /// How long a session lasts after its last use.
     public let lifetime: Duration
 
@@ -25,6 +26,7 @@ public final class SessionStore: Sendable {
                     expires \(seconds) NOT NULL
                 )
                 """, [])
+            try LoginThrottle.createTable(in: connection)
         }
     }
 
@@ -40,7 +42,7 @@ public final class SessionStore: Sendable {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
         let encoded = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
-        try inTransaction { connection in
+        try database.inTransaction { connection in
             try connection.execute("DELETE FROM relata_sessions WHERE expires < \(dialect.placeholder(1))", [.double(now.timeIntervalSince1970)])
             try connection.execute("INSERT INTO relata_sessions (token_digest, session, expires) VALUES (\(dialect.placeholder(1)), \(dialect.placeholder(2)), \(dialect.placeholder(3)))",
                                    [.string(Self.digest(token)), .string(encoded), .double(expiry(from: now))])
@@ -61,7 +63,7 @@ public final class SessionStore: Sendable {
         guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, expires >= now.timeIntervalSince1970 else { return nil }
         let extended = expiry(from: now)
         if extended - expires >= min(60, lifetimeSeconds / 10) {
-            try inTransaction { connection in
+            try database.inTransaction { connection in
                 try connection.execute("UPDATE relata_sessions SET expires = \(dialect.placeholder(1)) WHERE token_digest = \(dialect.placeholder(2)) AND expires < \(dialect.placeholder(3))",
                                        [.double(extended), .string(digest), .double(extended)])
             }
@@ -71,27 +73,14 @@ public final class SessionStore: Sendable {
 
     /// Ends a session (logout); ending an unknown one does nothing.
     public func end(_ token: String) throws {
-        try inTransaction { connection in
+        try database.inTransaction { connection in
             try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(Self.digest(token))])
         }
     }
 
     /// Ends every session: everyone logs in again (after a security incident, say).
     public func endAll() throws {
-        try inTransaction { connection in try connection.execute("DELETE FROM relata_sessions", []) }
-    }
-
-    private func inTransaction(_ work: (any SQLConnection) throws -> Void) throws {
-        try database.write { connection in
-            try connection.begin()
-            do {
-                try work(connection)
-                try connection.commit()
-            } catch {
-                try? connection.rollback()
-                throw error
-            }
-        }
+        try database.inTransaction { connection in try connection.execute("DELETE FROM relata_sessions", []) }
     }
 
     private var lifetimeSeconds: Double {

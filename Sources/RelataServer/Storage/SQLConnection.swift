@@ -64,6 +64,24 @@ public protocol SQLDatabase: Sendable {
     func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
 }
 
+extension SQLDatabase {
+    /// Runs `work` in a write transaction: committed when it returns, rolled back when it throws.
+    @discardableResult
+    func inTransaction<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        try write { connection in
+            try connection.begin()
+            do {
+                let result = try work(connection)
+                try connection.commit()
+                return result
+            } catch {
+                try? connection.rollback()
+                throw error
+            }
+        }
+    }
+}
+
 /// A statement the database refused, classified by what it means for a change.
 public struct SQLError: Error, CustomStringConvertible {
     public enum Kind: Sendable {

@@ -23,15 +23,8 @@ public final class SQLStorage: Sendable {
         self.database = database
         dialect = database.dialect
         names = PhysicalNames(schema, dialect: database.dialect)
-        try database.write { connection in
-            try connection.begin()
-            do {
-                for table in schema.tables { try connection.execute(createStatement(for: table), []) }
-                try connection.commit()
-            } catch {
-                try? connection.rollback()
-                throw error
-            }
+        try database.inTransaction { connection in
+            for table in schema.tables { try connection.execute(createStatement(for: table), []) }
         }
     }
 
@@ -118,23 +111,16 @@ public final class SQLStorage: Sendable {
     @discardableResult
     public func seedIfEmpty(with tables: [DataTable]) throws -> Bool {
         guard try isEmpty() else { return false }
-        try database.write { connection in
-            try connection.begin()
-            do {
-                for name in schema.updateOrder {
-                    guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
-                    let names = table.fields.map(\.name)
-                    let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-                    for row in table.rows { try connection.execute(sql, names.map { row[$0] }) }
-                    if let auto = table.fields.first(where: \.autoIncrement),
-                       let statement = dialect.afterSeeding(table: sqlTable(table.name), autoIncrementColumn: storedColumn(auto.name, of: table.name)) {
-                        _ = try connection.value(statement, [], reading: Self.count)
-                    }
+        try database.inTransaction { connection in
+            for name in schema.updateOrder {
+                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+                let names = table.fields.map(\.name)
+                let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+                for row in table.rows { try connection.execute(sql, names.map { row[$0] }) }
+                if let auto = table.fields.first(where: \.autoIncrement),
+                   let statement = dialect.afterSeeding(table: sqlTable(table.name), autoIncrementColumn: storedColumn(auto.name, of: table.name)) {
+                    _ = try connection.value(statement, [], reading: Self.count)
                 }
-                try connection.commit()
-            } catch {
-                try? connection.rollback()
-                throw error
             }
         }
         return true
