@@ -33,7 +33,22 @@ public final class RemoteDataAdapter {
     public static let rulesVersionHeader = "X-Relata-Rules-Version"
 
     /// The server's address (`http://127.0.0.1:7099`).
-    public let targetURL: URL
+    ///
+    /// Change it to move to another instance of the same server — after a transient failure,
+    /// say, when instances share one database (see `Documentation/Deployment.md`). The session
+    /// goes along: instances on one database accept each other's sessions.
+    ///
+    /// ```swift
+    /// do {
+    ///     try await adapter.applyChanges(for: orders)
+    /// } catch let error as RemoteError where error.isRetryable {
+    ///     adapter.targetURL = standbyURL          // the changes are still pending: send them there
+    ///     try await adapter.applyChanges(for: orders)
+    /// }
+    /// ```
+    public var targetURL: URL {
+        didSet { transport = HTTPTransport(baseURL: targetURL, timeout: transport.timeout) }
+    }
     /// The data service: `DataService` (the server's first schema) or `DataService.<Schema>`.
     public var dataService: String
     /// The login service's name.
@@ -53,7 +68,7 @@ public final class RemoteDataAdapter {
     /// The version of the schema and scripts the local rules were built from.
     public var rulesVersion: String? { rules?.version }
 
-    let transport: HTTPTransport
+    private(set) var transport: HTTPTransport
     let logger: Logger
     var token: String?
     var rules: LoadedRules?

@@ -92,4 +92,47 @@ import Testing
             #expect(refused == 401 && String(decoding: body, as: UTF8.self).contains("sessionNotFound"), "instance on \(port)")
         }
     }
+
+    @Test func anInstanceKilledMidApplyLosesNothingAndTheClientRetriesOnAnother() async throws {
+        let (database, drop) = try TestPostgres.makeDatabaseURL()
+        defer { drop() }
+        let folder = try TemporaryFolder()
+        let schema = try ServerKilledTests.slowCommitSchema(in: folder)
+        let first = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        let second = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        try #require(first.port > 0 && second.port > 0)
+        defer { _ = first.stop(); _ = second.stop() }
+        func address(_ server: ServeCommandTests.Server) -> URL { URL(string: "http://127.0.0.1:\(server.port)")! }
+
+        let adapter = RemoteDataAdapter(targetURL: address(first), dataService: "DataService.PCTrade")
+        adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+        let clients = try await adapter.getDataTable("Clients", where: "ClientId = 2")
+        let row = try #require(clients.rows.first)
+        let before = row["ClientName"]
+        try row.setValue("Typed before the crash", forKey: "ClientName")
+
+        // The first instance dies in the apply's beforeCommit, its transaction open in PostgreSQL.
+        let killed = first.kill(whenLogged: ServerKilledTests.killLine)
+        do {
+            try await adapter.applyChanges(for: clients)
+            Issue.record("the apply succeeded on a killed instance")
+        } catch let error as RemoteError {
+            #expect(error.isRetryable, "\(error)")
+        }
+        #expect(killed.isSet, "the instance was killed in beforeCommit")
+        #expect(row.rowState == .modified && !row.isLocked && row["ClientName"] == "Typed before the crash")
+
+        // The other instance shows the transaction rolled back; the client moves there, its
+        // session with it, and the retry applies once.
+        let reader = RemoteDataAdapter(targetURL: address(second), dataService: "DataService.PCTrade")
+        reader.credentials = adapter.credentials
+        #expect(try await reader.getDataTable("Clients", where: "ClientId = 2").rows.first?["ClientName"] == before)
+        let session = adapter.session
+        adapter.targetURL = address(second)
+        let delta = try await adapter.applyChanges(for: clients)
+        #expect(delta.changes.map(\.status) == [.resolved])
+        #expect(adapter.session == session, "no new login: the instances share sessions")
+        #expect(row.rowState == .unchanged)
+        #expect(try await reader.getDataTable("Clients", where: "ClientId = 2").rows.first?["ClientName"] == "Typed before the crash")
+    }
 }

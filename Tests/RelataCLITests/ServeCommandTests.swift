@@ -43,6 +43,28 @@ import Testing
             return process.terminationStatus
         }
 
+        /// Sends SIGKILL the moment the server logs `text`; the flag says it did. A thread of its
+        /// own watches the log (not a task: on a busy machine a sleeping task may wake too late).
+        func kill(whenLogged text: String) -> ConditionFlag {
+            let pid = process.processIdentifier
+            let log = errors.fileHandleForReading
+            let killed = ConditionFlag()
+            Thread {
+                var seen = Data()
+                while true {
+                    let chunk = log.availableData
+                    if chunk.isEmpty { return }
+                    seen.append(chunk)
+                    if String(decoding: seen, as: UTF8.self).contains(text) {
+                        Foundation.kill(pid, SIGKILL)
+                        killed.set()
+                        return
+                    }
+                }
+            }.start()
+            return killed
+        }
+
         var errorOutput: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
 
         func post(_ path: String, _ body: String, token: String? = nil) async throws -> (Int, [String: Any]) {

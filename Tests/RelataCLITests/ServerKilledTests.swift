@@ -5,6 +5,9 @@ import Testing
 
 /// The client against a real `relata serve` process that is killed while it applies.
 @Suite(.serialized) struct ServerKilledTests {
+    /// What the slow `beforeCommit` logs before it dawdles.
+    static let killLine = "beforeCommit: kill the server now"
+
     /// PCTrade in a folder of its own, with a `beforeCommit` that says so in the server's log and
     /// then takes 700 ms: the test kills the server when it reads that line.
     static func slowCommitSchema(in folder: TemporaryFolder) throws -> String {
@@ -14,7 +17,7 @@ import Testing
         let script = copy.appendingPathComponent("rules/schema.js")
         try """
             function beforeCommit() {
-                log('beforeCommit: kill the server now');
+                log('\(killLine)');
                 const start = Date.now();
                 while (Date.now() - start < 700) {}
             }
@@ -36,24 +39,8 @@ import Testing
         let before = row["ClientName"]
         try row.setValue("Typed before the crash", forKey: "ClientName")
 
-        // Kill the server while it runs the apply's beforeCommit: a thread of its own watches the
-        // server's log (not a task: on a busy machine a sleeping task may wake after the commit).
-        let pid = server.process.processIdentifier
-        let log = server.errors.fileHandleForReading
-        let killed = ConditionFlag()
-        Thread {
-            var seen = Data()
-            while true {
-                let chunk = log.availableData
-                if chunk.isEmpty { return }
-                seen.append(chunk)
-                if String(decoding: seen, as: UTF8.self).contains("kill the server now") {
-                    kill(pid, SIGKILL)
-                    killed.set()
-                    return
-                }
-            }
-        }.start()
+        // Kill the server while it runs the apply's beforeCommit.
+        let killed = server.kill(whenLogged: Self.killLine)
         do {
             try await adapter.applyChanges(for: clients)
             Issue.record("the apply succeeded on a killed server")
