@@ -28,6 +28,31 @@ public enum StorageBackend: String, CaseIterable, Sendable, CustomStringConverti
             return try TestPostgres.makeDatabase(connections: connections)
         }
     }
+
+    /// The sessions a test server keeps: in the PostgreSQL database itself (as instances share
+    /// them), in memory beside a SQLite file.
+    public func makeSessions(in database: any SQLDatabase) throws -> SessionStore {
+        switch self {
+        case .sqlite: try SessionStore(path: ":memory:")
+        case .postgres: try SessionStore(database: database)
+        }
+    }
+
+    /// A query of the database's catalog: the column names of a table, in order.
+    public func columnNamesQuery(table: String) -> String {
+        switch self {
+        case .sqlite: "SELECT name FROM pragma_table_info('\(table)') ORDER BY cid"
+        case .postgres: "SELECT column_name::text FROM information_schema.columns WHERE table_name = '\(table)' ORDER BY ordinal_position"
+        }
+    }
+
+    /// A query of the database's catalog: the names of its tables.
+    public var tableNamesQuery: String {
+        switch self {
+        case .sqlite: "SELECT name FROM sqlite_master WHERE type = 'table'"
+        case .postgres: "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+    }
 }
 
 /// Databases made for tests on the cluster `RELATA_POSTGRES_URL` names.

@@ -70,10 +70,11 @@ import Testing
         #expect(throws: ScriptError.self) { try DataServiceTests.Database(schema: schema) }
     }
 
-    @Test func overTheWire() async throws {
-        let database = try Self.service()
+    @Test(arguments: StorageBackend.allCases)
+    func overTheWire(backend: StorageBackend) async throws {
+        let database = try Self.service(backend: backend)
         let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "pw", cost: 4))
-        let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: SessionStore(path: ":memory:")))
+        let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: backend.makeSessions(in: database.database)))
         try await withLiveServer(services) { client in
             let (_, login) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             let token = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: login).token

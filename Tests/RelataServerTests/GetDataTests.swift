@@ -51,6 +51,9 @@ import Testing
             ("OrderDetails", "UnitPrice > 10", [:]), ("OrderDetails", "UnitPrice = 9.99 AND Quantity >= 2", [:]),
             ("OrderDetails", "Product = 'Widget' OR UnitPrice > :p", ["p": 20]), ("OrderDetails", "Quantity * UnitPrice > 20", [:]),
             ("Clients", "CreditLimit >= 1000 OR Name = 'Globex'", [:]), ("Clients", "Name IN ('Acme', 'acme')", [:]),
+            // Several values pushed down to SQL: each gets its own placeholder ($1, $2, … on PostgreSQL).
+            ("Orders", "Status = 'open' AND ClientId = 2", [:]), ("Orders", "(OrderId > :a AND ClientId = :c) OR OrderId IN (10, 11)", ["a": 10, "c": 1]),
+            ("Orders", "OrderId IN (10, 11) AND UPPER(Status) = 'OPEN' AND ClientId = :c AND Status <> 'closed'", ["c": 2]),
         ]
         for (table, expression, parameters) in cases {
             let memory = table == "Orders" ? memoryOrders : table == "Clients" ? clients : details
@@ -97,7 +100,8 @@ import Testing
         #expect(try await service.getData([Self.request("Clients")], session: Session())[0].rows.count == 2, "nothing was dropped")
     }
 
-    @Test func dataEventsRunOnTheServerWithTheCallersSession() async throws {
+    @Test(arguments: StorageBackend.allCases)
+    func dataEventsRunOnTheServerWithTheCallersSession(backend: StorageBackend) async throws {
         let schema = try DataServiceTests.schema()
         var withReadRule = schema
         withReadRule.script = RuleScript("""
@@ -105,8 +109,10 @@ import Testing
                 if (names.indexOf('Clients') >= 0 && !session.hasRole('Sales')) fail('only sales read clients' + (isServer ? ' (server)' : ''));
             }
             """, fileName: "schema.js")
-        let service = try Database(schema: SchemaDefinition(name: withReadRule.name, tables: withReadRule.tables, script: withReadRule.script,
-                                                            updateOrder: withReadRule.updateOrder)).service
+        let database = try Database(schema: SchemaDefinition(name: withReadRule.name, tables: withReadRule.tables, script: withReadRule.script,
+                                                             updateOrder: withReadRule.updateOrder), backend: backend)
+        defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
+        let service = database.service
         await #expect(throws: ScriptError.self) { try await service.getData([Self.request("Clients")], session: Session()) }
         do {
             _ = try await service.getData([Self.request("Clients")], session: Session())

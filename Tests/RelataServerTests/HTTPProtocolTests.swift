@@ -56,8 +56,9 @@ import Testing
         }
     }
 
-    @Test func changesValidatedWithOtherRulesAreSentBackAsStale() async throws {
-        let server = try Server()
+    @Test(arguments: StorageBackend.allCases)
+    func changesValidatedWithOtherRulesAreSentBackAsStale(backend: StorageBackend) async throws {
+        let server = try Server(backend: backend)
         let version = server.database.service.storage.schema.version
         try await server.test { client in
             let token = try #require(try await Self.login(client))
@@ -73,8 +74,9 @@ import Testing
         }
     }
 
-    @Test func loginSchemaDataAndLogout() async throws {
-        let server = try Server()
+    @Test(arguments: StorageBackend.allCases)
+    func loginSchemaDataAndLogout(backend: StorageBackend) async throws {
+        let server = try Server(backend: backend)
         let version = server.database.service.storage.schema.version
         try await server.test { client in
             #expect(try await Self.login(client, password: "wrong") == nil)
@@ -102,8 +104,9 @@ import Testing
     }
 
     /// A session of a domain the server no longer serves (its configuration changed) is ended, not refused.
-    @Test func aSessionOfADomainNoLongerServedMustLogInAgain() async throws {
-        let server = try Server()
+    @Test(arguments: StorageBackend.allCases)
+    func aSessionOfADomainNoLongerServedMustLogInAgain(backend: StorageBackend) async throws {
+        let server = try Server(backend: backend)
         let token = try server.services.sessions.start(Session(values: ["User": "ann", "Domain": "Gone"]))
         try await server.test { client in
             let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
@@ -112,8 +115,9 @@ import Testing
         }
     }
 
-    @Test func aTamperedDeltaIsRefusedOverTheWireWithItsLocation() async throws {
-        try await Server().test { client in
+    @Test(arguments: StorageBackend.allCases)
+    func aTamperedDeltaIsRefusedOverTheWireWithItsLocation(backend: StorageBackend) async throws {
+        try await Server(backend: backend).test { client in
             let token = try #require(try await Self.login(client))
             let details = try DataServiceTests.clientTables().details
             try details.rows[0].setValue(-5, forKey: "Quantity")
@@ -128,8 +132,9 @@ import Testing
         }
     }
 
-    @Test func badRequestsGetClearAnswersAndTheServerKeepsServing() async throws {
-        try await Server(maxBodyBytes: 4096).test { client in
+    @Test(arguments: StorageBackend.allCases)
+    func badRequestsGetClearAnswersAndTheServerKeepsServing(backend: StorageBackend) async throws {
+        try await Server(maxBodyBytes: 4096, backend: backend).test { client in
             let token = try #require(try await Self.login(client))
             let malformed = try await Self.post(client, "/v1/DataService/GetData", "{\"requests\": [", token: token)
             #expect(malformed.0 == 400)

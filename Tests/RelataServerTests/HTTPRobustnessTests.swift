@@ -12,8 +12,9 @@ import Testing
 
 /// Hostile and heavy use over a live socket: guessing passwords, runaway rules, many clients at once.
 @Suite struct HTTPRobustnessTests {
-    @Test func repeatedWrongPasswordsLockTheNameOut() async throws {
-        try await HTTPProtocolTests.Server().test { client in
+    @Test(arguments: StorageBackend.allCases)
+    func repeatedWrongPasswordsLockTheNameOut(backend: StorageBackend) async throws {
+        try await HTTPProtocolTests.Server(backend: backend).test { client in
             for _ in 0..<5 { #expect(try await HTTPProtocolTests.login(client, password: "guess") == nil) }
             let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login",
                                                                   ProtocolMessages.LoginRequest(loginString: "User=ann;Password=secret"))
@@ -22,14 +23,16 @@ import Testing
         }
     }
 
-    @Test func aRunawayRuleFailsItsOwnRequestAndTheServerKeepsServing() async throws {
+    @Test(arguments: StorageBackend.allCases)
+    func aRunawayRuleFailsItsOwnRequestAndTheServerKeepsServing(backend: StorageBackend) async throws {
         let base = try DataServiceTests.schema()
         var tables = base.tables
         tables[1].script = RuleScript("""
             function beforeProcessDeltaChange(delta, change) { if (change.Status === 'spin') for (;;) {} }
             """, fileName: "Orders.js")
-        let database = try DataServiceTests.Database(schema: SchemaDefinition(name: base.name, tables: tables, updateOrder: base.updateOrder))
-        let sessions = try SessionStore(path: ":memory:")
+        let database = try DataServiceTests.Database(schema: SchemaDefinition(name: base.name, tables: tables, updateOrder: base.updateOrder),
+                                                     backend: backend)
+        let sessions = try backend.makeSessions(in: database.database)
         let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4))
         let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
         try await withLiveServer(services) { client in

@@ -24,15 +24,16 @@ import Testing
             "OrderDetails": ["read": ["*"], "insert": ["Sales"], "update": ["Sales"], "delete": ["Sales"]],
         ])
         let service = try DataService(storage: database.service.storage, permissions: permissions, runtimes: 1)
-        let sessions = backend == .postgres ? try SessionStore(database: database.database) : try SessionStore(path: ":memory:")
+        let sessions = try backend.makeSessions(in: database.database)
         let hash = ServerUser.hash(password: "pw", cost: 4)
         let users = [ServerUser(name: "ann", passwordHash: hash, roles: ["Sales"]), ServerUser(name: "mallory", passwordHash: hash, roles: ["Sales"])]
         return (try ServerServices(dataServices: [service], login: LoginService(users: users, sessions: sessions)), database)
     }
 
-    @Test func afterLoginShapesTheSessionOrRefusesTheLogin() async throws {
-        let (services, database) = try Self.services()
-        _ = database
+    @Test(arguments: StorageBackend.allCases)
+    func afterLoginShapesTheSessionOrRefusesTheLogin(backend: StorageBackend) async throws {
+        let (services, database) = try Self.services(backend)
+        defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
         try await withLiveServer(services) { client in
             let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             #expect(status == 200)

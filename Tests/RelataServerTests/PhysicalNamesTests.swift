@@ -2,6 +2,7 @@ import Foundation
 import Relata
 import RelataScript
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
@@ -16,16 +17,17 @@ import Testing
         return try SchemaDefinition(name: base.name, tables: tables, updateOrder: base.updateOrder)
     }
 
-    @Test func theDatabaseUsesStoredNamesAndEverythingElseTheSchemasNames() async throws {
-        let database = try DataServiceTests.Database(schema: Self.schema())
+    @Test(arguments: StorageBackend.allCases)
+    func theDatabaseUsesStoredNamesAndEverythingElseTheSchemasNames(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(schema: Self.schema(), backend: backend)
         let storage = database.service.storage
         let name = FieldDefinition("name", .string)
         let columns = try storage.read { connection in
-            try connection.rows("SELECT name FROM pragma_table_info('tbl_orders') ORDER BY cid", [], reading: [name]).map { $0[0] }
+            try connection.rows(backend.columnNamesQuery(table: "tbl_orders"), [], reading: [name]).map { $0[0] }
         }
         #expect(columns == ["OrderId", "client_ref", "order_status"])
         let tables = try storage.read { connection in
-            try connection.rows("SELECT name FROM sqlite_master WHERE type = 'table'", [], reading: [name]).map { $0[0] }
+            try connection.rows(backend.tableNamesQuery, [], reading: [name]).map { $0[0] }
         }
         #expect(tables.contains("tbl_orders") && !tables.contains("Orders"))
 
@@ -39,12 +41,12 @@ import Testing
         let processed = try await database.service.updateData([client.makeDelta(), details.makeDelta()], session: Session())
         #expect(processed.flatMap(\.changes).allSatisfy { $0.status == .resolved }, "\(processed.flatMap(\.changes).compactMap(\.message))")
         let stored = try storage.read { connection in
-            try connection.rows("SELECT order_status FROM tbl_orders ORDER BY OrderId", [], reading: [name]).map { $0[0] }
+            try connection.rows(#"SELECT "order_status" FROM "tbl_orders" ORDER BY "OrderId""#, [], reading: [name]).map { $0[0] }
         }
         #expect(stored == ["open", "paid", "new"])
         let key = FieldDefinition("order_ref", .integer)
         #expect(try storage.read { connection in
-            try connection.rows("SELECT order_ref FROM OrderDetails ORDER BY DetailId DESC LIMIT 1", [], reading: [key]).first?.first
+            try connection.rows(#"SELECT "order_ref" FROM "OrderDetails" ORDER BY "DetailId" DESC LIMIT 1"#, [], reading: [key]).first?.first
         } == 12)
     }
 

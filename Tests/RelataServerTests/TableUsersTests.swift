@@ -1,12 +1,14 @@
 import Foundation
 import Relata
 @testable import RelataServer
+import RelataServerTestSupport
 import RelataTestSupport
 import Testing
 
 /// Users kept in a schema table: name, bcrypt hash, roles, session values.
 @Suite struct TableUsersTests {
-    @Test func usersOfATableLogInWithTheirRolesAndValues() throws {
+    @Test(arguments: StorageBackend.allCases)
+    func usersOfATableLogInWithTheirRolesAndValues(backend: StorageBackend) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-users-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -15,7 +17,9 @@ import Testing
         var table = TableDefinition(name: "Users", fields: fields)
         table.columns = ["PasswordHash": "pw_hash"]
         let schema = try SchemaDefinition(name: "Accounts", tables: [table])
-        let storage = try SQLStorage(path: folder.appendingPathComponent("a.sqlite").path, schema: schema)
+        let (database, cleanup) = try backend.makeDatabase(in: folder)
+        defer { cleanup() }
+        let storage = try SQLStorage(database: database, schema: schema)
         let users = try DataTable(name: "Users", fields: fields)
         try users.loadRows([["ann", .string(ServerUser.hash(password: "pw", cost: 4)), "Sales, Manager", 7]])
         try storage.seedIfEmpty(with: [users])
@@ -29,7 +33,7 @@ import Testing
         #expect(try provider.authenticate(user: "bob", password: "pw") == nil)
         #expect(throws: RelataError.self) { try TableUsers(storage: storage, table: "Users", userField: "Login", passwordField: "PasswordHash") }
 
-        let service = LoginService(providers: [StaticUsers([]), provider], sessions: try SessionStore(path: ":memory:"))
+        let service = LoginService(providers: [StaticUsers([]), provider], sessions: try backend.makeSessions(in: database))
         #expect(try service.authenticate(LoginString("User=ann;Password=pw"))?.values["UserId"] == 7)
     }
 }

@@ -25,27 +25,24 @@ struct SQLPrefilter {
 
     private func compile(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value]) -> String? {
         switch node {
+        // Both sides compile into the one argument list, in order, so placeholders number on
+        // (`$1`, `$2`, …); a side that cannot be pushed down takes its arguments back out.
         case .binary(.and, let left, let right, _):
-            var leftArguments: [Value] = [], rightArguments: [Value] = []
-            let leftSQL = compile(left, parameters: parameters, arguments: &leftArguments)
-            let rightSQL = compile(right, parameters: parameters, arguments: &rightArguments)
+            let leftSQL = compileOrUndo(left, parameters: parameters, arguments: &arguments)
+            let rightSQL = compileOrUndo(right, parameters: parameters, arguments: &arguments)
             switch (leftSQL, rightSQL) {
-            case let (l?, r?):
-                arguments += leftArguments + rightArguments
-                return "(\(l) AND \(r))"
-            case let (l?, nil):
-                arguments += leftArguments
-                return l
-            case let (nil, r?):
-                arguments += rightArguments
-                return r
+            case let (l?, r?): return "(\(l) AND \(r))"
+            case let (l?, nil): return l
+            case let (nil, r?): return r
             case (nil, nil): return nil
             }
         case .binary(.or, let left, let right, _):
-            var both: [Value] = []
-            guard let l = compile(left, parameters: parameters, arguments: &both),
-                  let r = compile(right, parameters: parameters, arguments: &both) else { return nil }
-            arguments += both
+            let start = arguments.count
+            guard let l = compileOrUndo(left, parameters: parameters, arguments: &arguments),
+                  let r = compileOrUndo(right, parameters: parameters, arguments: &arguments) else {
+                arguments.removeSubrange(start...)
+                return nil
+            }
             return "(\(l) OR \(r))"
         case .binary(let op, let left, let right, _) where op.isComparison:
             if let (field, value) = fieldAndValue(left, right, parameters: parameters), let sqlOp = sqlOperator(op, for: field) {
@@ -74,6 +71,16 @@ struct SQLPrefilter {
         default:
             return nil
         }
+    }
+
+    /// `compile`, leaving `arguments` as they were when the node cannot be pushed down.
+    private func compileOrUndo(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value]) -> String? {
+        let start = arguments.count
+        guard let sql = compile(node, parameters: parameters, arguments: &arguments) else {
+            arguments.removeSubrange(start...)
+            return nil
+        }
+        return sql
     }
 
     /// A field on one side and a value that fits it on the other.
