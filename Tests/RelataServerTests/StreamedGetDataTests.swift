@@ -67,16 +67,21 @@ import Testing
         }
     }
 
-    /// Adds `count` clients (ids from 1000) straight into the database.
+    /// Adds `count` clients (ids from 1000) straight into the database, 500 rows a statement.
     static func addClients(_ count: Int, to service: DataService) throws {
         try service.storage.write { connection in
             try connection.begin()
             let dialect = connection.dialect
-            let sql = "INSERT INTO \(dialect.quote("Clients")) (\(["ClientId", "Name", "CreditLimit"].map(dialect.quote).joined(separator: ", "))) "
-                + "VALUES (\((1...3).map(dialect.placeholder).joined(separator: ", ")))"
-            for id in 1000..<(1000 + count) {
-                try connection.execute(sql, [.integer(Int64(id)), .string("Client number \(id) with a longer name to fill the stream"),
-                                             .decimal(Decimal(id % 1000))])
+            let head = "INSERT INTO \(dialect.quote("Clients")) (\(["ClientId", "Name", "CreditLimit"].map(dialect.quote).joined(separator: ", "))) VALUES "
+            for start in stride(from: 1000, to: 1000 + count, by: 500) {
+                let ids = start..<min(start + 500, 1000 + count)
+                let rows = ids.indices.map { row in
+                    "(" + (1...3).map { dialect.placeholder((row - start) * 3 + $0) }.joined(separator: ", ") + ")"
+                }
+                let arguments = ids.flatMap { id -> [Value] in
+                    [.integer(Int64(id)), .string("Client number \(id) with a longer name to fill the stream"), .decimal(Decimal(id % 1000))]
+                }
+                try connection.execute(head + rows.joined(separator: ", "), arguments)
             }
             try connection.commit()
         }
@@ -137,8 +142,9 @@ import Testing
     /// A client that asks for a large table and stops reading holds one database reader and
     /// nothing else: applies go on; when it disconnects, its read ends — more stalled reads
     /// than the pool has readers leave reads working.
-    @Test func aStalledOrVanishedClientHoldsNothingUp() async throws {
-        let server = try Self.server()
+    @Test(arguments: StorageBackend.allCases)
+    func aStalledOrVanishedClientHoldsNothingUp(backend: StorageBackend) async throws {
+        let server = try Self.server(backend)
         try Self.addClients(100_000, to: server.database.service)
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
