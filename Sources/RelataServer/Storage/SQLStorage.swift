@@ -115,8 +115,17 @@ public final class SQLStorage: Sendable {
             for name in schema.updateOrder {
                 guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
                 let names = table.fields.map(\.name)
-                let sql = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES (\(names.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-                for row in table.rows { try connection.execute(sql, names.map { row[$0] }) }
+                let head = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES "
+                // Many rows a statement (a round trip each on PostgreSQL), within both databases' parameter limits.
+                let rowsPerStatement = max(1, min(500, 30_000 / max(1, names.count)))
+                let rows = table.rows
+                for start in stride(from: 0, to: rows.count, by: rowsPerStatement) {
+                    let chunk = rows[start..<min(start + rowsPerStatement, rows.count)]
+                    let tuples = chunk.indices.map { index in
+                        "(" + names.indices.map { dialect.placeholder((index - start) * names.count + $0 + 1) }.joined(separator: ", ") + ")"
+                    }
+                    try connection.execute(head + tuples.joined(separator: ", "), chunk.flatMap { row in names.map { row[$0] } })
+                }
                 if let auto = table.fields.first(where: \.autoIncrement),
                    let statement = dialect.afterSeeding(table: sqlTable(table.name), autoIncrementColumn: storedColumn(auto.name, of: table.name)) {
                     _ = try connection.value(statement, [], reading: Self.count)
