@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // Benchmarks live in their own package so the main build stays lean.
-// Run: swift run -c release --package-path Benchmarks relata-benchmarks [core|rules|briefcase|server|error-cost] [rows]
+// Run: swift run -c release --package-path Benchmarks relata-benchmarks [core|rules|briefcase|server|postgres|error-cost] [rows]
 import PackageDescription
 
 let package = Package(
@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Relata", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
     ],
     targets: [
         .systemLibrary(name: "CBenchmarkSupport", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
@@ -18,6 +19,7 @@ let package = Package(
             .product(name: "RelataServer", package: "Relata"),
             .product(name: "RelataRemote", package: "Relata"),
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
             "CBenchmarkSupport",
         ]),
     ],

@@ -154,7 +154,7 @@ import Testing
                 try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                                 + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
                                 body: request)
-                #expect(try socket.receiveSome().starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
+                #expect(try await socket.receiveSome().starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
                 // While this client reads nothing more, a change still applies.
                 let stored: Value = round == 0 ? "Acme" : .string("Acme \(round - 1)")
                 let clients = try DataTable(TableData(name: "Clients", fields: clientFields, rows: [[1, stored, .decimal(1000)]]))
@@ -203,12 +203,19 @@ private final class RawConnection {
         }
     }
 
-    /// The first bytes that arrive.
-    func receiveSome() throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 1024)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { throw RelataError(.fileFailed, "nothing arrived") }
-        return Array(buffer[0..<count])
+    /// The first bytes that arrive. The blocking read runs on a thread of its own: blocking a
+    /// thread of Swift's cooperative pool (one per core) could starve the server under test.
+    func receiveSome() async throws -> [UInt8] {
+        let descriptor = self.descriptor
+        let bytes: [UInt8] = await withCheckedContinuation { continuation in
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 1024)
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                continuation.resume(returning: count > 0 ? Array(buffer[0..<count]) : [])
+            }.start()
+        }
+        guard !bytes.isEmpty else { throw RelataError(.fileFailed, "nothing arrived") }
+        return bytes
     }
 
     func close() {

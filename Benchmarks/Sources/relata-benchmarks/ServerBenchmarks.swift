@@ -13,26 +13,30 @@ import RelataScript
 import RelataRemote
 import RelataServer
 
-func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
+func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = nil) async throws {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-server-bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
     let changes = min(count, 100_000)
-    print("Relata server benchmarks — fetch \(count) rows, apply \(changes) changes, small requests with 32 clients")
+    let postgres = try postgresURL.map(PostgresBenchStore.init(serverURL:))
+    defer { postgres?.drop() }
+    let store: any BenchStore = postgres ?? SQLiteBenchStore(path: folder.appendingPathComponent("bench.sqlite").path)
+    print("Relata server benchmarks on \(postgres == nil ? "SQLite" : "PostgreSQL") — fetch \(count) rows, apply \(changes) changes")
 
     let schema = try SchemaDefinition(name: "Bench", tables: [
         TableDefinition(name: "Clients", fields: Dataset.fields),
         TableDefinition(name: "Items", fields: ItemTable.fields, script: RuleScript(ItemTable.rules, fileName: "items.js")),
         TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript(ItemTable.linesRules, fileName: "lines.js")),
     ])
-    let path = folder.appendingPathComponent("bench.sqlite").path
-    let storage = try SQLStorage(path: path, schema: schema)
+    let database = try store.openDatabase()
+    let storage = try SQLStorage(database: database, schema: schema)
     let dataset = Dataset(count: count)
     let clients = try DataTable(name: "Clients", fields: Dataset.fields)
     try clients.loadRows(dataset.relataRows)
     try storage.seedIfEmpty(with: [clients, try ItemTable.table(changes), try ItemTable.table(changes, name: "Lines")])
+    progress("seeded")
     let service = try DataService(storage: storage)
-    let sessions = try SessionStore(path: folder.appendingPathComponent("sessions.sqlite").path)
+    let sessions = try store.openSessions(database)
     let user = ServerUser(name: "bench", passwordHash: ServerUser.hash(password: "bench", cost: 4))
     let services = try ServerServices(dataServices: [service], login: LoginService(users: [user], sessions: sessions))
 
@@ -54,9 +58,9 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         precondition(fetched == count, "fetched \(fetched) of \(count) rows")
         progress("fetched")
         var floorRows = 0
-        let floor = measure(repetitions: 3) { floorRows = SQLiteFile(path: path).readClients().count }
+        let floor = try await measureAsync(repetitions: 3) { floorRows = try await store.readClients() }
         precondition(floorRows == count)
-        print("| fetch \(count) rows over loopback into a DataTable vs SQLite in-process into Swift structs | \(milliseconds(fetch)) | \(milliseconds(floor)) | \(ratio(fetch, floor)) | \(percent(floor / fetch)) |")
+        print("| fetch \(count) rows over loopback into a DataTable vs \(store.fetchFloor) | \(milliseconds(fetch)) | \(milliseconds(floor)) | \(ratio(fetch, floor)) | \(percent(floor / fetch)) |")
         }
 
         if parts.contains("apply") {
@@ -85,11 +89,19 @@ func runServerBenchmarks(count: Int, parts: Set<String>) async throws {
         }
         precondition(direct == changes)
         progress("applied in-process")
-        let rawApply = measure(repetitions: 1) { SQLiteFile(path: path).incrementQuantities(changes) }
-        print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs one raw SQLite transaction | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
+        let rawApply = try await measureAsync(repetitions: 1) { try await store.incrementQuantities(changes) }
+        print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs \(store.applyFloor) | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
+        if let postgres {
+            let oneStatement = try await measureAsync(repetitions: 1) { try await postgres.incrementQuantitiesInOneStatement(changes) }
+            print("| … and vs one `UPDATE` of all \(changes) rows through postgres-nio (PostgreSQL's best case) | \(milliseconds(apply)) | \(milliseconds(oneStatement)) | \(ratio(apply, oneStatement)) | \(percent(oneStatement / apply)) |")
+        }
         print("")
         print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))).")
+        }
+
+        if parts.contains("instances"), let postgres {
+            try await runInstancesBenchmark(store: postgres, rows: changes, folder: folder)
         }
 
         if parts.contains("client") {

@@ -171,7 +171,7 @@ struct SQLiteFile {
     }
 }
 
-/// wrk with 2 threads and 32 connections for 10 seconds, posting one body.
+/// The load generator: wrk, driven by a Lua script.
 enum Wrk {
     struct Result {
         var requestsPerSecond = "?"
@@ -179,33 +179,56 @@ enum Wrk {
         var p99 = "?"
     }
 
+    /// The Lua lines that post one body with a session's headers.
+    static func headers(token: String, accept: String) -> String {
+        """
+        wrk.method = "POST"
+        wrk.headers["Content-Type"] = "application/json"
+        wrk.headers["Accept"] = "\(accept)"
+        wrk.headers["Authorization"] = "Bearer \(token)"
+        """
+    }
+
+    /// 2 threads and 32 connections for 10 seconds, posting one body.
     static func run(port: Int, path: String, body: String, token: String, accept: String) throws -> Result {
-        let script = FileManager.default.temporaryDirectory.appendingPathComponent("relata-wrk-\(UUID().uuidString).lua")
         let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-        try """
-            wrk.method = "POST"
-            wrk.body = "\(escaped)"
-            wrk.headers["Content-Type"] = "application/json"
-            wrk.headers["Accept"] = "\(accept)"
-            wrk.headers["Authorization"] = "Bearer \(token)"
-            """.write(to: script, atomically: true, encoding: .utf8)
-        defer { try? FileManager.default.removeItem(at: script) }
+        let script = headers(token: token, accept: accept) + "\nwrk.body = \"\(escaped)\"\n"
+        return try start(url: "http://127.0.0.1:\(port)\(path)", script: script, threads: 2, connections: 32, seconds: 10).finish()
+    }
+
+    /// wrk running in the background; ``finish()`` waits for it and reads its report.
+    final class Run {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["wrk", "-t2", "-c32", "-d10s", "--latency", "-s", script.path, "http://127.0.0.1:\(port)\(path)"]
         let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var result = Result()
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            let words = line.split(separator: " ", omittingEmptySubsequences: true)
-            if words.first == "Requests/sec:", words.count > 1 { result.requestsPerSecond = String(words[1]) }
-            if words.first == "50%", words.count > 1 { result.p50 = String(words[1]) }
-            if words.first == "99%", words.count > 1 { result.p99 = String(words[1]) }
-            if line.contains("Non-2xx") { print("wrk: \(line)") }
+        let script: URL
+
+        init(arguments: [String], script: URL) throws {
+            self.script = script
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["wrk"] + arguments
+            process.standardOutput = output
+            try process.run()
         }
-        return result
+
+        func finish() -> Result {
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            try? FileManager.default.removeItem(at: script)
+            var result = Result()
+            for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+                let words = line.split(separator: " ", omittingEmptySubsequences: true)
+                if words.first == "Requests/sec:", words.count > 1 { result.requestsPerSecond = String(words[1]) }
+                if words.first == "50%", words.count > 1 { result.p50 = String(words[1]) }
+                if words.first == "99%", words.count > 1 { result.p99 = String(words[1]) }
+                if line.contains("Non-2xx") || line.contains("Socket errors") { print("wrk: \(line)") }
+            }
+            return result
+        }
+    }
+
+    static func start(url: String, script: String, threads: Int, connections: Int, seconds: Int) throws -> Run {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("relata-wrk-\(UUID().uuidString).lua")
+        try script.write(to: file, atomically: true, encoding: .utf8)
+        return try Run(arguments: ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "--latency", "-s", file.path, url], script: file)
     }
 }

@@ -94,8 +94,16 @@ case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
 case "server":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests", "client"] : parts)
+case "postgres":
+    guard let url = ProcessInfo.processInfo.environment["RELATA_POSTGRES_URL"], !url.isEmpty else {
+        print("relata-benchmarks postgres needs RELATA_POSTGRES_URL (a server where it may create a database); see Benchmarks/README.md")
+        exit(2)
+    }
+    let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
+    try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "instances"] : parts, postgresURL: url)
 default:
     print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
     print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
+    print("       RELATA_POSTGRES_URL=postgres://… relata-benchmarks postgres [rows] [fetch] [apply] [instances] [client] [requests]")
     exit(2)
 }

@@ -140,13 +140,16 @@ final class SQLDeltaStore: DeltaStore {
         }
     }
 
-    /// `key IS ? AND field IS ? …`: the row as the change found it (NULL matching NULL).
+    /// `key = ? AND field IS ? …`: the row as the change found it (NULL matching NULL). Keys compare
+    /// with `=` (they are never NULL): PostgreSQL uses no index for `IS NOT DISTINCT FROM`, which
+    /// made every change a scan of the table.
     private func originalCondition(_ change: DeltaChange, of table: String, keys: [FieldDefinition], logged: [FieldDefinition],
                                    startingAt first: Int) -> (String, [Value]) {
-        let compared = keys + logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
+        let others = logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
         let dialect = storage.dialect
-        let condition = compared.enumerated().map { dialect.nullSafeEqual(storage.sqlColumn($1.name, of: table), dialect.placeholder(first + $0)) }.joined(separator: " AND ")
-        return (condition, compared.map { change.oldValues[$0.name] ?? .null })
+        let conditions = keys.enumerated().map { "\(storage.sqlColumn($1.name, of: table)) = \(dialect.placeholder(first + $0))" }
+            + others.enumerated().map { dialect.nullSafeEqual(storage.sqlColumn($1.name, of: table), dialect.placeholder(first + keys.count + $0)) }
+        return (conditions.joined(separator: " AND "), (keys + others).map { change.oldValues[$0.name] ?? .null })
     }
 
     private func conflict(_ change: DeltaChange, keys: [FieldDefinition]) -> ChangeFailure {

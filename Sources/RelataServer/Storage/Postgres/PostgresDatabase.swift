@@ -67,8 +67,14 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
-    /// The connection settings of a `postgres://` URL.
-    static func configuration(from url: String) throws -> PostgresConnection.Configuration {
+    /// The connection settings of a `postgres://` URL, for postgres-nio.
+    ///
+    /// ```swift
+    /// let settings = try PostgresDatabase.configuration(from: "postgres://relata:secret@127.0.0.1:5432/shop")
+    /// let connection = try await PostgresConnection.connect(configuration: settings, id: 1, logger: logger)
+    /// ```
+    /// - Throws: ``RelataError/Code/invalidArgument`` for a URL that is not such a URL (the password is never repeated).
+    public static func configuration(from url: String) throws -> PostgresConnection.Configuration {
         let refused = RelataError(.invalidArgument, "expected a URL such as postgres://user:password@127.0.0.1:5432/database")
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty else { throw refused }
