@@ -102,3 +102,15 @@ public struct SQLError: Error, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+extension SQLError {
+    /// Refuses text holding the NUL character (U+0000) before it reaches a database: PostgreSQL
+    /// refuses it, and SQLite (through GRDB) would keep the text only up to it — a value cut
+    /// short without a word. Every statement's arguments pass here, on every backend.
+    static func checkStorable(_ arguments: [Value]) throws {
+        for case .string(let text) in arguments where text.utf8.contains(0) {
+            throw SQLError(.other, "text cannot hold the NUL character (U+0000) in the database; the value begins \(String(reflecting: String(text.prefix(20))))")
+        }
+    }
+}
+

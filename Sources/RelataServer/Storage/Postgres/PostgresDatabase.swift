@@ -159,6 +159,7 @@ final class PostgresSQLConnection: SQLConnection {
 
     @discardableResult
     private func run(_ sql: String, _ arguments: [Value]) throws -> PostgresQueryResult {
+        try SQLError.checkStorable(arguments)
         var binds = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
         do {

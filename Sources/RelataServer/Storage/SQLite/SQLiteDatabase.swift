@@ -51,14 +51,14 @@ final class SQLiteConnection: SQLConnection {
     @discardableResult
     func execute(_ sql: String, _ arguments: [Value]) throws -> Int {
         try Self.mappingErrors {
-            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(arguments.map(SQLiteValues.databaseValue)))
+            try db.cachedStatement(sql: sql).execute(arguments: Self.statementArguments(arguments))
             return db.changesCount
         }
     }
 
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
         try Self.mappingErrors {
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: StatementArguments(arguments.map(SQLiteValues.databaseValue)))
+            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: Self.statementArguments(arguments))
             while let stored = try cursor.next() {
                 let values = try fields.indices.map { try SQLiteValues.value(stored[$0], for: fields[$0]) }
                 guard try row(values) else { return }
@@ -69,6 +69,11 @@ final class SQLiteConnection: SQLConnection {
     func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
     func commit() throws { try Self.mappingErrors { try db.commit() } }
     func rollback() throws { try Self.mappingErrors { try db.rollback() } }
+
+    private static func statementArguments(_ arguments: [Value]) throws -> StatementArguments {
+        try SQLError.checkStorable(arguments)
+        return StatementArguments(arguments.map(SQLiteValues.databaseValue))
+    }
 
     /// GRDB's errors as ``SQLError``s; every other error passes through.
     static func mappingErrors<Result>(_ body: () throws -> Result) throws -> Result {
