@@ -28,6 +28,7 @@ let package = Package(
         fuzzTarget("fuzz-delta-json", [relata]),
         fuzzTarget("fuzz-row-stream", [relata]),
         fuzzTarget("fuzz-expression", [relata]),
+        fuzzTarget("fuzz-dasql", [relata]),
         fuzzTarget("fuzz-schema", [relata, relataScript, relataTools]),
         fuzzTarget("fuzz-edits", [relata, relataScript, relataTools]),
         fuzzTarget("fuzz-rule-tests", [relata, relataScript, relataTools]),

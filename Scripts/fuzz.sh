@@ -2,13 +2,13 @@
 # Runs a libFuzzer target over its committed seed corpus (Fuzz/Corpus/TARGET).
 #   Scripts/fuzz.sh TARGET [SECONDS]    # one target, 60 s by default
 #   Scripts/fuzz.sh all [SECONDS]       # every target in turn
-# Targets: briefcase csv json-table delta-json row-stream expression schema edits rule-tests (see Documentation/Fuzzing.md).
+# Targets: briefcase csv json-table delta-json row-stream expression dasql schema edits rule-tests (see Documentation/Fuzzing.md).
 # RELATA_FUZZ_SEED fixes libFuzzer's random seed (Scripts/test.sh uses 1, so CI explores the same way each run).
 # New inputs that reach new code go to .build-fuzz/corpus/TARGET; a crashing input is saved as
 # .build-fuzz/artifacts/TARGET-crash-… and the script fails: turn it into a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(briefcase csv json-table delta-json row-stream expression schema edits rule-tests)
+targets=(briefcase csv json-table delta-json row-stream expression dasql schema edits rule-tests)
 target=${1:?"usage: Scripts/fuzz.sh TARGET|all [SECONDS]; targets: ${targets[*]}"}
 seconds=${2:-60}
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 64; }

@@ -47,6 +47,8 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidDefinition = Code("invalidDefinition")
         /// An expression that does not parse.
         public static let expressionSyntax = Code("expressionSyntax")
+        /// A DA SQL query that does not parse; the location gives its line and column.
+        public static let querySyntax = Code("querySyntax")
         /// An expression that parses but cannot be evaluated (unknown function, missing parameter, bad operand).
         public static let expressionEvaluation = Code("expressionEvaluation")
         /// `applyChanges` called while an apply of the same adapter is running (from a rule).

@@ -54,6 +54,15 @@ package indirect enum ExpressionNode: Sendable, Hashable {
     case like(ExpressionNode, pattern: ExpressionNode, escape: Character?, negated: Bool, offset: Int)
     case between(ExpressionNode, low: ExpressionNode, high: ExpressionNode, negated: Bool)
     case function(String, [ExpressionNode], offset: Int)
+    // DA SQL only (``ExpressionGrammar/query``):
+    /// `qualifier.name`: a field of the table a query calls `qualifier`.
+    case qualifiedField(qualifier: String, name: String, offset: Int)
+    /// `COUNT(*)` (no argument), `SUM([DISTINCT] x)`, …
+    case aggregate(AggregateFunction, ExpressionNode?, distinct: Bool, offset: Int)
+    /// `x [NOT] IN (SELECT …)`.
+    case inQuery(ExpressionNode, SelectStatement, negated: Bool, offset: Int)
+    /// `EXISTS (SELECT …)` (`NOT EXISTS` is `.not(.exists(…))`).
+    case exists(SelectStatement, offset: Int)
 
     var children: [ExpressionNode] {
         switch self {
@@ -64,18 +73,31 @@ package indirect enum ExpressionNode: Sendable, Hashable {
         case .like(let node, let pattern, _, _, _): return [node, pattern]
         case .between(let node, let low, let high, _): return [node, low, high]
         case .function(_, let arguments, _): return arguments
+        case .qualifiedField, .exists: return []
+        case .aggregate(_, let argument, _, _): return argument.map { [$0] } ?? []
+        case .inQuery(let node, _, _, _): return [node]
         }
     }
 
     var parameterNames: Set<String> {
-        if case .parameter(let name, _) = self { return [name] }
-        return children.reduce(into: []) { $0.formUnion($1.parameterNames) }
+        switch self {
+        case .parameter(let name, _): return [name]
+        case .inQuery(let node, let query, _, _): return node.parameterNames.union(query.parameterNames)
+        case .exists(let query, _): return query.parameterNames
+        default: return children.reduce(into: []) { $0.formUnion($1.parameterNames) }
+        }
     }
 
     var fieldNames: Set<String> {
         if case .field(let name, _) = self { return [name] }
         return children.reduce(into: []) { $0.formUnion($1.fieldNames) }
     }
+}
+
+/// Which language a text is parsed as: a where expression, or a DA SQL query (which adds
+/// qualified names, aggregates, subqueries and comments).
+package enum ExpressionGrammar: Sendable {
+    case expression, query
 }
 
 package enum BinaryOperator: String, Sendable, Hashable {

@@ -220,6 +220,8 @@ struct ExpressionCompiler {
                     throw EvaluationFailure(message: failure.message, offset: offset)
                 }
             }
+        case .qualifiedField(_, _, let offset), .aggregate(_, _, _, let offset), .inQuery(_, _, _, let offset), .exists(_, let offset):
+            throw syntaxError("qualified names, aggregates and subqueries belong in a DA SQL query, not a where expression", at: offset)
         default:
             let condition = try condition(node)
             return { slot in try condition(slot).value }
@@ -263,7 +265,8 @@ struct ExpressionCompiler {
     static func offset(of node: ExpressionNode) -> Int {
         switch node {
         case .field(_, let offset), .parameter(_, let offset), .negate(_, let offset), .binary(_, _, _, let offset),
-             .like(_, _, _, _, let offset), .function(_, _, let offset):
+             .like(_, _, _, _, let offset), .function(_, _, let offset), .qualifiedField(_, _, let offset),
+             .aggregate(_, _, _, let offset), .inQuery(_, _, _, let offset), .exists(_, let offset):
             return offset
         default:
             return node.children.first.map(offset(of:)) ?? 0

@@ -16,11 +16,13 @@ struct ExpressionToken: Equatable {
 struct ExpressionLexer {
     private let characters: [Character]
     private let text: String
+    private let grammar: ExpressionGrammar
     private var position = 0
 
-    init(text: String) {
+    init(text: String, grammar: ExpressionGrammar = .expression) {
         self.text = text
         self.characters = Array(text)
+        self.grammar = grammar
     }
 
     mutating func tokens() throws -> [ExpressionToken] {
@@ -33,7 +35,7 @@ struct ExpressionLexer {
     }
 
     private mutating func next() throws -> ExpressionToken {
-        while position < characters.count, characters[position].isWhitespace { position += 1 }
+        try skipSpaceAndComments()
         let start = position
         guard position < characters.count else { return ExpressionToken(kind: .end, offset: start) }
         let character = characters[position]
@@ -68,11 +70,30 @@ struct ExpressionLexer {
             position += 2
             return ExpressionToken(kind: .symbol(symbol), offset: start)
         }
-        if "=<>+-*/%(),".contains(character) {
+        if "=<>+-*/%(),.;".contains(character) {
             position += 1
             return ExpressionToken(kind: .symbol(String(character)), offset: start)
         }
         throw syntaxError("unexpected character '\(character)'", at: start)
+    }
+
+    /// Whitespace, and in DA SQL `-- to the end of the line` and `/* … */` comments.
+    private mutating func skipSpaceAndComments() throws {
+        while position < characters.count {
+            if characters[position].isWhitespace {
+                position += 1
+            } else if grammar == .query, matches("--") {
+                while position < characters.count, characters[position] != "\n" { position += 1 }
+            } else if grammar == .query, matches("/*") {
+                let start = position
+                position += 2
+                while position < characters.count, !matches("*/") { position += 1 }
+                guard position < characters.count else { throw syntaxError("the comment that starts here is not closed (add */)", at: start) }
+                position += 2
+            } else {
+                return
+            }
+        }
     }
 
     private func peek(_ distance: Int) -> Character? {
@@ -136,6 +157,6 @@ struct ExpressionLexer {
     }
 
     func syntaxError(_ message: String, at offset: Int) -> RelataError {
-        ExpressionParser.syntaxError(message, at: offset, in: text)
+        ExpressionParser.syntaxError(message, at: offset, in: text, grammar: grammar)
     }
 }

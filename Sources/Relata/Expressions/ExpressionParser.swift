@@ -19,18 +19,20 @@ struct ExpressionParser {
     /// recurses through every grammar rule for each).
     static let maximumNesting = 64
 
-    private let text: String
-    private var tokens: [ExpressionToken] = []
-    private var index = 0
-    /// Parentheses, `NOT`s, signs and calls open around the current token.
-    private var nesting = 0
+    let text: String
+    let grammar: ExpressionGrammar
+    var tokens: [ExpressionToken] = []
+    var index = 0
+    /// Parentheses, `NOT`s, signs, calls and subqueries open around the current token.
+    var nesting = 0
 
-    init(text: String) {
+    init(text: String, grammar: ExpressionGrammar = .expression) {
         self.text = text
+        self.grammar = grammar
     }
 
     mutating func parseExpression() throws -> ExpressionNode {
-        var lexer = ExpressionLexer(text: text)
+        var lexer = ExpressionLexer(text: text, grammar: grammar)
         tokens = try lexer.tokens()
         index = 0
         if tokens[0].kind == .end { throw error("the expression is empty", at: 0) }
@@ -41,7 +43,9 @@ struct ExpressionParser {
     }
 
     /// Refuses a tree deeper than ``maximumDepth`` (measured without recursion).
-    private func checkDepth(of root: ExpressionNode) throws {
+    /// A subquery's expressions count from the depth of the node holding it, so walks that
+    /// enter subqueries are bounded too.
+    func checkDepth(of root: ExpressionNode) throws {
         var pending = [(node: root, depth: 1)]
         while let (node, depth) = pending.popLast() {
             guard depth <= Self.maximumDepth else {
@@ -49,10 +53,14 @@ struct ExpressionParser {
                             + "use IN (…) for a long list of alternatives)", at: 0)
             }
             pending += node.children.map { ($0, depth + 1) }
+            switch node {
+            case .inQuery(_, let query, _, _), .exists(let query, _): pending += query.expressions.map { ($0, depth + 1) }
+            default: break
+            }
         }
     }
 
-    private mutating func enterNesting(at offset: Int) throws {
+    mutating func enterNesting(at offset: Int) throws {
         nesting += 1
         if nesting > Self.maximumNesting {
             throw error("the expression nests more than \(Self.maximumNesting) parentheses, NOTs, signs or calls deep", at: offset)
@@ -61,7 +69,7 @@ struct ExpressionParser {
 
     // MARK: Grammar
 
-    private mutating func parseOr() throws -> ExpressionNode {
+    mutating func parseOr() throws -> ExpressionNode {
         var node = try parseAnd()
         while let offset = acceptKeyword("OR") {
             node = .binary(.or, node, try parseAnd(), offset: offset)
@@ -100,8 +108,12 @@ struct ExpressionParser {
         }
         let notOffset = current.offset
         let negated = acceptKeyword("NOT") != nil
-        if acceptKeyword("IN") != nil {
+        if let inOffset = acceptKeyword("IN") {
             try expectSymbol("(", after: "IN")
+            if grammar == .query, isKeyword("SELECT") {
+                let query = try parseSubquery(at: inOffset)
+                return .inQuery(left, query, negated: negated, offset: inOffset)
+            }
             var list = [try parseSum()]
             while acceptSymbol(",") { list.append(try parseSum()) }
             try expectSymbol(")", after: "the IN list")
@@ -187,10 +199,15 @@ struct ExpressionParser {
                 case "TRUE": return .literal(.boolean(true))
                 case "FALSE": return .literal(.boolean(false))
                 case "NULL": return .literal(.null)
-                case let keyword where Self.reserved.contains(keyword):
+                case let keyword where isReserved(keyword):
+                    if grammar == .query, keyword == "EXISTS" {
+                        try expectSymbol("(", after: "EXISTS")
+                        return .exists(try parseSubquery(at: token.offset), offset: token.offset)
+                    }
                     throw error("unexpected \(keyword); expected a value", at: token.offset)
                 default: break
                 }
+                if grammar == .query, let aggregate = try parseAggregate(name, at: token.offset) { return aggregate }
                 if acceptSymbol("(") {
                     try enterNesting(at: token.offset)
                     defer { nesting -= 1 }
@@ -203,7 +220,17 @@ struct ExpressionParser {
                     return .function(name.uppercased(), arguments, offset: token.offset)
                 }
             }
+            if grammar == .query, acceptSymbol(".") {
+                guard case .identifier(let field, let quotedField) = current.kind, quotedField || !isReserved(field.uppercased()) else {
+                    throw error(current.kind == .symbol("*") ? "\(name).* belongs in the select list only"
+                                : "expected a field name after '\(name).', found \(describe(current))", at: current.offset)
+                }
+                index += 1
+                return .qualifiedField(qualifier: name, name: field, offset: token.offset)
+            }
             return .field(name, offset: token.offset)
+        case .symbol("(") where grammar == .query && tokens[index + 1].kind == .identifier("SELECT", quoted: false):
+            throw error("a subquery can follow IN or EXISTS only", at: tokens[index + 1].offset)
         case .symbol("("):
             index += 1
             try enterNesting(at: token.offset)
@@ -223,51 +250,72 @@ struct ExpressionParser {
         "<": .less, "<=": .lessOrEqual, ">": .greater, ">=": .greaterOrEqual,
     ]
     private static let reserved: Set<String> = ["AND", "OR", "NOT", "IN", "LIKE", "BETWEEN", "IS", "ESCAPE"]
+    /// Words a DA SQL query reserves beyond the expression language's.
+    static let queryKeywords: Set<String> = [
+        "SELECT", "DISTINCT", "FROM", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL", "ON", "AS", "WHERE", "GROUP", "BY", "HAVING",
+        "ORDER", "ASC", "DESC", "LIMIT", "OFFSET", "EXISTS", "UNION", "ALL",
+    ]
 
-    private var current: ExpressionToken { tokens[index] }
+    /// Whether an unquoted word is a keyword (not a name) in this grammar.
+    func isReserved(_ uppercased: String) -> Bool {
+        Self.reserved.contains(uppercased) || (grammar == .query && Self.queryKeywords.contains(uppercased))
+    }
 
-    private mutating func acceptKeyword(_ keyword: String) -> Int? {
-        guard case .identifier(let name, false) = current.kind, name.uppercased() == keyword else { return nil }
+    var current: ExpressionToken { tokens[index] }
+
+    func isKeyword(_ keyword: String) -> Bool {
+        guard case .identifier(let name, false) = current.kind else { return false }
+        return name.uppercased() == keyword
+    }
+
+    mutating func acceptKeyword(_ keyword: String) -> Int? {
+        guard isKeyword(keyword) else { return nil }
         index += 1
         return tokens[index - 1].offset
     }
 
-    private mutating func acceptSymbol(_ symbol: String) -> Bool {
+    mutating func acceptSymbol(_ symbol: String) -> Bool {
         guard current.kind == .symbol(symbol) else { return false }
         index += 1
         return true
     }
 
-    private mutating func expectSymbol(_ symbol: String, after what: String) throws {
+    mutating func expectSymbol(_ symbol: String, after what: String) throws {
         guard acceptSymbol(symbol) else {
             throw error("expected '\(symbol)' after \(what), found \(describe(current))", at: current.offset)
         }
     }
 
-    private func describe(_ token: ExpressionToken) -> String {
+    func describe(_ token: ExpressionToken) -> String {
         switch token.kind {
         case .number(let value): return "number \(value)"
         case .string(let value): return "string '\(value)'"
         case .identifier(let name, _): return "'\(name)'"
         case .parameter(let name): return "parameter :\(name)"
         case .symbol(let symbol): return "'\(symbol)'"
-        case .end: return "the end of the expression"
+        case .end: return grammar == .query ? "the end of the query" : "the end of the expression"
         }
     }
 
-    private func error(_ message: String, at offset: Int) -> RelataError {
-        Self.syntaxError(message, at: offset, in: text)
+    func error(_ message: String, at offset: Int) -> RelataError {
+        Self.syntaxError(message, at: offset, in: text, grammar: grammar)
     }
 
-    /// A syntax error whose location is `column N` (or `line L, column N` in multi-line text).
-    static func syntaxError(_ message: String, at offset: Int, in text: String) -> RelataError {
-        RelataError(.expressionSyntax, "\(message) in \"\(text)\"", location: location(of: offset, in: text))
+    /// A syntax error whose location is `column N` (or `line L, column N` in multi-line text);
+    /// a query's always names the line (`line 1, column 8`). A query is not repeated in the message.
+    static func syntaxError(_ message: String, at offset: Int, in text: String, grammar: ExpressionGrammar = .expression) -> RelataError {
+        switch grammar {
+        case .expression:
+            return RelataError(.expressionSyntax, "\(message) in \"\(text)\"", location: location(of: offset, in: text))
+        case .query:
+            return RelataError(.querySyntax, message, location: location(of: offset, in: text, alwaysNamingTheLine: true))
+        }
     }
 
-    static func location(of offset: Int, in text: String) -> String {
+    static func location(of offset: Int, in text: String, alwaysNamingTheLine: Bool = false) -> String {
         let before = text.prefix(offset)
         let line = before.filter { $0 == "\n" }.count + 1
         let column = offset - (before.lastIndex(of: "\n").map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
-        return line == 1 ? "column \(column)" : "line \(line), column \(column)"
+        return line == 1 && !alwaysNamingTheLine ? "column \(column)" : "line \(line), column \(column)"
     }
 }
