@@ -61,14 +61,21 @@ extension ExpressionParser {
         if acceptKeyword("ORDER") != nil {
             try expectKeyword("BY", after: "ORDER")
             repeat {
+                let position = current.offset
                 let expression = try parseClause()
                 let descending = acceptKeyword("DESC") != nil
                 if !descending { _ = acceptKeyword("ASC") }
-                statement.orderBy.append(OrderItem(expression: expression, descending: descending))
+                statement.orderBy.append(OrderItem(expression: expression, descending: descending, position: position))
             } while acceptSymbol(",")
         }
-        if acceptKeyword("LIMIT") != nil { statement.limit = try parseClause() }
-        if acceptKeyword("OFFSET") != nil { statement.offset = try parseClause() }
+        if acceptKeyword("LIMIT") != nil {
+            statement.limitPosition = current.offset
+            statement.limit = try parseClause()
+        }
+        if acceptKeyword("OFFSET") != nil {
+            statement.offsetPosition = current.offset
+            statement.offset = try parseClause()
+        }
         return statement
     }
 

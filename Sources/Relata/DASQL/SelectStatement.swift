@@ -11,6 +11,8 @@ package struct SelectStatement: Sendable, Hashable {
     package var orderBy: [OrderItem] = []
     package var limit: ExpressionNode?
     package var offset: ExpressionNode?
+    /// Where `LIMIT`'s and `OFFSET`'s values stand in the text (literals carry no position).
+    package var limitPosition = 0, offsetPosition = 0
 }
 
 /// One entry of the select list.
@@ -45,6 +47,8 @@ package struct Join: Sendable, Hashable {
 package struct OrderItem: Sendable, Hashable {
     package var expression: ExpressionNode
     package var descending: Bool
+    /// Where the expression starts in the text.
+    package var position: Int
 }
 
 /// The aggregate functions of DA SQL.

@@ -112,3 +112,25 @@ package enum BinaryOperator: String, Sendable, Hashable {
         }
     }
 }
+
+extension ExpressionNode {
+    /// The node with each direct child replaced by `transform(child)` (subqueries are left as they are).
+    package func mappingChildren(_ transform: (ExpressionNode) throws -> ExpressionNode) rethrows -> ExpressionNode {
+        switch self {
+        case .literal, .field, .parameter, .qualifiedField, .exists: return self
+        case .negate(let node, let offset): return .negate(try transform(node), offset: offset)
+        case .not(let node): return .not(try transform(node))
+        case .binary(let op, let left, let right, let offset): return .binary(op, try transform(left), try transform(right), offset: offset)
+        case .isNull(let node, let negated): return .isNull(try transform(node), negated: negated)
+        case .inList(let node, let list, let negated): return .inList(try transform(node), try list.map(transform), negated: negated)
+        case .like(let node, let pattern, let escape, let negated, let offset):
+            return .like(try transform(node), pattern: try transform(pattern), escape: escape, negated: negated, offset: offset)
+        case .between(let node, let low, let high, let negated):
+            return .between(try transform(node), low: try transform(low), high: try transform(high), negated: negated)
+        case .function(let name, let arguments, let offset): return .function(name, try arguments.map(transform), offset: offset)
+        case .aggregate(let function, let argument, let distinct, let offset):
+            return .aggregate(function, try argument.map(transform), distinct: distinct, offset: offset)
+        case .inQuery(let node, let query, let negated, let offset): return .inQuery(try transform(node), query, negated: negated, offset: offset)
+        }
+    }
+}

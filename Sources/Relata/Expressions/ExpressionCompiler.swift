@@ -212,7 +212,7 @@ struct ExpressionCompiler {
                 throw syntaxError("unknown function \(name) (known: \(known))", at: offset)
             }
             guard function.arity.contains(arguments.count) else {
-                throw syntaxError("\(name) takes \(function.arity.lowerBound == function.arity.upperBound ? "\(function.arity.lowerBound)" : "\(function.arity.lowerBound) to \(function.arity.upperBound == Int.max ? "any number of" : "\(function.arity.upperBound)")") arguments, got \(arguments.count)", at: offset)
+                throw syntaxError("\(name) takes \(function.arityDescription) arguments, got \(arguments.count)", at: offset)
             }
             let arguments = try arguments.map { try value($0) }
             return { slot in

@@ -16,6 +16,12 @@ enum ExpressionFunction: String, CaseIterable {
         }
     }
 
+    /// The allowed numbers of arguments in words: `1`, `2 to 3`, `any number of`.
+    var arityDescription: String {
+        if arity.lowerBound == arity.upperBound { return "\(arity.lowerBound)" }
+        return arity.upperBound == Int.max ? "any number of" : "\(arity.lowerBound) to \(arity.upperBound)"
+    }
+
     /// Applies the function. NULL arguments give NULL (COALESCE excepted).
     func apply(_ arguments: [Value]) throws(Value.CompareFailure) -> Value {
         if self == .coalesce { return arguments.first { !$0.isNull } ?? .null }

@@ -1,12 +1,14 @@
-/// Telling a misspelt name from the name meant: keys in files, event handlers in scripts.
-enum Spelling {
+/// Telling a misspelt name from the name meant: keys in files, event handlers in scripts,
+/// tables and fields in queries.
+package enum Spelling {
     /// The name nearest to a misspelt one (case-insensitively), when at most a third of its letters are off.
     ///
     /// ```swift
     /// Spelling.closest(to: "scirpt", among: ["script", "data"])   // "script"
     /// ```
-    static func closest(to name: String, among known: [String]) -> String? {
+    package static func closest(to name: String, among known: [String]) -> String? {
         let folded = name.lowercased()
+        guard folded.count <= 200 else { return nil }   // no misspelling is that long; the work grows with the square
         var best: (name: String, distance: Int)?
         for candidate in known.sorted() {
             let apart = distance(folded, candidate.lowercased())
@@ -17,7 +19,7 @@ enum Spelling {
     }
 
     /// Edits between two names: insertions, deletions, substitutions, and a swap of two neighbours counted as one.
-    static func distance(_ first: String, _ second: String) -> Int {
+    package static func distance(_ first: String, _ second: String) -> Int {
         let a = Array(first), b = Array(second)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
