@@ -1,18 +1,42 @@
 import Foundation
 
-/// Turns an expression into closures over a table's slots.
+/// What an expression's names mean to the compiler: a table's fields (``TableNames``), or
+/// the tables of a DA SQL query. The operators, functions and NULL logic are the compiler's,
+/// the same whatever the names read.
+protocol ExpressionNames {
+    /// The table errors name, if any.
+    var tableName: String? { get }
+    /// A closure reading a name per row: a field, and in a query a qualified field, an
+    /// aggregate's result or a subquery's.
+    func evaluator(for node: ExpressionNode, compiler: ExpressionCompiler) throws -> ExpressionCompiler.Evaluate
+    /// A comparison of a name with a constant faster than the general one, when there is one.
+    func fastComparison(_ op: BinaryOperator, _ node: ExpressionNode, _ constant: Value,
+                        fallback: @escaping ExpressionCompiler.Condition) -> ExpressionCompiler.Condition?
+}
+
+/// Turns an expression into closures over rows numbered by an `Int` (a table's slots, or
+/// the rows of a query).
 ///
-/// Compiled right before each evaluation, so the closures can capture the
-/// table's column buffers as they are now: a comparison of a stored field with
-/// a constant reads the typed column directly for unchanged rows (the fast
-/// path), and goes through the row's values only for rows with changes.
+/// Compiled right before each evaluation, so the closures can capture the data as it is now
+/// (for a table, its column buffers: see ``TableNames``).
 struct ExpressionCompiler {
     typealias Evaluate = (Int) throws -> Value
     typealias Condition = (Int) throws -> Truth
 
-    let table: DataTable
+    let names: any ExpressionNames
     let parameters: [String: Value]
     let text: String
+
+    init(names: any ExpressionNames, parameters: [String: Value], text: String) {
+        self.names = names
+        self.parameters = parameters
+        self.text = text
+    }
+
+    /// A compiler for a where expression over a table.
+    init(table: DataTable, parameters: [String: Value], text: String) {
+        self.init(names: TableNames(table: table, text: text), parameters: parameters, text: text)
+    }
 
     // MARK: Conditions
 
@@ -67,65 +91,13 @@ struct ExpressionCompiler {
                 throw EvaluationFailure(message: failure.message, offset: offset)
             }
         }
-        if case .field(let name, _) = left, let field = table.fieldIndex(named: name), let constant = try constant(right),
-           let fast = fastComparison(op, field: field, constant: constant, fallback: generic) {
+        if let constant = try constant(right), let fast = names.fastComparison(op, left, constant, fallback: generic) {
             return fast
         }
-        if case .field(let name, _) = right, let field = table.fieldIndex(named: name), let constant = try constant(left),
-           let fast = fastComparison(op.flipped, field: field, constant: constant, fallback: generic) {
+        if let constant = try constant(left), let fast = names.fastComparison(op.flipped, right, constant, fallback: generic) {
             return fast
         }
         return generic
-    }
-
-    /// `field op constant` on the typed column, for rows without changes.
-    private func fastComparison(_ op: BinaryOperator, field: Int, constant: Value, fallback: @escaping Condition) -> Condition? {
-        if constant.isNull { return { _ in .unknown } }
-        switch table.columns[field] {
-        case .integer(let column):
-            guard case .integer(let key) = constant else { return nil }
-            return typedComparison(op, column, key, fallback)
-        case .double(let column):
-            guard let key = constant.doubleValue else { return nil }
-            return typedComparison(op, column, key, fallback)
-        case .string(let column):
-            guard let key = constant.stringValue else { return nil }
-            return typedComparison(op, column, key, fallback)
-        case .date(let column):
-            guard let key = constant.dateValue ?? constant.stringValue.flatMap(ISO8601.date(from:)) else { return nil }
-            return typedComparison(op, column, key, fallback)
-        case .boolean(let column):
-            guard let key = constant.booleanValue, op == .equal || op == .notEqual else { return nil }
-            let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
-            let wanted = op == .equal ? key : !key
-            return { slot in
-                if dirty[slot] != 0 { return try fallback(slot) }
-                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
-                return Truth(elements[slot] == wanted)
-            }
-        default:
-            return nil
-        }
-    }
-
-    private func typedComparison<E: Comparable>(_ op: BinaryOperator, _ column: TypedColumn<E>, _ key: E,
-                                                _ fallback: @escaping Condition) -> Condition {
-        let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
-        func make(_ test: @escaping (E) -> Bool) -> Condition {
-            { slot in
-                if dirty[slot] != 0 { return try fallback(slot) }
-                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
-                return test(elements[slot]) ? .yes : .no
-            }
-        }
-        switch op {
-        case .equal: return make { $0 == key }
-        case .notEqual: return make { $0 != key }
-        case .less: return make { $0 < key }
-        case .lessOrEqual: return make { $0 <= key }
-        case .greater: return make { $0 > key }
-        default: return make { $0 >= key }
-        }
     }
 
     private func inList(_ operand: ExpressionNode, _ list: [ExpressionNode], negated: Bool) throws -> Condition {
@@ -177,21 +149,8 @@ struct ExpressionCompiler {
     func value(_ node: ExpressionNode) throws -> Evaluate {
         if let constant = try constant(node) { return { _ in constant } }
         switch node {
-        case .field(let name, let offset):
-            if let field = table.fieldIndex(named: name) {
-                let table = self.table
-                return { slot in table.postedValue(slot: slot, field: field) }
-            }
-            guard table.isVirtualField(named: name) else {
-                let error = table.unknownField(name)
-                throw RelataError(.unknownField, "\(error.message) in \"\(text)\"", table: table.name, field: name,
-                                  location: ExpressionParser.location(of: offset, in: text))
-            }
-            let table = self.table
-            if let prefetched = try prefetch(name) {
-                return { slot in prefetched[slot] }
-            }
-            return { slot in try table.virtualValue(named: name, slot: slot) }
+        case .field, .qualifiedField, .aggregate, .inQuery, .exists:
+            return try names.evaluator(for: node, compiler: self)
         case .negate(let operand, let offset):
             let operand = try value(operand)
             return { slot in
@@ -220,28 +179,14 @@ struct ExpressionCompiler {
                     throw EvaluationFailure(message: failure.message, offset: offset)
                 }
             }
-        case .qualifiedField(_, _, let offset), .aggregate(_, _, _, let offset), .inQuery(_, _, _, let offset), .exists(_, let offset):
-            throw syntaxError("qualified names, aggregates and subqueries belong in a DA SQL query, not a where expression", at: offset)
         default:
             let condition = try condition(node)
             return { slot in try condition(slot).value }
         }
     }
 
-    /// A calculated field that can compute many rows at once is computed for every
-    /// visible row before the filter runs, instead of once per row as it goes.
-    private func prefetch(_ name: String) throws -> [Value]? {
-        guard table.calculatedFields.contains(where: { $0.computeMany != nil && $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
-            return nil
-        }
-        let slots = table.visibleSlots
-        var bySlot = [Value](repeating: .null, count: table.slotCount)
-        for (slot, value) in zip(slots, try table.values(ofField: name, slots: slots)) { bySlot[slot] = value }
-        return bySlot
-    }
-
     /// The value of a node that does not depend on the row (literals, parameters, negated constants).
-    private func constant(_ node: ExpressionNode) throws -> Value? {
+    func constant(_ node: ExpressionNode) throws -> Value? {
         switch node {
         case .literal(let value): return value
         case .parameter(let name, let offset):
@@ -249,16 +194,16 @@ struct ExpressionCompiler {
                 let given = parameters.keys.sorted().map { ":" + $0 }.joined(separator: ", ")
                 throw RelataError(.expressionEvaluation,
                                   "no value was given for parameter :\(name) (given: \(given.isEmpty ? "none" : given)) in \"\(text)\"",
-                                  table: table.name, location: ExpressionParser.location(of: offset, in: text))
+                                  table: names.tableName, location: ExpressionParser.location(of: offset, in: text))
             }
             return value
         default: return nil
         }
     }
 
-    private func syntaxError(_ message: String, at offset: Int) -> RelataError {
+    func syntaxError(_ message: String, at offset: Int) -> RelataError {
         var error = ExpressionParser.syntaxError(message, at: offset, in: text)
-        error.table = table.name
+        error.table = names.tableName
         return error
     }
 
