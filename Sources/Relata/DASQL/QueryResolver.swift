@@ -121,8 +121,7 @@ struct QueryResolver {
         result.limit = try statement.limit.map { try count($0, clause: .limit, at: statement.limitPosition) }
         result.offset = try statement.offset.map { try count($0, clause: .offset, at: statement.offsetPosition) }
 
-        let isAggregate = !result.groupBy.isEmpty || result.having != nil
-            || (outputs.map(\.node) + result.orderBy.map(\.expression)).contains(where: \.containsAggregate)
+        let isAggregate = result.isAggregate
         if isAggregate {
             for node in outputs.map(\.node) + [result.having].compactMap({ $0 }) + result.orderBy.map(\.expression) {
                 try checkGrouped(node, by: result.groupBy, level: scope)
@@ -318,12 +317,6 @@ extension ExpressionNode {
         case .exists(let query, _): return .exists(query, offset: 0)
         case .literal, .not, .isNull, .inList, .between: return node
         }
-    }
-
-    /// Whether an aggregate stands in the expression (not counting subqueries).
-    var containsAggregate: Bool {
-        if case .aggregate = self { return true }
-        return children.contains(where: \.containsAggregate)
     }
 }
 

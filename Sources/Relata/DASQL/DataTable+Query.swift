@@ -1,0 +1,31 @@
+extension DataTable {
+    /// A table holding the answer of a DA SQL query over in-memory tables — their current
+    /// rows, pending changes included — computed as the data server computes it.
+    ///
+    /// ```swift
+    /// let totals = try DataTable(query: DASQLQuery("""
+    ///     SELECT c.ClientName, COUNT(*) AS Orders
+    ///     FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId
+    ///     GROUP BY c.ClientName ORDER BY Orders DESC
+    ///     """), over: [clients, orders])
+    /// totals.rows.first?["Orders"]   // the most orders of any client
+    /// ```
+    ///
+    /// The query reads the tables' stored fields (not calculated or lookup fields, which a
+    /// database does not hold). The answer's fields are the query's columns, named as
+    /// ``DASQLQuery`` describes; the table is named `Query` and has no primary key.
+    ///
+    /// - Throws: ``RelataError``: what the query's checks refuse (unknown tables and fields, …)
+    ///   and what evaluating it fails on, with the line and column.
+    public convenience init(query: DASQLQuery, parameters: [String: Value] = [:], over tables: [DataTable]) throws {
+        let catalog = QueryCatalog(tables.map { QueryCatalog.Table(name: $0.name, fields: $0.fields) })
+        let resolved = try query.resolved(in: catalog, parameters: parameters)
+        let engine = QueryEngine(tables: Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first }),
+                                 parameters: parameters, text: query.text)
+        let answer = try engine.answer(resolved.statement, outer: nil)
+        try self.init(name: "Query", fields: resolved.columns.map { column in
+            FieldDefinition(column.name, column.type == .autoInc ? .integer : column.type == .largeAutoInc ? .largeInt : column.type)
+        })
+        try loadRows(answer)
+    }
+}

@@ -1,0 +1,236 @@
+/// Runs resolved DA SQL over in-memory tables, pending changes included: joins on equal
+/// keys through a hash table (other conditions row by row), then `WHERE`, groups and
+/// aggregates, `HAVING`, `DISTINCT`, `ORDER BY` (NULLs first, as Relata sorts), `OFFSET`
+/// and `LIMIT`. Every expression is evaluated by the expression compiler, as filters are.
+struct QueryEngine {
+    /// The tables by lowercased name.
+    let tables: [String: DataTable]
+    let parameters: [String: Value]
+    let text: String
+
+    /// The answer's rows, each a value per column.
+    func answer(_ statement: SelectStatement, outer: OuterRow?) throws -> [[Value]] {
+        do {
+            return try run(statement, outer: outer)
+        } catch let failure as EvaluationFailure {
+            throw RelataError(.expressionEvaluation, failure.message,
+                              location: ExpressionParser.location(of: failure.offset, in: text, alwaysNamingTheLine: true))
+        }
+    }
+
+    private func run(_ statement: SelectStatement, outer: OuterRow?) throws -> [[Value]] {
+        var rows = try joined(statement, outer: outer)
+        if let filter = statement.filter {
+            rows = rows.keeping(try matching(filter, in: names(rows, outer)))
+        }
+        let outputs = statement.columns.compactMap { column -> ExpressionNode? in
+            if case .expression(let node, _, _) = column { return node }
+            return nil
+        }
+        // The values the answer needs, per output row: its columns, then its ORDER BY keys.
+        var names = names(rows, outer)
+        var count = rows.count
+        if statement.isAggregate {
+            names.groups = try groups(statement, rows: rows, names: names)
+            count = names.groups?.firstRows.count ?? 0
+        }
+        var kept = Array(0..<count)
+        if let having = statement.having {
+            let condition = try compiler(names).condition(having)
+            kept = try kept.filter { try condition($0) == .yes }
+        }
+        let columns = try outputs.map { try compiler(names).value($0) }
+        let keys = try statement.orderBy.map { try compiler(names).value($0.expression) }
+        var answer = try kept.map { row in (values: try columns.map { try $0(row) }, keys: try keys.map { try $0(row) }) }
+        if statement.distinct {
+            var seen = Set<[Value]>()
+            answer = answer.filter { seen.insert($0.values.map(QueryKey.of)).inserted }
+        }
+        if !statement.orderBy.isEmpty {
+            let descending = statement.orderBy.map(\.descending)
+            answer = answer.enumerated().sorted { a, b in
+                for (index, isDescending) in descending.enumerated() {
+                    let order = DataTable.order(a.element.keys[index], b.element.keys[index], .standard)
+                    if order != .orderedSame { return (order == .orderedAscending) != isDescending }
+                }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        var values = answer.map(\.values)
+        if case .literal(.integer(let skip)) = statement.offset { values = Array(values.dropFirst(Int(clamping: skip))) }
+        if case .literal(.integer(let limit)) = statement.limit { values = Array(values.prefix(Int(clamping: limit))) }
+        return values
+    }
+
+    // MARK: Joins
+
+    /// The rows of `FROM` and the joins.
+    private func joined(_ statement: SelectStatement, outer: OuterRow?) throws -> QueryRows {
+        let first = try table(statement.from.name)
+        var rows = QueryRows(tables: [first], names: [statement.from.scopeName], slots: [first.visibleSlots])
+        for join in statement.joins {
+            let table = try table(join.table.name)
+            rows = try self.join(rows, table, named: join.table.scopeName, on: join.condition, kind: join.kind, outer: outer)
+        }
+        return rows
+    }
+
+    private func join(_ left: QueryRows, _ table: DataTable, named name: String, on condition: ExpressionNode,
+                      kind: Join.Kind, outer: OuterRow?) throws -> QueryRows {
+        let right = table.visibleSlots
+        // Candidate pairs: by the hash of an equality between the new table and the others when
+        // there is one, every pair otherwise; the whole condition then decides each pair.
+        var leftRows: [Int] = [], rightSlots: [Int] = []
+        if let (leftKey, rightKey) = equalityKeys(condition, newTable: name) {
+            let single = QueryRows(tables: [table], names: [name], slots: [right])
+            let readRight = try compiler(self.names(single, outer)).value(rightKey)
+            var bucket: [Value: [Int]] = [:]
+            for index in right.indices {
+                let key = try readRight(index)
+                if !key.isNull { bucket[QueryKey.of(key), default: []].append(right[index]) }
+            }
+            let readLeft = try compiler(self.names(left, outer)).value(leftKey)
+            for row in 0..<left.count {
+                let key = try readLeft(row)
+                guard !key.isNull, let matches = bucket[QueryKey.of(key)] else { continue }
+                for slot in matches {
+                    leftRows.append(row)
+                    rightSlots.append(slot)
+                }
+            }
+        } else {
+            for row in 0..<left.count {
+                for slot in right {
+                    leftRows.append(row)
+                    rightSlots.append(slot)
+                }
+            }
+        }
+        let candidates = QueryRows(tables: left.tables + [table], names: left.names + [name],
+                                   slots: left.keeping(leftRows).slots + [rightSlots])
+        let test = try compiler(names(candidates, outer)).condition(condition)
+        var kept: [Int] = []
+        var matched = [Bool](repeating: false, count: left.count)
+        for index in 0..<candidates.count where try test(index) == .yes {
+            kept.append(index)
+            matched[leftRows[index]] = true
+        }
+        var joinedLeft = kept.map { leftRows[$0] }, joinedRight = kept.map { rightSlots[$0] }
+        if kind == .left {
+            // Rows of the left side with no partner, once each, in their order, with NULLs.
+            for row in 0..<left.count where !matched[row] {
+                joinedLeft.append(row)
+                joinedRight.append(-1)
+            }
+            let order = joinedLeft.indices.sorted { (joinedLeft[$0], $0) < (joinedLeft[$1], $1) }
+            joinedLeft = order.map { joinedLeft[$0] }
+            joinedRight = order.map { joinedRight[$0] }
+        }
+        return QueryRows(tables: left.tables + [table], names: left.names + [name], slots: left.keeping(joinedLeft).slots + [joinedRight])
+    }
+
+    /// `a = b` (alone or in an AND) with one side reading only the new table and the other
+    /// only the tables before it: the keys of a hash join, left side first.
+    private func equalityKeys(_ condition: ExpressionNode, newTable: String) -> (ExpressionNode, ExpressionNode)? {
+        switch condition {
+        case .binary(.and, let left, let right, _):
+            return equalityKeys(left, newTable: newTable) ?? equalityKeys(right, newTable: newTable)
+        case .binary(.equal, let left, let right, _):
+            let leftNames = left.qualifiers, rightNames = right.qualifiers
+            let new = newTable.lowercased()
+            guard !leftNames.isEmpty, !rightNames.isEmpty, !left.hasSubquery, !right.hasSubquery else { return nil }
+            if rightNames == [new], !leftNames.contains(new) { return (left, right) }
+            if leftNames == [new], !rightNames.contains(new) { return (right, left) }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Groups
+
+    private func groups(_ statement: SelectStatement, rows: QueryRows, names: QueryNames) throws -> QueryNames.Groups {
+        let keys = try statement.groupBy.map { try compiler(names).value($0) }
+        var members: [[Int]] = []
+        if keys.isEmpty {
+            members = [Array(0..<rows.count)]   // one group, even of no rows
+        } else {
+            var index: [[Value]: Int] = [:]
+            for row in 0..<rows.count {
+                let key = try keys.map { QueryKey.of(try $0(row)) }
+                if let group = index[key] {
+                    members[group].append(row)
+                } else {
+                    index[key] = members.count
+                    members.append([row])
+                }
+            }
+        }
+        var aggregates: [ExpressionNode: [Value]] = [:]
+        for case .aggregate(let function, let argument, let distinct, let offset) in statement.aggregates {
+            let node = ExpressionNode.aggregate(function, argument, distinct: distinct, offset: 0).withoutPositions
+            guard aggregates[node] == nil else { continue }
+            let read = try argument.map { try compiler(names).value($0) }
+            aggregates[node] = try members.map { group in
+                try Aggregate(function: function, distinct: distinct, offset: offset).value(of: group, reading: read)
+            }
+        }
+        return QueryNames.Groups(firstRows: members.map { $0.first ?? -1 }, aggregates: aggregates)
+    }
+
+    // MARK: Helpers
+
+    private func table(_ name: String) throws -> DataTable {
+        guard let table = tables[name.lowercased()] else { throw RelataError(.unknownTable, "no table '\(name)'", table: name) }
+        return table
+    }
+
+    private func names(_ rows: QueryRows, _ outer: OuterRow?) -> QueryNames {
+        QueryNames(rows: rows, engine: self, outer: outer)
+    }
+
+    private func compiler(_ names: QueryNames) -> ExpressionCompiler {
+        ExpressionCompiler(names: names, parameters: parameters, text: text)
+    }
+
+    private func matching(_ condition: ExpressionNode, in names: QueryNames) throws -> [Int] {
+        let test = try compiler(names).condition(condition)
+        return try (0..<names.rows.count).filter { try test($0) == .yes }
+    }
+}
+
+extension SelectStatement {
+    /// Whether the answer has one row per group: `GROUP BY`, `HAVING`, or an aggregate in the
+    /// select list or `ORDER BY`.
+    var isAggregate: Bool {
+        !groupBy.isEmpty || having != nil || !aggregates.isEmpty
+    }
+
+    /// The aggregates of the select list, `HAVING` and `ORDER BY` (not of subqueries).
+    var aggregates: [ExpressionNode] {
+        var found: [ExpressionNode] = []
+        var pending = columns.compactMap { column -> ExpressionNode? in
+            if case .expression(let node, _, _) = column { return node }
+            return nil
+        } + [having].compactMap { $0 } + orderBy.map(\.expression)
+        while let node = pending.popLast() {
+            if case .aggregate = node { found.append(node) } else { pending += node.children }
+        }
+        return found
+    }
+}
+
+extension ExpressionNode {
+    /// The table names its qualified fields use, lowercased (not looking into subqueries).
+    var qualifiers: Set<String> {
+        if case .qualifiedField(let qualifier, _, _) = self { return [qualifier.lowercased()] }
+        return children.reduce(into: []) { $0.formUnion($1.qualifiers) }
+    }
+
+    var hasSubquery: Bool {
+        switch self {
+        case .inQuery, .exists: return true
+        default: return children.contains(where: \.hasSubquery)
+        }
+    }
+}
