@@ -40,14 +40,21 @@ final class SQLiteTable {
 
     /// Runs a query and collects the first column (the row ids), as an app would.
     func ids(_ sql: String) -> [Int64] {
+        var result: [Int64] = []
+        withStatement(sql) { statement in
+            while sqlite3_step(statement) == SQLITE_ROW { result.append(sqlite3_column_int64(statement, 0)) }
+        }
+        return result
+    }
+
+    /// A prepared statement for the length of `body`.
+    func withStatement(_ sql: String, _ body: (OpaquePointer?) -> Void) {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else {
             fatalError("SQLite: \(String(cString: sqlite3_errmsg(db))) in \(sql)")
         }
         defer { sqlite3_finalize(statement) }
-        var result: [Int64] = []
-        while sqlite3_step(statement) == SQLITE_ROW { result.append(sqlite3_column_int64(statement, 0)) }
-        return result
+        body(statement)
     }
 
     static var memoryUsed: Int { Int(sqlite3_memory_used()) }

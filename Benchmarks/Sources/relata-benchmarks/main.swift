@@ -90,6 +90,7 @@ switch suite {
 case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
 case "error-cost": try runErrorCost()
+case "dasql": try runDASQLBenchmarks(count: rowCount)
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
 case "server":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
@@ -102,7 +103,7 @@ case "postgres":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "instances"] : parts, postgresURL: url)
 default:
-    print("usage: relata-benchmarks [core|rules|briefcase|error-cost] [rows]")
+    print("usage: relata-benchmarks [core|rules|briefcase|dasql|error-cost] [rows]")
     print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
     print("       RELATA_POSTGRES_URL=postgres://… relata-benchmarks postgres [rows] [fetch] [apply] [instances] [client] [requests]")
     exit(2)

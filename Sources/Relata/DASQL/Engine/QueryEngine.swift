@@ -81,7 +81,8 @@ struct QueryEngine {
         // Candidate pairs: by the hash of an equality between the new table and the others when
         // there is one, every pair otherwise; the whole condition then decides each pair.
         var leftRows: [Int] = [], rightSlots: [Int] = []
-        if let (leftKey, rightKey) = equalityKeys(condition, newTable: name) {
+        let keys = equalityKeys(condition, newTable: name)
+        if let (leftKey, rightKey) = keys {
             let single = QueryRows(tables: [table], names: [name], slots: [right])
             let readRight = try compiler(self.names(single, outer)).value(rightKey)
             var bucket: [Value: [Int]] = [:]
@@ -106,16 +107,24 @@ struct QueryEngine {
                 }
             }
         }
-        let candidates = QueryRows(tables: left.tables + [table], names: left.names + [name],
-                                   slots: left.keeping(leftRows).slots + [rightSlots])
-        let test = try compiler(names(candidates, outer)).condition(condition)
-        var kept: [Int] = []
+        var joinedLeft = leftRows, joinedRight = rightSlots
         var matched = [Bool](repeating: false, count: left.count)
-        for index in 0..<candidates.count where try test(index) == .yes {
-            kept.append(index)
-            matched[leftRows[index]] = true
+        if let keys, case .binary(.equal, _, _, _) = condition, condition.sameExpression(as: .binary(.equal, keys.0, keys.1, offset: 0))
+            || condition.sameExpression(as: .binary(.equal, keys.1, keys.0, offset: 0)) {
+            // The hash matched on the whole condition: every candidate is a match.
+            for row in leftRows { matched[row] = true }
+        } else {
+            let candidates = QueryRows(tables: left.tables + [table], names: left.names + [name],
+                                       slots: left.keeping(leftRows).slots + [rightSlots])
+            let test = try compiler(names(candidates, outer)).condition(condition)
+            var kept: [Int] = []
+            for index in 0..<candidates.count where try test(index) == .yes {
+                kept.append(index)
+                matched[leftRows[index]] = true
+            }
+            joinedLeft = kept.map { leftRows[$0] }
+            joinedRight = kept.map { rightSlots[$0] }
         }
-        var joinedLeft = kept.map { leftRows[$0] }, joinedRight = kept.map { rightSlots[$0] }
         if kind == .left {
             // Rows of the left side with no partner, once each, in their order, with NULLs.
             for row in 0..<left.count where !matched[row] {

@@ -57,9 +57,31 @@ struct QueryNames: ExpressionNames {
         }
     }
 
+    /// A field of one of this query's tables compared with a constant, row by row: the table's
+    /// own fast path on its typed column, reached through the row's slot.
     func fastComparison(_ op: BinaryOperator, _ node: ExpressionNode, _ constant: Value,
                         fallback: @escaping ExpressionCompiler.Condition) -> ExpressionCompiler.Condition? {
-        nil
+        guard groups == nil, case .qualifiedField(let qualifier, let name, let offset) = node,
+              let source = rows.source(named: qualifier) else { return nil }
+        let table = rows.tables[source]
+        guard let field = table.fieldIndex(named: name) else { return nil }
+        // The table's fast path falls back, for a changed row, to the general comparison of that slot.
+        let bySlot: ExpressionCompiler.Condition = { slot in
+            do throws(Value.CompareFailure) {
+                guard let order = try Value.compare(table.postedValue(slot: slot, field: field), constant) else { return .unknown }
+                return Truth(op.holds(for: order))
+            } catch {
+                throw EvaluationFailure(message: error.message, offset: offset)
+            }
+        }
+        guard let fast = TableNames(table: table, text: engine.text).fastComparison(op, .field(name, offset: offset), constant, fallback: bySlot) else {
+            return nil
+        }
+        let slots = rows.slots[source]
+        return { row in
+            let slot = slots[row]
+            return slot < 0 ? .unknown : try fast(slot)
+        }
     }
 
     /// A subquery's answer, summarised: computed once when the subquery reads only its own
