@@ -112,14 +112,7 @@ import Testing
         try row.setValue("Typed before the crash", forKey: "ClientName")
 
         // The first instance dies in the apply's beforeCommit, its transaction open in PostgreSQL.
-        let killed = first.kill(whenLogged: ServerKilledTests.killLine)
-        do {
-            try await adapter.applyChanges(for: clients)
-            Issue.record("the apply succeeded on a killed instance")
-        } catch let error as RemoteError {
-            #expect(error.isRetryable, "\(error)")
-        }
-        #expect(killed.isSet, "the instance was killed in beforeCommit")
+        try await ServerKilledTests.apply(clients, through: adapter, killing: first)
         #expect(row.rowState == .modified && !row.isLocked && row["ClientName"] == "Typed before the crash")
 
         // The other instance shows the transaction rolled back; the client moves there, its

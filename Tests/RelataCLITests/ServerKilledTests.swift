@@ -25,6 +25,20 @@ import Testing
         return copy.appendingPathComponent("PCTrade.schema.json").path
     }
 
+    /// Applies while the server is killed in `beforeCommit`: the apply fails as transient.
+    static func apply(_ table: DataTable, through adapter: RemoteDataAdapter, killing server: ServeCommandTests.Server,
+                      sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let killed = server.kill(whenLogged: killLine)
+        do {
+            try await adapter.applyChanges(for: table)
+            Issue.record("the apply succeeded on a killed server", sourceLocation: sourceLocation)
+        } catch let error as RemoteError {
+            #expect(error.kind == .transient, "\(error)", sourceLocation: sourceLocation)
+            #expect(error.isRetryable, sourceLocation: sourceLocation)
+        }
+        #expect(killed.isSet, "the server was killed in beforeCommit", sourceLocation: sourceLocation)
+    }
+
     @Test func aServerKilledMidApplyLeavesEveryChangePendingAndARetrySucceeds() async throws {
         let folder = try TemporaryFolder()
         let schema = try Self.slowCommitSchema(in: folder)
@@ -39,16 +53,7 @@ import Testing
         let before = row["ClientName"]
         try row.setValue("Typed before the crash", forKey: "ClientName")
 
-        // Kill the server while it runs the apply's beforeCommit.
-        let killed = server.kill(whenLogged: Self.killLine)
-        do {
-            try await adapter.applyChanges(for: clients)
-            Issue.record("the apply succeeded on a killed server")
-        } catch let error as RemoteError {
-            #expect(error.kind == .transient, "\(error)")
-            #expect(error.isRetryable)
-        }
-        #expect(killed.isSet, "the server was killed in beforeCommit")
+        try await Self.apply(clients, through: adapter, killing: server)
         #expect(row.rowState == .modified && !row.isLocked && row.failureMessage == nil)
         #expect(row["ClientName"] == "Typed before the crash")
         #expect(row.originalValue(forKey: "ClientName") == before)
