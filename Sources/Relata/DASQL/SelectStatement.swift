@@ -59,14 +59,19 @@ package enum AggregateFunction: String, Sendable, Hashable, CaseIterable {
 extension SelectStatement {
     /// Every expression of the statement (not of its subqueries), in the order written.
     package var expressions: [ExpressionNode] {
-        var result: [ExpressionNode] = columns.compactMap {
-            if case .expression(let node, _, _) = $0 { return node }
-            return nil
-        }
+        var result = columnExpressions
         result += joins.map(\.condition)
         result += [filter].compactMap { $0 } + groupBy + [having].compactMap { $0 } + orderBy.map(\.expression)
         result += [limit, offset].compactMap { $0 }
         return result
+    }
+
+    /// The select list's expressions (stars are expanded when the query is checked).
+    package var columnExpressions: [ExpressionNode] {
+        columns.compactMap {
+            if case .expression(let node, _, _) = $0 { return node }
+            return nil
+        }
     }
 
     /// The `:parameters` the statement and its subqueries use.

@@ -70,14 +70,21 @@ extension SQLDatabase {
     func inTransaction<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
         try write { connection in
             try connection.begin()
-            do {
-                let result = try work(connection)
-                try connection.commit()
-                return result
-            } catch {
-                try? connection.rollback()
-                throw error
-            }
+            return try connection.committing(work)
+        }
+    }
+}
+
+extension SQLConnection {
+    /// Runs `work` in the transaction just begun: commits when it returns, rolls back when it throws.
+    func committing<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        do {
+            let result = try work(self)
+            try commit()
+            return result
+        } catch {
+            try? rollback()
+            throw error
         }
     }
 }

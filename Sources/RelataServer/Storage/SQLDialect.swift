@@ -28,3 +28,10 @@ public protocol SQLDialect: Sendable {
     /// (`table`: quoted for SQL; `column`: the auto-increment column's stored name); nil when not needed.
     func afterSeeding(table: String, autoIncrementColumn column: String) -> String?
 }
+
+extension SQLDialect {
+    /// Standard SQL: double quotes, inner ones doubled (SQLite and PostgreSQL alike).
+    public func quote(_ identifier: String) -> String {
+        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+}

@@ -23,24 +23,20 @@ struct QueryEngine {
         if let filter = statement.filter {
             rows = rows.keeping(try matching(filter, in: names(rows, outer)))
         }
-        let outputs = statement.columns.compactMap { column -> ExpressionNode? in
-            if case .expression(let node, _, _) = column { return node }
-            return nil
-        }
         // The values the answer needs, per output row: its columns, then its ORDER BY keys.
-        var names = names(rows, outer)
+        var scope = names(rows, outer)
         var count = rows.count
         if statement.isAggregate {
-            names.groups = try groups(statement, rows: rows, names: names)
-            count = names.groups?.firstRows.count ?? 0
+            scope.groups = try groups(statement, rows: rows, names: scope)
+            count = scope.groups?.firstRows.count ?? 0
         }
         var kept = Array(0..<count)
         if let having = statement.having {
-            let condition = try compiler(names).condition(having)
+            let condition = try compiler(scope).condition(having)
             kept = try kept.filter { try condition($0) == .yes }
         }
-        let columns = try outputs.map { try compiler(names).value($0) }
-        let keys = try statement.orderBy.map { try compiler(names).value($0.expression) }
+        let columns = try statement.columnExpressions.map { try compiler(scope).value($0) }
+        let keys = try statement.orderBy.map { try compiler(scope).value($0.expression) }
         var answer = try kept.map { row in (values: try columns.map { try $0(row) }, keys: try keys.map { try $0(row) }) }
         if statement.distinct {
             var seen = Set<[Value]>()
@@ -218,10 +214,7 @@ extension SelectStatement {
     /// The aggregates of the select list, `HAVING` and `ORDER BY` (not of subqueries).
     var aggregates: [ExpressionNode] {
         var found: [ExpressionNode] = []
-        var pending = columns.compactMap { column -> ExpressionNode? in
-            if case .expression(let node, _, _) = column { return node }
-            return nil
-        } + [having].compactMap { $0 } + orderBy.map(\.expression)
+        var pending = columnExpressions + [having].compactMap { $0 } + orderBy.map(\.expression)
         while let node = pending.popLast() {
             if case .aggregate = node { found.append(node) } else { pending += node.children }
         }

@@ -38,14 +38,7 @@ public final class PostgresDatabase: SQLDatabase {
         try pool.withConnection { connection in
             let session = PostgresSQLConnection(connection, logger: pool.logger)
             try session.begin(readOnly: true)
-            do {
-                let result = try work(session)
-                try session.commit()
-                return result
-            } catch {
-                try? session.rollback()
-                throw error
-            }
+            return try session.committing(work)
         }
     }
 

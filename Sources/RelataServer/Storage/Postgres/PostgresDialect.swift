@@ -6,10 +6,6 @@ import Relata
 public struct PostgresDialect: SQLDialect {
     public init() {}
 
-    public func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
     public func placeholder(_ index: Int) -> String { "$\(index)" }
 
     public func columnType(of field: FieldDefinition) -> String {

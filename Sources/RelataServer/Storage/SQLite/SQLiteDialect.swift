@@ -5,10 +5,6 @@ import Relata
 public struct SQLiteDialect: SQLDialect {
     public init() {}
 
-    public func quote(_ identifier: String) -> String {
-        "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""
-    }
-
     public func placeholder(_ index: Int) -> String { "?" }
 
     public func columnType(of field: FieldDefinition) -> String {
