@@ -20,12 +20,33 @@ extension DataTable {
     public convenience init(query: DASQLQuery, parameters: [String: Value] = [:], over tables: [DataTable]) throws {
         let catalog = QueryCatalog(tables.map { QueryCatalog.Table(name: $0.name, fields: $0.fields) })
         let resolved = try query.resolved(in: catalog, parameters: parameters)
+        try self.init(name: "Query", fields: resolved.fields)
+        try loadRows(query.rows(of: resolved, over: tables, parameters: parameters))
+    }
+}
+
+extension DASQLQuery {
+    /// The rows of the answer over in-memory tables, a value per column of the column's type
+    /// (`4 / 2` in a float column is `2.0`): the engine every site runs (offline, in rules, and
+    /// on the server for what it does not compile to SQL).
+    package func rows(of resolved: ResolvedQuery, over tables: [DataTable], parameters: [String: Value]) throws -> [[Value]] {
         let engine = QueryEngine(tables: Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first }),
-                                 parameters: parameters, text: query.text)
-        let answer = try engine.answer(resolved.statement, outer: nil)
-        try self.init(name: "Query", fields: resolved.columns.map { column in
-            FieldDefinition(column.name, column.type == .autoInc ? .integer : column.type == .largeAutoInc ? .largeInt : column.type)
-        })
-        try loadRows(answer)
+                                 parameters: parameters, text: text)
+        let fields = resolved.fields
+        return try engine.answer(resolved.statement, outer: nil).map { row in
+            try zip(fields, row).map { field, value in try field.coerced(value) }
+        }
+    }
+}
+
+extension ResolvedQuery {
+    /// The answer's columns as fields: a computed column is read-only (it has no field to write
+    /// back to), and an auto-increment field's values are plain integers there.
+    package var fields: [FieldDefinition] {
+        zip(columns, statement.columnExpressions).map { column, node in
+            var field = FieldDefinition(column.name, column.type == .autoInc ? .integer : column.type == .largeAutoInc ? .largeInt : column.type)
+            if case .qualifiedField = node {} else { field.readOnly = true }
+            return field
+        }
     }
 }

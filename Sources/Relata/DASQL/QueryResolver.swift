@@ -297,7 +297,7 @@ struct QueryResolver {
 
 extension ExpressionNode {
     /// Whether two expressions are the same but for where they were written.
-    func sameExpression(as other: ExpressionNode) -> Bool {
+    package func sameExpression(as other: ExpressionNode) -> Bool {
         withoutPositions == other.withoutPositions
     }
 

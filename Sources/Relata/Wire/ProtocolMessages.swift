@@ -41,6 +41,26 @@ public enum ProtocolMessages {
         }
     }
 
+    /// `DataService/SQLGetData`: one DA SQL query; the answer is `GetData`'s, with one table
+    /// (named `name`, or `Query`).
+    public struct SQLGetDataRequest: Codable, Sendable {
+        public var sql: String
+        public var parameters: [String: Value]?
+        public var maxRecords: Int?
+        public var name: String?
+        public init(sql: String, parameters: [String: Value]? = nil, maxRecords: Int? = nil, name: String? = nil) {
+            self.sql = sql
+            self.parameters = parameters
+            self.maxRecords = maxRecords
+            self.name = name
+        }
+
+        /// The request as a ``DataRequest`` of `GetData`.
+        public var dataRequest: DataRequest {
+            DataRequest(table: name ?? "Query", sql: sql, parameters: parameters ?? [:], maxRecords: maxRecords)
+        }
+    }
+
     /// The answer to `GetData`: the tables, in the order asked; the schema when asked for.
     public struct GetDataAnswer: Codable, Sendable {
         public var tables: [TableData]

@@ -79,14 +79,18 @@ extension DataTable {
 }
 
 /// What a client asks of one table: which fields, which rows (a where expression with
-/// parameters), how many at most.
+/// parameters), how many at most — or the answer of a DA SQL query.
 ///
 /// ```swift
 /// DataRequest(table: "Orders", fields: ["OrderId", "Total"], where: "ClientId = :client", parameters: ["client": 7], maxRecords: 100)
+/// DataRequest(table: "Totals", sql: "SELECT ClientId, SUM(Total) AS Total FROM Orders GROUP BY ClientId")
 /// ```
 public struct DataRequest: Sendable, Hashable, Codable {
-    /// The table's name, as the schema publishes it.
+    /// The table's name, as the schema publishes it; with ``sql``, the name the answer is given.
     public var table: String
+    /// A DA SQL query (`Documentation/DASQL.md`) whose answer is the table; `fields` and
+    /// `where` are then left out, and `parameters` bind the query's `:parameters`.
+    public var sql: String?
     /// The fields to send; nil for all.
     public var fields: [String]?
     /// A where expression in Relata's expression language; nil for every row.
@@ -99,9 +103,16 @@ public struct DataRequest: Sendable, Hashable, Codable {
     public init(table: String, fields: [String]? = nil, where expression: String? = nil, parameters: [String: Value] = [:],
                 maxRecords: Int? = nil) {
         self.table = table
+        self.sql = nil
         self.fields = fields
         self.where = expression
         self.parameters = parameters
         self.maxRecords = maxRecords
+    }
+
+    /// A request for the answer of a DA SQL query, as a table called `table`.
+    public init(table: String = "Query", sql: String, parameters: [String: Value] = [:], maxRecords: Int? = nil) {
+        self.init(table: table, parameters: parameters, maxRecords: maxRecords)
+        self.sql = sql
     }
 }

@@ -13,7 +13,7 @@ extension RuleRuntime {
 
     /// Runs a data event — `beforeGetData(names, requests)` or `afterGetData(names, requests)` —
     /// in every script that handles it, the schema-wide one first. Each request is
-    /// `{ tableName, where, parameters, fields, maxRecords }` in the scripts. A `fail()` in
+    /// `{ tableName, sql, where, parameters, fields, maxRecords }` in the scripts. A `fail()` in
     /// `beforeGetData` refuses the read: the error is thrown.
     ///
     /// ```swift
@@ -26,6 +26,7 @@ extension RuleRuntime {
                 arguments.append(try context.makeArray(requests) { request in
                     let object = context.makeObject()
                     context.setProperty("tableName", of: object, to: context.string(request.table))
+                    context.setProperty("sql", of: object, to: request.sql.map { context.string($0) } ?? JSValueMakeNull(context.ref))
                     context.setProperty("where", of: object, to: request.where.map { context.string($0) } ?? JSValueMakeNull(context.ref))
                     context.setProperty("parameters", of: object, to: try context.object(from: request.parameters))
                     context.setProperty("fields", of: object, to: request.fields.map { names in context.makeArray(names) { context.string($0) } }

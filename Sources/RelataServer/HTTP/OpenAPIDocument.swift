@@ -33,8 +33,9 @@ enum OpenAPIDocument {
                                                                                   "schema": ["type": "string"]]])]
             paths["/v1/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
                                                                       body: ref("CommandRequest"), answer: ref("CommandAnswer"))]
-            paths["/v1/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "DA SQL: not supported by this server yet (501)",
-                                                                  body: ref("Empty"), answer: nil, statuses: ["401", "404", "413", "501"])]
+            paths["/v1/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "Read the answer of a DA SQL query (Documentation/DASQL.md) as a table",
+                                                                  body: ref("SQLGetDataRequest"), answer: ref("GetDataAnswer"),
+                                                                  alsoAnswers: [RowStream.contentType: ["schema": ["type": "string", "format": "binary"]]])]
         }
         return [
             "openapi": "3.0.3",
@@ -105,9 +106,14 @@ enum OpenAPIDocument {
             "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
                              "properties": ["schema": ["type": "object"], "version": ["type": "string"]]],
             "DataRequest": ["type": "object", "required": ["table", "parameters"], "properties": [
-                "table": ["type": "string"], "fields": ["type": "array", "items": ["type": "string"], "nullable": true],
+                "table": ["type": "string"], "sql": ["type": "string", "nullable": true],
+                "fields": ["type": "array", "items": ["type": "string"], "nullable": true],
                 "where": ["type": "string", "nullable": true], "parameters": values,
                 "maxRecords": ["type": "integer", "nullable": true],
+            ]],
+            "SQLGetDataRequest": ["type": "object", "required": ["sql"], "properties": [
+                "sql": ["type": "string"], "parameters": values, "maxRecords": ["type": "integer", "nullable": true],
+                "name": ["type": "string", "nullable": true],
             ]],
             "GetDataRequest": ["type": "object", "required": ["requests"], "properties": [
                 "requests": ["type": "array", "items": ref("DataRequest")], "includeSchema": ["type": "boolean", "nullable": true],

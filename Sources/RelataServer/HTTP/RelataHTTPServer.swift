@@ -121,7 +121,10 @@ public enum RelataHTTPServer {
             let (result, deltas) = try await dataService.executeCommand(message.command, parameters: message.parameters ?? [:], session: session)
             return try json(ProtocolMessages.CommandAnswer(result: result, deltas: deltas))
         case "SQLGetData":
-            throw ProtocolError.notImplemented("SQLGetData (DA SQL) is not supported by this server yet")
+            let message = try decode(ProtocolMessages.SQLGetDataRequest.self, from: body)
+            let read = try await dataService.checkRead([message.dataRequest], session: session)
+            let binary = request.headers[.accept]?.contains(RowStream.contentType) == true
+            return try GetDataAnswer.response(for: read, from: dataService, schema: nil, binary: binary, logger: context.logger)
         default:
             throw ProtocolError.notFound("DataService has no method '\(method)' (methods: GetSchema, GetData, UpdateData, ExecuteCommand, SQLGetData)")
         }

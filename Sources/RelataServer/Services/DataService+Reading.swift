@@ -6,9 +6,15 @@ extension DataService {
     /// A read that passed its checks and `beforeGetData`: what ``stream(_:emit:)`` sends.
     package struct CheckedRead: Sendable {
         let requests: [DataRequest]
-        let expressions: [Relata.Expression?]
+        let reads: [Read]
         let session: Session
         let rules: RulesVersion
+    }
+
+    /// One request, checked: a table's rows (filtered by a where expression or not), or a DA SQL query's answer.
+    enum Read: Sendable {
+        case table(Relata.Expression?)
+        case query(DASQLQuery, ResolvedQuery)
     }
 
     /// Reads tables as the caller: for each request its fields, the rows its where expression
@@ -35,7 +41,8 @@ extension DataService {
     /// nothing is sent yet, so a refusal is still a plain error answer.
     package func checkRead(_ requests: [DataRequest], session: Session) async throws -> CheckedRead {
         let storage = self.storage
-        let expressions = try requests.map { request -> Relata.Expression? in
+        let reads = try requests.map { request -> Read in
+            if let sql = request.sql { return try checkQuery(sql, of: request, session: session) }
             let definition = try storage.definition(of: request.table)
             try permissions.check(.read, on: definition.name, for: session)
             let names = Set(definition.fields.map { $0.name.lowercased() })
@@ -48,17 +55,34 @@ extension DataService {
             if let maxRecords = request.maxRecords, maxRecords < 0 {
                 throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: definition.name)
             }
-            guard let text = request.where else { return nil }
+            guard let text = request.where else { return .table(nil) }
             let expression = try Relata.Expression(text)
             let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
             if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
                 throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
             }
-            return expression
+            return .table(expression)
         }
         let rules = self.rules.value
         try await fire(.beforeGetData, requests: requests, session: session, rules: rules)
-        return CheckedRead(requests: requests, expressions: expressions, session: session, rules: rules)
+        return CheckedRead(requests: requests, reads: reads, session: session, rules: rules)
+    }
+
+    /// Checks a DA SQL request: it parses, every table and field it names is published, and
+    /// the caller may read every table it reads (in subqueries too).
+    private func checkQuery(_ sql: String, of request: DataRequest, session: Session) throws -> Read {
+        if request.fields != nil || request.where != nil {
+            throw RelataError(.invalidArgument, "a DA SQL request takes no field list or where expression; write them in the query", table: request.table)
+        }
+        if let maxRecords = request.maxRecords, maxRecords < 0 {
+            throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: request.table)
+        }
+        let query = try DASQLQuery(sql)
+        let resolved = try query.resolved(in: QueryCatalog(schema: storage.schema), parameters: request.parameters)
+        for name in query.tableNames {
+            try permissions.check(.read, on: try storage.definition(of: name).name, for: session)
+        }
+        return .query(query, resolved)
     }
 
     /// Sends a checked read as events — each table, its rows in batches, its end — then runs
@@ -69,7 +93,16 @@ extension DataService {
     package func stream(_ read: CheckedRead, emit: @escaping @Sendable (RowStreamEvent) throws -> Void) async throws {
         let storage = self.storage
         let schema = read.rules.schema
-        for (request, expression) in zip(read.requests, read.expressions) {
+        for (request, checked) in zip(read.requests, read.reads) {
+            let expression: Relata.Expression?
+            switch checked {
+            case .table(let filter): expression = filter
+            case .query(let query, let resolved):
+                _ = try await storage.asyncRead { connection in
+                    try QueryReader(storage: storage).read(request, query: query, resolved: resolved, in: connection, emit: emit)
+                }
+                continue
+            }
             let definition = try storage.definition(of: request.table)
             let calculated = Set(definition.calculatedFields.map { $0.name.lowercased() })
             if let expression, expression.fieldNames.contains(where: { calculated.contains($0.lowercased()) }) {

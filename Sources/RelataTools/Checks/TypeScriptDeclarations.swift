@@ -149,6 +149,8 @@ public enum TypeScriptDeclarations {
         /** A request for a table's data, as `beforeGetData` and `afterGetData` see it. */
         interface DataRequest {
             readonly tableName: TableName;
+            /** A DA SQL query whose answer is the table (then `tableName` is the answer's name). */
+            readonly sql: string | null;
             readonly where: string | null;
             readonly parameters: Readonly<Record<string, unknown>>;
             readonly fields: readonly string[] | null;

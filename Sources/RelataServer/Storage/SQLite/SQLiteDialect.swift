@@ -1,11 +1,11 @@
 import Relata
 
-/// SQLite: `"name"`, `?` parameters, and SQLite's type affinities; currency and decimal
+/// SQLite: `"name"`, numbered `?1` parameters (one value may stand in several places), and SQLite's type affinities; currency and decimal
 /// values are stored as exact text, dates as ISO 8601 text with milliseconds.
 public struct SQLiteDialect: SQLDialect {
     public init() {}
 
-    public func placeholder(_ index: Int) -> String { "?" }
+    public func placeholder(_ index: Int) -> String { "?\(index)" }
 
     public func columnType(of field: FieldDefinition) -> String {
         switch field.type.storage {
