@@ -158,7 +158,7 @@ import Testing
             let command = try await Self.post(client, "/v1/DataService/ExecuteCommand", "{}", token: token)
             #expect(command.0 == 400, "a command request names its command")
             let sql = try await Self.post(client, "/v1/DataService/SQLGetData", "{}", token: token)
-            #expect(sql.0 == 501)
+            #expect(sql.0 == 400, "a DA SQL request holds its query")
             let badLogin = try await Self.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "Usr=ann"))
             #expect(badLogin.0 == 400)
             let (status, data) = try await Self.post(client, "/v1/DataService/GetData",

@@ -372,6 +372,7 @@ struct SQLQueryCompiler {
 
     private mutating func bind(_ value: Value) throws -> String {
         if value.isNull { return "NULL" }
+        if case .string(let text) = value, text.utf8.contains(0) { throw NotExact("text holding NUL, which no database stores") }
         let key = Self.exactBytes(of: value)
         if let index = argumentIndex[key] { return dialect.placeholder(index) }
         arguments.append(value)

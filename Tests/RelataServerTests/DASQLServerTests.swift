@@ -1,0 +1,172 @@
+import Foundation
+import Relata
+@testable import RelataServer
+import RelataServerTestSupport
+import RelataTestSupport
+import Testing
+
+/// DA SQL on the data server: `SQLGetData` and `GetData` with a query, over a socket;
+/// refusals that name what was refused; the caller's permissions; and an injection corpus
+/// that is refused or harmless on both backends.
+@Suite struct DASQLServerTests {
+    static let totals = """
+        SELECT c.Name, COUNT(*) AS Lines, SUM(d.Quantity) AS Items, MAX(d.UnitPrice) AS Dearest
+        FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId
+        JOIN OrderDetails d ON d.OrderId = o.OrderId
+        WHERE d.Quantity >= :least
+        GROUP BY c.Name ORDER BY Items DESC
+        """
+
+    @Test(arguments: StorageBackend.allCases)
+    func sqlGetDataAnswersOverTheWire(backend: StorageBackend) async throws {
+        let server = try HTTPProtocolTests.Server(backend: backend)
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/SQLGetData",
+                                                                  ProtocolMessages.SQLGetDataRequest(sql: Self.totals, parameters: ["least": 2], name: "Totals"),
+                                                                  token: token)
+            #expect(status == 200, "\(String(decoding: data, as: UTF8.self))")
+            let table = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: data).tables[0]
+            #expect(table.name == "Totals")
+            #expect(table.fields.map(\.name) == ["Name", "Lines", "Items", "Dearest"])
+            #expect(table.fields.map(\.readOnly) == [false, true, true, true], "computed columns are read-only")
+            #expect(table.rows == [["Globex", 1, 5, .decimal(Decimal(string: "9.99")!)], ["Acme", 1, 2, .decimal(Decimal(string: "9.99")!)]])
+
+            // GetData takes queries beside tables, in one request.
+            let both = ProtocolMessages.GetDataRequest(requests: [
+                DataRequest(table: "Clients", fields: ["Name"]),
+                DataRequest(table: "Open", sql: "SELECT OrderId FROM Orders WHERE Status = :s ORDER BY 1", parameters: ["s": "open"], maxRecords: 1),
+            ])
+            let (bothStatus, bothData) = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData", both, token: token)
+            #expect(bothStatus == 200)
+            let tables = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: bothData).tables
+            #expect(tables.map(\.name) == ["Clients", "Open"])
+            #expect(tables[1].rows == [[10]], "maxRecords caps a query's answer too")
+        }
+    }
+
+    @Test func refusalsNameWhatWasRefusedAndWhere() async throws {
+        let server = try HTTPProtocolTests.Server()
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            func refusal(_ sql: String, parameters: [String: Value]? = nil) async throws -> (Int, ProtocolMessages.ErrorAnswer.Details) {
+                let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/SQLGetData",
+                                                                      ProtocolMessages.SQLGetDataRequest(sql: sql, parameters: parameters), token: token)
+                return (status, try HTTPProtocolTests.error(data))
+            }
+            let syntax = try await refusal("SELECT Name\nFROM Clients WHERE")
+            #expect(syntax.0 == 400)
+            #expect(syntax.1.code == "querySyntax")
+            #expect(syntax.1.location == "line 2, column 19")
+            let field = try await refusal("SELECT Nmae FROM Clients")
+            #expect(field.1.code == "unknownField")
+            #expect(field.1.message.contains("did you mean Name?"))
+            let table = try await refusal("SELECT * FROM Client")
+            #expect(table.1.code == "unknownTable")
+            #expect(table.1.message == "no table 'Client' (did you mean Clients?)")
+            let parameter = try await refusal("SELECT * FROM Clients WHERE ClientId = :id")
+            #expect(parameter.1.message.contains("no value was given for parameter :id"))
+            let both = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [
+                { var request = DataRequest(table: "Q", sql: "SELECT * FROM Clients"); request.where = "Name = 'x'"; return request }(),
+            ]), token: token)
+            #expect(both.0 == 400)
+            #expect(try HTTPProtocolTests.error(both.1).message.contains("a DA SQL request takes no field list or where expression"))
+        }
+    }
+
+    /// A query reads only what the caller may read — in joins and subqueries too.
+    @Test(arguments: StorageBackend.allCases)
+    func aQueryReadsOnlyWhatTheCallerMayRead(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        let permissions = try TablePermissions(["Clients": ["read": ["Sales"]], "Orders": ["read": ["Manager"]]])
+        let service = try DataService(storage: database.service.storage, permissions: permissions, runtimes: 1)
+        let sales = Session(values: ["User": "ann"], roles: ["Sales"])
+        let clients = try await service.getData([DataRequest(sql: "SELECT Name FROM Clients ORDER BY 1")], session: sales)
+        #expect(clients[0].rows == [["Acme"], ["Globex"]])
+        for sql in ["SELECT Name FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId",
+                    "SELECT Name FROM Clients WHERE ClientId IN (SELECT ClientId FROM Orders)",
+                    "SELECT Name FROM Clients c WHERE EXISTS (SELECT 1 FROM Orders o WHERE o.ClientId = c.ClientId)"] {
+            do {
+                _ = try await service.getData([DataRequest(sql: sql)], session: sales)
+                Issue.record("read Orders without the permission: \(sql)")
+            } catch let error as RelataError {
+                #expect(error.code == .permissionDenied, "\(sql)")
+                #expect(error.table == "Orders")
+                #expect(error.message.contains("read"))
+            }
+        }
+        let manager = Session(values: ["User": "max"], roles: ["Sales", "Manager"])
+        let joined = try await service.getData([DataRequest(sql: "SELECT COUNT(*) AS N FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId")], session: manager)
+        #expect(joined[0].rows == [[2]])
+    }
+
+    /// Comment tricks, stacked statements, quoting, Unicode look-alikes, ATTACH, PRAGMA,
+    /// functions with side effects and the server's own tables: each is refused with a clear
+    /// error, or is a harmless query over published tables — and the database is unchanged.
+    @Test(arguments: StorageBackend.allCases)
+    func anInjectionCorpusIsRefusedOrHarmless(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        let service = database.service
+        let before = try ["Clients", "Orders", "OrderDetails"].map { try service.storedRows(of: $0) }
+        let refused: [String] = [
+            "SELECT * FROM Clients; DROP TABLE Clients",
+            "SELECT * FROM Clients;; DROP TABLE Clients",
+            "SELECT * FROM Clients /* */; DELETE FROM Clients",
+            "SELECT * FROM Clients LIMIT 1; SELECT * FROM Orders",
+            "DROP TABLE Clients", "DELETE FROM Clients", "UPDATE Clients SET Name = 'x'", "INSERT INTO Clients (Name) VALUES ('x')",
+            "CREATE TABLE x (a INTEGER)", "WITH x AS (SELECT 1) SELECT * FROM x", "ATTACH DATABASE '/tmp/evil.sqlite' AS evil",
+            "PRAGMA table_info(Clients)", "PRAGMA writable_schema = ON", "VACUUM", "BEGIN", "COMMIT", "SET ROLE postgres",
+            "COPY Clients TO '/tmp/out'", "SELECT * FROM Clients UNION SELECT * FROM Orders",
+            "SELECT load_extension('/tmp/evil.so') FROM Clients", "SELECT pg_sleep(10) FROM Clients",
+            "SELECT pg_read_file('/etc/passwd') FROM Clients", "SELECT lo_import('/etc/passwd') FROM Clients",
+            "SELECT sqlite_version()", "SELECT randomblob(1000000000) FROM Clients", "SELECT CHAR(39) FROM Clients",
+            "SELECT * FROM sqlite_master", "SELECT * FROM sqlite_schema", "SELECT * FROM pg_catalog.pg_tables", "SELECT * FROM pg_user",
+            "SELECT * FROM information_schema.tables", "SELECT * FROM relata_sessions", "SELECT * FROM relata_login_failures",
+            "SELECT * FROM main.Clients", "SELECT * FROM public.\"Clients\"", "SELECT * FROM \"Clients\"\"; DROP TABLE Clients; --\"",
+            "SELECT Name FROM Clients WHERE Name = $$x$$",
+            "SELECT Name FROM Clients WHERE Name = E'\\x27'", "SELECT Name FROM Clients WHERE Name = 'unterminated",
+            "SELECT * FROM Cliеnts",                       // a Cyrillic 'е'
+            "SELECT * FROM Clients WHERE ClientId ＝ 1",     // a fullwidth '='
+            "SELECT＊FROM Clients",                          // a fullwidth '*'
+            "SELECT * FROM Clients\u{0}; DROP TABLE Clients",
+            "SELECT * FROM Clients WHERE Name = 'a'\u{037E} DROP TABLE Clients",   // a Greek question mark, like ';'
+            "SELECT Name FROM Clients c JOIN relata_sessions s ON 1 = 1",
+            "SELECT Name FROM Clients WHERE ClientId IN (SELECT token_digest FROM relata_sessions)",
+            String(repeating: "(", count: 5_000) + "1" + String(repeating: ")", count: 5_000),
+            "SELECT * FROM Clients WHERE " + String(repeating: "NOT ", count: 5_000) + "TRUE",
+        ]
+        for sql in refused {
+            do {
+                let answer = try await service.getData([DataRequest(sql: sql)], session: Session())
+                Issue.record("\(backend): not refused: \(sql) → \(answer[0].rows)")
+            } catch let error as RelataError {
+                #expect([.querySyntax, .unknownTable, .unknownField, .expressionSyntax].contains(error.code), "\(sql): \(error)")
+                #expect(error.location != nil || error.table != nil || error.field != nil, "\(sql): the error says where: \(error)")
+            }
+        }
+        // Harmless: what looks like SQL inside a string or a parameter is a value, and a comment is a comment.
+        let harmless: [(String, [String: Value], Int)] = [
+            ("SELECT Name FROM Clients WHERE Name = 'x'' OR 1=1 --'", [:], 0),
+            ("SELECT Name FROM Clients WHERE Name = :name", ["name": "' OR '1'='1"], 0),
+            ("SELECT Name FROM Clients WHERE Name = :name", ["name": "Acme'; DROP TABLE Clients; --"], 0),
+            ("SELECT Name FROM Clients WHERE Name = :name", ["name": "\\'; DROP TABLE Clients; --"], 0),
+            ("SELECT Name FROM Clients -- ; DROP TABLE Clients", [:], 2),
+            ("SELECT * FROM Clients; -- DROP TABLE Clients", [:], 2),
+            // The query's own condition, read as written: a reader may read every client anyway.
+            ("SELECT \"Name\" FROM Clients WHERE Name = 'x' OR 1=1 --'", [:], 2),
+            ("SELECT Name /* ; DROP TABLE Clients */ FROM Clients", [:], 2),
+            ("SELECT \"Name\" FROM \"Clients\" WHERE [Name] = 'Acme'", [:], 1),
+            ("SELECT Name || ''';DROP TABLE Clients;--' AS Label FROM Clients", [:], 2),
+            ("SELECT Name FROM Clients WHERE Name LIKE '%'' OR ''1''=''1'", [:], 0),
+            ("SELECT COUNT(*) AS N FROM Clients WHERE Name = :name", ["name": "Acme\u{0}; DROP TABLE Clients"], 0),
+        ]
+        for (sql, parameters, count) in harmless {
+            let answer = try await service.getData([DataRequest(sql: sql, parameters: parameters)], session: Session())
+            let rows = sql.contains("COUNT(*)") ? Int(answer[0].rows[0][0].integerValue ?? -1) : answer[0].rows.count
+            #expect(rows == count, "\(backend): \(sql)")
+        }
+        let after = try ["Clients", "Orders", "OrderDetails"].map { try service.storedRows(of: $0) }
+        #expect(after == before, "the database is unchanged")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.sqlite"))
+    }
+}
