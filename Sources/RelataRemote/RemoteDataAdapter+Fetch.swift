@@ -35,6 +35,28 @@ extension RemoteDataAdapter {
                                       progress: progress)
     }
 
+    /// Fetches the answer of a DA SQL query (`Documentation/DASQL.md`) as a table of its own:
+    /// its fields are the query's columns (computed ones read-only), and it is not one of the
+    /// adapter's tables, so its changes cannot be applied. The query is parsed here, so a syntax
+    /// error never reaches the server; the server checks names and the caller's permissions.
+    ///
+    /// ```swift
+    /// let totals = try await adapter.getDataTable(sql: """
+    ///     SELECT c.ClientName, SUM(d.Quantity * d.UnitPrice) AS Total
+    ///     FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId JOIN OrderDetails d ON d.OrderId = o.OrderId
+    ///     WHERE o.OrderDate >= :since GROUP BY c.ClientName ORDER BY Total DESC
+    ///     """, parameters: ["since": "2024-01-01"], maxRecords: 10)
+    /// ```
+    nonisolated(nonsending) public func getDataTable(sql: String, parameters: [String: Value] = [:], name: String = "Query",
+                                                     maxRecords: Int? = nil, progress: ((FetchProgress) -> Void)? = nil) async throws -> DataTable {
+        let query = try DASQLQuery(sql)
+        let missing = query.parameterNames.filter { parameters[$0] == nil }.sorted()
+        guard missing.isEmpty else {
+            throw RelataError(.invalidArgument, "the query uses :\(missing.joined(separator: ", :")), which no parameter gives", table: name)
+        }
+        return try await getDataTables([DataRequest(table: name, sql: sql, parameters: parameters, maxRecords: maxRecords)], progress: progress)[0]
+    }
+
     /// Fetches several tables in one request (the original's "cube").
     ///
     /// A request for all of a table's fields fills the adapter's table of that name (see
@@ -69,7 +91,7 @@ extension RemoteDataAdapter {
         guard !requests.isEmpty else { return ([], []) }
         do {
             let rules = try await loadedRules()
-            let wholeTables = requests.filter { $0.fields == nil }.map { $0.table.lowercased() }
+            let wholeTables = requests.filter(\.isWholeTable).map { $0.table.lowercased() }
             if let twice = wholeTables.first(where: { name in wholeTables.filter { $0 == name }.count > 1 }) {
                 throw RelataError(.invalidArgument, "the table is asked for twice with all its fields; one request fills it", table: twice)
             }
@@ -95,7 +117,7 @@ extension RemoteDataAdapter {
     /// from the start instead of NULL.
     private func lookupSources(of requests: [DataRequest], rules: LoadedRules) -> [DataRequest] {
         var known = rules.fetched.union(requests.map { $0.table.lowercased() })
-        var pending = requests.filter { $0.fields == nil }.map(\.table)
+        var pending = requests.filter(\.isWholeTable).map(\.table)
         var sources: [DataRequest] = []
         while let name = pending.popLast() {
             for lookup in rules.schema.table(named: name)?.lookupFields ?? [] where known.insert(lookup.lookupTable.lowercased()).inserted {

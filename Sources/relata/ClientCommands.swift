@@ -45,25 +45,30 @@ struct ServerOptions: ParsableArguments {
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Fetch a table from a Relata server and print it.",
+        abstract: "Fetch a table, or the answer of a DA SQL query, from a Relata server and print it.",
         discussion: """
-            Logs in as --user (or $RELATA_USER) with the password in $RELATA_PASSWORD.
+            Logs in as --user (or $RELATA_USER) with the password in $RELATA_PASSWORD. With --sql, \
+            the server answers a DA SQL query (Documentation/DASQL.md) over the tables the user may read.
 
             Examples:
               RELATA_USER=demo RELATA_PASSWORD=demo relata get http://127.0.0.1:7099 Clients
               relata get http://127.0.0.1:7099 Orders --where "ClientId = :client AND Status = 'open'" --param client=9 --json
               relata get http://127.0.0.1:7099 Products --fields ProductId,ProductName --max 10
+              relata get http://127.0.0.1:7099 --sql "SELECT Category, COUNT(*) AS N FROM Products GROUP BY Category ORDER BY N DESC"
             """)
 
     @OptionGroup var server: ServerOptions
 
-    @Argument(help: "The table.")
-    var table: String
+    @Argument(help: "The table (left out with --sql).")
+    var table: String?
+
+    @Option(help: "A DA SQL query to answer instead of a table, with :parameters.")
+    var sql: String?
 
     @Option(name: .customLong("where"), help: "A where expression (Documentation/Expressions.md), with :parameters.")
     var whereExpression: String?
 
-    @Option(name: .customLong("param"), help: "A parameter of the where expression, name=value (a number, true, false, or text).")
+    @Option(name: .customLong("param"), help: "A parameter of the where expression or query, name=value (a number, true, false, null, or text).")
     var parameters: [String] = []
 
     @Option(help: "The fields to fetch, separated by commas (all when left out).")
@@ -76,6 +81,13 @@ struct GetCommand: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
+        switch (table, sql) {
+        case (nil, nil): throw ValidationError("name a table, or give a query with --sql")
+        case (_?, _?): throw ValidationError("name a table or give --sql, not both")
+        case (nil, _?) where whereExpression != nil || fields != nil:
+            throw ValidationError("--where and --fields go with a table; a query says what it reads")
+        default: break
+        }
         if let max, max < 0 { throw ValidationError("--max cannot be negative") }
         for parameter in parameters where !parameter.contains("=") {
             throw ValidationError("--param takes name=value, not '\(parameter)'")
@@ -85,9 +97,14 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         try await reportingFailures {
             let adapter = try server.adapter()
-            let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-            let table = try await adapter.getDataTable(self.table, fields: names, where: whereExpression,
+            let table: DataTable
+            if let sql {
+                table = try await adapter.getDataTable(sql: sql, parameters: Self.values(of: parameters), maxRecords: max)
+            } else {
+                let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                table = try await adapter.getDataTable(self.table ?? "", fields: names, where: whereExpression,
                                                        parameters: Self.values(of: parameters), maxRecords: max)
+            }
             if json {
                 Terminal.print(String(decoding: try table.jsonData(prettyPrinted: true), as: UTF8.self))
             } else {

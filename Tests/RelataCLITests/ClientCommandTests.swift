@@ -38,6 +38,33 @@ import Testing
         }
     }
 
+    /// `relata get --sql` against a server prints, byte for byte, what `relata query` prints
+    /// offline over the same data — as a table and as JSON.
+    @Test(arguments: StorageBackend.allCases)
+    func getWithSQLPrintsWhatQueryPrintsOffline(backend: StorageBackend) throws {
+        let sql = """
+            SELECT c.ClientName, COUNT(*) AS Orders, MIN(o.OrderDate) AS First
+            FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId
+            WHERE o.Status <> :status GROUP BY c.ClientName ORDER BY Orders DESC, 1 LIMIT 5
+            """
+        try withServer(backend) { url in
+            for format in [[], ["--json"]] {
+                let served = try RelataProcess.run(["get", url, "--sql", sql, "--param", "status=cancelled"] + format, environment: Self.demo)
+                let offline = try RelataProcess.run(["query", RelataProcess.pcTradeSchema, sql, "--param", "status=cancelled"] + format)
+                #expect(served.status == 0, "\(served.errorOutput)")
+                #expect(offline.status == 0, "\(offline.errorOutput)")
+                #expect(served.output == offline.output)
+                #expect(served.output.contains("5 rows") || format == ["--json"])
+            }
+            let refused = try RelataProcess.run(["get", url, "--sql", "SELECT ClientName FROM Clinets"], environment: Self.demo)
+            #expect(refused.status != 0)
+            #expect(refused.errorOutput.contains("no table 'Clinets' (did you mean Clients?)"), "\(refused.errorOutput)")
+            let both = try RelataProcess.run(["get", url, "Clients", "--sql", "SELECT * FROM Clients"], environment: Self.demo)
+            #expect(both.status != 0)
+            #expect(both.errorOutput.contains("not both"))
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func applyPrintsWhatRunPrintsOfflineAndValidateOnlySendsNothing(backend: StorageBackend) throws {
         try withServer(backend) { url in

@@ -27,6 +27,36 @@ import Testing
         }
     }
 
+    /// A DA SQL answer is a table of its own, with the same rows the same query gives offline.
+    @Test func aDASQLQueryArrivesAsATableOfItsOwn() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let sql = "SELECT o.ClientId, COUNT(*) AS Orders FROM Orders o WHERE o.Status = :status GROUP BY o.ClientId ORDER BY 2 DESC, 1"
+            var reports: [FetchProgress] = []
+            let answer = try await adapter.getDataTable(sql: sql, parameters: ["status": "open"], name: "OpenOrders") { reports.append($0) }
+            #expect(answer.name == "OpenOrders")
+            #expect(answer.fields.map(\.name) == ["ClientId", "Orders"])
+            #expect(answer.fields.map(\.readOnly) == [false, true])
+            #expect(adapter.table(named: "OpenOrders") == nil && adapter.table(named: "Orders")?.rowCount == 0, "not one of the adapter's tables")
+            #expect(reports.last?.rowsReceived == answer.rowCount && answer.rowCount > 0)
+
+            let orders = try await adapter.getDataTable("Orders")
+            let offline = try DataTable(query: DASQLQuery(sql), parameters: ["status": "open"], over: [orders])
+            #expect(answer.rows.map { [$0["ClientId"], $0["Orders"]] } == offline.rows.map { [$0["ClientId"], $0["Orders"]] })
+
+            for (sql, code) in [("SELECT FROM Orders", RelataError.Code.querySyntax),
+                                ("SELECT * FROM Orders WHERE Status = :status", .invalidArgument)] {
+                do {
+                    _ = try await adapter.getDataTable(sql: sql)
+                    Issue.record("not refused on the client: \(sql)")
+                } catch let error as RelataError {
+                    #expect(error.code == code, "\(sql): \(error)")
+                }
+            }
+        }
+    }
+
     @Test func aWhereExpressionAFieldListAndSeveralTablesInOneRequest() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in

@@ -110,6 +110,10 @@ public struct DataRequest: Sendable, Hashable, Codable {
         self.maxRecords = maxRecords
     }
 
+    /// Whether the answer is the table itself — every field, no query — which a client's table
+    /// of that name can take.
+    public var isWholeTable: Bool { fields == nil && sql == nil }
+
     /// A request for the answer of a DA SQL query, as a table called `table`.
     public init(table: String = "Query", sql: String, parameters: [String: Value] = [:], maxRecords: Int? = nil) {
         self.init(table: table, parameters: parameters, maxRecords: maxRecords)

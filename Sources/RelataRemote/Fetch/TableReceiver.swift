@@ -98,7 +98,7 @@ struct TableReceiver {
         guard name.caseInsensitiveCompare(request.table) == .orderedSame else {
             throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "table \(name) came where \(request.table) was asked for"))
         }
-        guard request.fields == nil, let own = rules.adapter.table(named: name), own.fields == fields else {
+        guard request.isWholeTable, let own = rules.adapter.table(named: name), own.fields == fields else {
             let table = try DataTable(name: name, fields: fields)
             return (table, table)
         }
