@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataScript
 @testable import RelataServer
 import RelataServerTestSupport
 import RelataTestSupport
@@ -168,5 +169,43 @@ import Testing
         let after = try ["Clients", "Orders", "OrderDetails"].map { try service.storedRows(of: $0) }
         #expect(after == before, "the database is unchanged")
         #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.sqlite"))
+    }
+
+    /// `lda.sql` in a rule reads the same offline and on the server, so the verdict is the same.
+    @Test(arguments: StorageBackend.allCases)
+    func ldaSQLInARuleGivesTheSameVerdictOfflineAndOnTheServer(backend: StorageBackend) async throws {
+        var schema = try DataServiceTests.schema()
+        let index = try #require(schema.tables.firstIndex { $0.name == "Clients" })
+        schema.tables[index].script = RuleScript("""
+            function beforeUpdate(row, old) {
+                if (row.CreditLimit < old.CreditLimit) {
+                    const [open] = lda.sql("SELECT COUNT(*) AS N, MAX(o.OrderId) AS Last FROM Orders o " +
+                                           "WHERE o.ClientId = :id AND o.Status = 'open'", { id: row.ClientId });
+                    if (open.N > 0) fail(row.Name + ' has ' + open.N + ' open order(s), the last ' + open.Last + '; its credit limit cannot go down');
+                }
+            }
+            """, fileName: "Clients.js")
+        let expected = "Acme has 1 open order(s), the last 10; its credit limit cannot go down"
+
+        // Offline: the rule runs as the row is changed.
+        let offline = try LocalDataAdapter()
+        let (clients, orders, details) = try DataServiceTests.clientTables()
+        try offline.load(schema, tables: [clients, orders, details])
+        do {
+            try clients.rows[0].setValue(500, forKey: "CreditLimit")
+            Issue.record("the rule did not refuse offline")
+        } catch let error as ScriptError {
+            #expect(error.message == expected)
+        }
+        try clients.rows[1].setValue(5000, forKey: "CreditLimit")
+
+        // On the server: a client that skipped the rules sends both changes; the server refuses the same one.
+        let database = try DataServiceTests.Database(schema: schema, backend: backend)
+        let (bare, _, _) = try DataServiceTests.clientTables()
+        try bare.rows[0].setValue(500, forKey: "CreditLimit")
+        try bare.rows[1].setValue(5000, forKey: "CreditLimit")
+        let processed = try await database.service.updateData([bare.makeDelta()], session: Session())
+        #expect(processed[0].changes.map(\.status) == [.failed, .resolved])
+        #expect(processed[0].changes[0].failure?.message == expected)
     }
 }

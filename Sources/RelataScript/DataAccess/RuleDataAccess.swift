@@ -32,4 +32,14 @@ public protocol RuleDataAccess: AnyObject {
     func update(_ row: DataTableRow, values: [String: Value]) throws
     /// `lda.remove(table, row)`: removes a row (its table's rules run).
     func remove(_ row: DataTableRow) throws
+    /// `lda.sql(query, parameters)`: the answer of a DA SQL query over the tables rules see
+    /// (`Documentation/DASQL.md`), pending changes included — the same answer on every site.
+    func answer(sql: String, parameters: [String: Value]) throws -> DataTable
+}
+
+extension RuleDataAccess {
+    /// Data access that cannot answer DA SQL says so.
+    public func answer(sql: String, parameters: [String: Value]) throws -> DataTable {
+        throw ScriptError(.runtime, "lda.sql: DA SQL is not available over this data")
+    }
 }

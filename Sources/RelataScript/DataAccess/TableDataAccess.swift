@@ -84,6 +84,11 @@ public final class TableDataAccess: RuleDataAccess {
         try readable(table).rows(where: expression, parameters: parameters)
     }
 
+    public func answer(sql: String, parameters: [String: Value]) throws -> DataTable {
+        let query = try DASQLQuery(sql)
+        return try DataTable(query: query, parameters: parameters, over: query.tableNames.map { try readable($0) })
+    }
+
     public func insert(into table: String, values: [String: Value]) throws -> DataTableRow {
         let row = try existing(table).addNewRow(values: values)
         record(row)

@@ -7,6 +7,7 @@ import Relata
 /// ```js
 /// const client = lda.select('Clients', order.ClientId);          // a row or null
 /// const open = lda.selectWhere('Orders', 'ClientId = :id AND Paid = FALSE', { id: order.ClientId });
+/// const [totals] = lda.sql('SELECT COUNT(*) AS N, SUM(Total) AS Sum FROM Orders WHERE ClientId = :id', { id: order.ClientId });
 /// lda.insert('AuditLog', { Message: 'order changed' });
 /// lda.update('Clients', client, { LastOrder: new Date() });       // a row, a key, or an array of key values
 /// lda.remove('Reservations', 17);
@@ -51,6 +52,15 @@ extension RuleRuntime {
             let parameters = call.arguments.count > 2 ? try call.context.dictionary(from: call.arguments[2], fields: nil) : [:]
             let rows = try call.data.rows(in: table, where: expression, parameters: parameters)
             return call.context.makeArray(rows) { RowObject.make($0, in: call.context) }
+        }
+        define("sql") { call in
+            guard let first = call.arguments.first, JSValueIsString(call.context.ref, first),
+                  let sql = JSString.string(of: first, in: call.context.ref) else {
+                throw ScriptError(.runtime, "lda.sql(query, parameters) needs a DA SQL query as its first argument")
+            }
+            let parameters = call.arguments.count > 1 ? try call.context.dictionary(from: call.arguments[1], fields: nil) : [:]
+            let answer = try call.data.answer(sql: sql, parameters: parameters)
+            return call.context.makeArray(answer.rows) { RowObject.make($0, in: call.context) }
         }
         define("insert") { call in
             let (table, fields) = try call.table()

@@ -69,6 +69,18 @@ final class SQLDataAccess: RuleDataAccess {
         return try table.rows(where: expression, parameters: parameters)
     }
 
+    /// The unit's tables, each loaded whole, hold the database's rows and the unit's changes:
+    /// the query answers as it would offline over the same rows.
+    func answer(sql: String, parameters: [String: Value]) throws -> DataTable {
+        let query = try DASQLQuery(sql)
+        let tables = try query.tableNames.map { name in
+            let table = try table(name)
+            try loadAll(table)
+            return table
+        }
+        return try DataTable(query: query, parameters: parameters, over: tables)
+    }
+
     func insert(into name: String, values: [String: Value]) throws -> DataTableRow {
         _ = try table(name)
         return try tables.insert(into: name, values: values)

@@ -77,6 +77,8 @@ public enum TypeScriptDeclarations {
         declare const lda: {
             select<T extends TableName>(table: T, ...key: unknown[]): TableRows[T] | null;
             selectWhere<T extends TableName>(table: T, where: string, parameters?: Record<string, unknown>): TableRows[T][];
+            /** The rows of a DA SQL query's answer (Documentation/DASQL.md), one property per column. */
+            sql(query: string, parameters?: Record<string, unknown>): Record<string, unknown>[];
             insert<T extends TableName>(table: T, values: Partial<TableRows[T]>): TableRows[T];
             update<T extends TableName>(table: T, key: unknown, values: Partial<TableRows[T]>): TableRows[T];
             remove<T extends TableName>(table: T, key: unknown): void;
