@@ -45,7 +45,7 @@ enum DASQLCorpus {
         return try! SchemaDefinition(name: "Random", tables: [a, b, e])
     }()
 
-    static let strings = ["a", "A", "b", "ab", "Ab", "é", "É", "", " a", "a%", "x_y", "Zoë", "😀", "B"]
+    static let strings = ["a", "A", "b", "ab", "Ab", "é", "É", "e\u{301}", "", " a", "a%", "x_y", "Zoë", "😀", "B"]
 
     /// The random tables, filled from `seed`.
     static func tables(seed: UInt64) throws -> [DataTable] {

@@ -138,4 +138,24 @@ import Testing
         #expect(ISO8601.date(from: " 2026-11-23T10:00:00Z ") == (try style.parse("2026-11-23T10:00:00Z")), "other forms take the general path")
         #expect(ISO8601.date(from: "2026-11-23T10:00:00+01:00") == (try style.parse("2026-11-23T09:00:00Z")))
     }
+
+    /// Strings are equal by code point, as in every SQL database (SQLite's BINARY, PostgreSQL's
+    /// `COLLATE "C"`) — not by Swift's canonical equivalence. The DA SQL differential test found
+    /// the difference: `"é"` and `"e\u{301}"` were one group in memory and two in a database.
+    @Test func stringsAreEqualByCodePointNotByCanonicalEquivalence() throws {
+        let composed = Value.string("\u{E9}"), decomposed = Value.string("e\u{301}")
+        #expect("\u{E9}" == "e\u{301}", "Swift's String says equal")
+        #expect(composed != decomposed)
+        #expect(Set([composed, decomposed, .string("\u{E9}")]).count == 2)
+        #expect(Value.string("abc") == .string(String("xabc".dropFirst())), "equal bytes, other storage")
+        let table = try DataTable(name: "Words", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Word", .string)])
+        try table.loadRows([[1, composed], [2, decomposed], [3, "f"]])
+        #expect(try table.rows(where: "Word = :w", parameters: ["w": composed]).map { $0["Id"] } == [1])
+        #expect(try table.rows(where: "Word <> 'e\u{301}'").map { $0["Id"] } == [1, 3])
+        // By code point "e" + U+0301 < "f" < "é" (U+00E9); Swift's `<` puts "é" before "f".
+        #expect(try table.rows(where: "Word < 'f'").map { $0["Id"] } == [2])
+        #expect(try table.rows(where: "Word < '\u{E9}'").map { $0["Id"] } == [2, 3])
+        let groups = try DataTable(query: DASQLQuery("SELECT Word, COUNT(*) AS N FROM Words GROUP BY Word"), over: [table])
+        #expect(groups.rowCount == 3)
+    }
 }

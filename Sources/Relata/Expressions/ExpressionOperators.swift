@@ -74,7 +74,7 @@ extension Value {
 
     /// Orders strings by Unicode code points (their UTF-8 bytes), like SQLite's BINARY collation.
     static func codePointOrder(_ a: String, _ b: String) -> ComparisonResult {
-        if a == b { return .orderedSame }
+        if sameCodePoints(a, b) { return .orderedSame }
         return a.utf8.lexicographicallyPrecedes(b.utf8) ? .orderedAscending : .orderedDescending
     }
 

@@ -53,8 +53,19 @@ struct TableNames: ExpressionNames {
             guard let key = constant.doubleValue else { return nil }
             return typedComparison(op, column, key, fallback)
         case .string(let column):
+            // By code point, as everywhere (Swift's own `==` and `<` go by canonical equivalence).
             guard let key = constant.stringValue else { return nil }
-            return typedComparison(op, column, key, fallback)
+            let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
+            let test: (String) -> Bool = switch op {
+            case .equal: { Value.sameCodePoints($0, key) }
+            case .notEqual: { !Value.sameCodePoints($0, key) }
+            default: { op.holds(for: Value.codePointOrder($0, key)) }
+            }
+            return { slot in
+                if dirty[slot] != 0 { return try fallback(slot) }
+                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
+                return test(elements[slot]) ? .yes : .no
+            }
         case .date(let column):
             guard let key = constant.dateValue ?? constant.stringValue.flatMap(ISO8601.date(from:)) else { return nil }
             return typedComparison(op, column, key, fallback)
