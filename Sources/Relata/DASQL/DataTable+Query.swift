@@ -32,10 +32,17 @@ extension DASQLQuery {
     package func rows(of resolved: ResolvedQuery, over tables: [DataTable], parameters: [String: Value]) throws -> [[Value]] {
         let engine = QueryEngine(tables: Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first }),
                                  parameters: parameters, text: text)
-        let fields = resolved.fields
-        return try engine.answer(resolved.statement, outer: nil).map { row in
-            try zip(fields, row).map { field, value in try field.coerced(value) }
+        // A field's values are of its type already; a computed column's take the column's type.
+        let computed = zip(resolved.fields, resolved.statement.columnExpressions).enumerated().compactMap { index, pair -> (Int, FieldDefinition)? in
+            if case .qualifiedField = pair.1 { return nil }
+            return (index, pair.0)
         }
+        var rows = try engine.answer(resolved.statement, outer: nil)
+        guard !computed.isEmpty else { return rows }
+        for row in rows.indices {
+            for (column, field) in computed { rows[row][column] = try field.coerced(rows[row][column]) }
+        }
+        return rows
     }
 }
 

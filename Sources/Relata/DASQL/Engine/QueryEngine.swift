@@ -81,16 +81,19 @@ struct QueryEngine {
         if let (leftKey, rightKey) = keys {
             let single = QueryRows(tables: [table], names: [name], slots: [right])
             let readRight = try compiler(self.names(single, outer)).value(rightKey)
-            var bucket: [Value: [Int]] = [:]
-            for index in right.indices {
-                let key = try readRight(index)
-                if !key.isNull { bucket[QueryKey.of(key), default: []].append(right[index]) }
+            var index = JoinIndex()
+            // Inserted last to first, so each key's matches come out in table order.
+            for position in right.indices.reversed() {
+                let key = try readRight(position)
+                if !key.isNull { index.insert(QueryKey.of(key), slot: right[position]) }
             }
             let readLeft = try compiler(self.names(left, outer)).value(leftKey)
+            leftRows.reserveCapacity(left.count)
+            rightSlots.reserveCapacity(left.count)
             for row in 0..<left.count {
                 let key = try readLeft(row)
-                guard !key.isNull, let matches = bucket[QueryKey.of(key)] else { continue }
-                for slot in matches {
+                guard !key.isNull else { continue }
+                index.forEachMatch(of: QueryKey.of(key)) { slot in
                     leftRows.append(row)
                     rightSlots.append(slot)
                 }
@@ -159,6 +162,18 @@ struct QueryEngine {
         var members: [[Int]] = []
         if keys.isEmpty {
             members = [Array(0..<rows.count)]   // one group, even of no rows
+        } else if keys.count == 1 {
+            // One key: no array per row.
+            var index: [Value: Int] = [:]
+            for row in 0..<rows.count {
+                let key = QueryKey.of(try keys[0](row))
+                if let group = index[key] {
+                    members[group].append(row)
+                } else {
+                    index[key] = members.count
+                    members.append([row])
+                }
+            }
         } else {
             var index: [[Value]: Int] = [:]
             for row in 0..<rows.count {
