@@ -85,4 +85,26 @@ import Testing
         #expect(overflow?.code == .expressionEvaluation)
         #expect(overflow?.message.hasPrefix("SUM: ") == true, "\(overflow?.message ?? "")")
     }
+
+    /// `key = value` first in WHERE goes through the primary key's index, pending changes
+    /// included, and the answer is the scan's (a correlated subquery looks its key up per row).
+    @Test func aKeyComparedFirstIsFoundThroughTheIndex() throws {
+        let (clients, orders) = try Self.tables()
+        try clients.addNewRow(values: ["ClientId": 5, "Name": "Umbrella", "City": "Oslo"])
+        try clients.rows[1].setValue("Globex Corp", forKey: "Name")
+        try clients.removeRow(clients.rows[2])
+        func answer(_ text: String, _ parameters: [String: Value] = [:]) throws -> [[Value]] {
+            try rows(DataTable(query: DASQLQuery(text), parameters: parameters, over: [clients, orders]))
+        }
+        #expect(try answer("SELECT Name FROM Clients WHERE ClientId = :id", ["id": 5]) == [["Umbrella"]])
+        #expect(clients.indexes[0] != nil, "the key's index served the query")
+        #expect(try answer("SELECT Name FROM Clients WHERE ClientId = 2.0 AND City = 'Riga'") == [["Globex Corp"]])
+        #expect(try answer("SELECT Name FROM Clients WHERE ClientId = 3").isEmpty, "a deleted row is not found")
+        #expect(try answer("SELECT Name FROM Clients WHERE ClientId = 2.5").isEmpty)
+        #expect(try answer("SELECT Name FROM Clients WHERE ClientId = NULL").isEmpty)
+        #expect(try answer("SELECT o.OrderId FROM Orders o WHERE EXISTS (SELECT 1 FROM Clients c WHERE c.ClientId = o.ClientId AND c.City = 'Oslo') ORDER BY 1")
+                == [[10], [11]])
+        // A string compared with the integer key is an error, as it is in a scan.
+        #expect(throws: RelataError.self) { try answer("SELECT Name FROM Clients WHERE ClientId = '1'") }
+    }
 }

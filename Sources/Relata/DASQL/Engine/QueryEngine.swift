@@ -63,7 +63,8 @@ struct QueryEngine {
     /// The rows of `FROM` and the joins.
     private func joined(_ statement: SelectStatement, outer: OuterRow?) throws -> QueryRows {
         let first = try table(statement.from.name)
-        var rows = QueryRows(tables: [first], names: [statement.from.scopeName], slots: [first.visibleSlots])
+        let start = try indexedSlots(first, statement: statement, outer: outer) ?? first.visibleSlots
+        var rows = QueryRows(tables: [first], names: [statement.from.scopeName], slots: [start])
         for join in statement.joins {
             let table = try table(join.table.name)
             rows = try self.join(rows, table, named: join.table.scopeName, on: join.condition, kind: join.kind, outer: outer)
@@ -135,6 +136,52 @@ struct QueryEngine {
             joinedRight = order.map { joinedRight[$0] }
         }
         return QueryRows(tables: left.tables + [table], names: left.names + [name], slots: left.keeping(joinedLeft).slots + [joinedRight])
+    }
+
+    /// The rows of the first table that `WHERE`'s first condition selects when it is
+    /// `key = value` on the table's one-field primary key, found through the key's index instead
+    /// of a scan. The value is a literal, a parameter or a field of an enclosing query's row (a
+    /// correlated subquery), of a kind the key compares with as Relata does. Only the first
+    /// condition of an AND: on the rows it rules out nothing else would have been evaluated,
+    /// so the answer — and any error — is the scan's. The whole `WHERE` still decides on the
+    /// rows found. Nil when the index cannot serve.
+    private func indexedSlots(_ table: DataTable, statement: SelectStatement, outer: OuterRow?) throws -> [Int]? {
+        guard var first = statement.filter else { return nil }
+        while case .binary(.and, let left, _, _) = first { first = left }
+        guard case .binary(.equal, let left, let right, _) = first else { return nil }
+        let name = statement.from.scopeName
+        let local = Set(([statement.from] + statement.joins.map(\.table)).map { $0.scopeName.lowercased() })
+        let keyFields = table.fields.indices.filter { table.fields[$0].primaryKey }
+        guard keyFields.count == 1 else { return nil }
+        let key = table.fields[keyFields[0]]
+        for (fieldNode, valueNode) in [(left, right), (right, left)] {
+            guard case .qualifiedField(let qualifier, let fieldName, _) = fieldNode, qualifier.caseInsensitiveCompare(name) == .orderedSame,
+                  fieldName.caseInsensitiveCompare(key.name) == .orderedSame else { continue }
+            let value: Value
+            switch valueNode {
+            case .literal(let literal): value = literal
+            case .parameter(let parameter, _): value = parameters[parameter] ?? .null
+            case .qualifiedField(let other, _, _) where !local.contains(other.lowercased()):
+                guard let outer else { continue }
+                value = try outer.value(of: valueNode)
+            default: continue
+            }
+            guard Self.indexFinds(value, in: key.type.storage) else { continue }
+            return try table.index(forField: key.name).slots(for: value)
+        }
+        return nil
+    }
+
+    /// Whether an index (its value converted to the field's type) finds exactly the rows `=`
+    /// keeps: NULL finds none, as `=` keeps none; other kinds are left to the evaluator.
+    private static func indexFinds(_ value: Value, in storage: DataType.Storage) -> Bool {
+        switch (value, storage) {
+        case (.null, _), (.integer, .integer), (.integer, .double), (.double, .integer), (.double, .double), (.integer, .decimal),
+             (.decimal, .decimal), (.string, .string), (.boolean, .boolean), (.date, .date), (.guid, .guid):
+            return true
+        default:
+            return false
+        }
     }
 
     /// `a = b` (alone or in an AND) with one side reading only the new table and the other
