@@ -1,22 +1,17 @@
 import Foundation
 import Relata
+import RelataTestSupport
 
 /// The data and queries of the DA SQL differential test: random tables full of what SQL
 /// databases disagree on (NULLs, duplicates, case and accents, integers next to floats and
 /// decimals, dates, an integer near the overflow) and queries generated over them from a seed.
 enum DASQLCorpus {
-    /// SplitMix64: the same seed, the same corpus, on every machine.
+    /// The same seed, the same corpus, on every machine.
     struct Random {
-        private var state: UInt64
-        init(seed: UInt64) { state = seed }
+        private var generator: SeededGenerator
+        init(seed: UInt64) { generator = SeededGenerator(seed: seed) }
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+        mutating func next() -> UInt64 { generator.next() }
 
         mutating func int(_ range: ClosedRange<Int>) -> Int {
             range.lowerBound + Int(next() % UInt64(range.count))

@@ -1,5 +1,6 @@
 import Foundation
 import Relata
+import RelataTestSupport
 import Testing
 @testable import RelataScript
 
@@ -7,17 +8,6 @@ import Testing
 /// `constructor`, `__proto__`, names with spaces and non-ASCII), random rules and
 /// random edits give the same verdicts and values row by row as in a batch.
 @Suite struct BatchDifferentialTests {
-    /// A small deterministic generator (SplitMix64), so a failing seed can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
 
     static let names = ["get", "set", "i", "constructor", "__proto__", "toString", "valueOf", "then", "length", "c0", "w0",
                         "hasOwnProperty", "name with space", "Größe", "数量", "Qty", "Price", "Flag", "When", "Note", "relata", "old"]
@@ -40,7 +30,7 @@ import Testing
         String(decoding: try! JSONSerialization.data(withJSONObject: [text]), as: UTF8.self).dropFirst().dropLast().description
     }
 
-    static func randomValue(_ type: DataType, using random: inout Generator) -> Value {
+    static func randomValue(_ type: DataType, using random: inout SeededGenerator) -> Value {
         if Int.random(in: 0..<6, using: &random) == 0 { return .null }
         switch type {
         case .integer: return .integer(Int64.random(in: -20...20, using: &random))
@@ -62,7 +52,7 @@ import Testing
     }
 
     /// A condition on one field that holds for some values of its type.
-    static func condition(on field: FieldDefinition, in object: String, using random: inout Generator) -> String {
+    static func condition(on field: FieldDefinition, in object: String, using random: inout SeededGenerator) -> String {
         let access = "\(object)[\(quoted(field.name))]"
         switch field.type {
         case .integer, .float: return "\(access) !== null && \(access) > \(Int.random(in: -10...10, using: &random))"
@@ -73,7 +63,7 @@ import Testing
     }
 
     static func makeCase(seed: UInt64) -> Case {
-        var random = Generator(state: seed)
+        var random = SeededGenerator(seed: seed)
         var fields = [FieldDefinition("Id", .integer, primaryKey: true)]
         for name in names.shuffled(using: &random).prefix(Int.random(in: 2...5, using: &random)) {
             fields.append(FieldDefinition(name, types.randomElement(using: &random)!, size: 0))
