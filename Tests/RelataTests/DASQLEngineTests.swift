@@ -107,4 +107,27 @@ import Testing
         // A string compared with the integer key is an error, as it is in a scan.
         #expect(throws: RelataError.self) { try answer("SELECT Name FROM Clients WHERE ClientId = '1'") }
     }
+
+    /// Conditions of WHERE that cannot fail run before the joins; the answer, and whether the
+    /// query fails, are as if every joined row were tested.
+    @Test func conditionsThatCannotFailRunBeforeTheJoins() throws {
+        #expect(try answer("SELECT o.OrderId, c.Name FROM Orders o JOIN Clients c ON c.ClientId = o.ClientId WHERE c.City = 'Riga' ORDER BY 1")
+                == [[12, "Globex"], [14, "Globex"]])
+        #expect(try answer("SELECT o.OrderId FROM Clients c LEFT JOIN Orders o ON o.ClientId = c.ClientId WHERE o.OrderId IS NULL AND c.City = 'Oslo'")
+                == [[.null]], "a LEFT JOIN's table is not filtered before the join")
+        // An ON that fails fails the query even when WHERE would have kept nothing.
+        #expect(throws: RelataError.self) {
+            try answer("SELECT c.Name FROM Clients c JOIN Orders o ON o.Status > c.ClientId WHERE c.City = 'Nowhere'")
+        }
+        // A hash join's keys of kinds that do not compare fail as comparing them pair by pair does.
+        #expect(throws: RelataError.self) {
+            try answer("SELECT c.Name FROM Clients c JOIN Orders o ON o.Status = c.ClientId")
+        }
+        // So does a first condition that fails, whatever the conditions after it.
+        #expect(throws: RelataError.self) {
+            try answer("SELECT c.Name FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId WHERE o.Status = 1 AND c.City = 'Nowhere'")
+        }
+        #expect(try answer("SELECT c.Name FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId WHERE c.City = 'Nowhere' AND o.Status = 1").isEmpty,
+                "a condition after one that keeps nothing is never evaluated, before or after the joins")
+    }
 }

@@ -62,19 +62,33 @@ struct QueryEngine {
 
     /// The rows of `FROM` and the joins.
     private func joined(_ statement: SelectStatement, outer: OuterRow?) throws -> QueryRows {
+        let sources = [statement.from] + statement.joins.map(\.table)
+        var byName: [String: DataTable] = [:]
+        for source in sources { byName[source.scopeName.lowercased()] = try table(source.name) }
+        let early = EarlyConditions.of(statement, tables: byName, parameters: parameters)
+        /// A table's rows the early conditions keep (all its rows when there are none).
+        func kept(of source: QueryTable, from slots: [Int]) throws -> [Int] {
+            guard let conditions = early[source.scopeName.lowercased()], let table = byName[source.scopeName.lowercased()] else { return slots }
+            let single = QueryRows(tables: [table], names: [source.scopeName], slots: [slots])
+            let tests = try conditions.map { try compiler(names(single, outer)).condition($0) }
+            return try slots.indices.filter { index in try tests.allSatisfy { try $0(index) == .yes } }.map { slots[$0] }
+        }
         let first = try table(statement.from.name)
-        let start = try indexedSlots(first, statement: statement, outer: outer) ?? first.visibleSlots
-        var rows = QueryRows(tables: [first], names: [statement.from.scopeName], slots: [start])
+        // Rows found through the key's index skip the joins' ON as early conditions do.
+        let indexed = statement.joins.isEmpty || EarlyConditions.joinsCannotFail(statement, tables: byName, parameters: parameters)
+            ? try indexedSlots(first, statement: statement, outer: outer) : nil
+        var rows = QueryRows(tables: [first], names: [statement.from.scopeName],
+                             slots: [try kept(of: statement.from, from: indexed ?? first.visibleSlots)])
         for join in statement.joins {
             let table = try table(join.table.name)
-            rows = try self.join(rows, table, named: join.table.scopeName, on: join.condition, kind: join.kind, outer: outer)
+            rows = try self.join(rows, table, slots: try kept(of: join.table, from: table.visibleSlots), named: join.table.scopeName,
+                                 on: join.condition, kind: join.kind, outer: outer)
         }
         return rows
     }
 
-    private func join(_ left: QueryRows, _ table: DataTable, named name: String, on condition: ExpressionNode,
+    private func join(_ left: QueryRows, _ table: DataTable, slots right: [Int], named name: String, on condition: ExpressionNode,
                       kind: Join.Kind, outer: OuterRow?) throws -> QueryRows {
-        let right = table.visibleSlots
         // Candidate pairs: by the hash of an equality between the new table and the others when
         // there is one, every pair otherwise; the whole condition then decides each pair.
         var leftRows: [Int] = [], rightSlots: [Int] = []
@@ -83,10 +97,14 @@ struct QueryEngine {
             let single = QueryRows(tables: [table], names: [name], slots: [right])
             let readRight = try compiler(self.names(single, outer)).value(rightKey)
             var index = JoinIndex()
+            var sample: Value?
             // Inserted last to first, so each key's matches come out in table order.
             for position in right.indices.reversed() {
                 let key = try readRight(position)
-                if !key.isNull { index.insert(QueryKey.of(key), slot: right[position]) }
+                if !key.isNull {
+                    index.insert(QueryKey.of(key), slot: right[position])
+                    sample = key
+                }
             }
             let readLeft = try compiler(self.names(left, outer)).value(leftKey)
             leftRows.reserveCapacity(left.count)
@@ -94,6 +112,17 @@ struct QueryEngine {
             for row in 0..<left.count {
                 let key = try readLeft(row)
                 guard !key.isNull else { continue }
+                if let right = sample {
+                    // Keys of kinds that do not compare (a string and a number) fail, as comparing them pair by pair would.
+                    sample = nil
+                    do throws(Value.CompareFailure) {
+                        _ = try Value.compare(key, right)
+                    } catch {
+                        var offset = 0
+                        if case .binary(_, _, _, let at) = condition { offset = at }
+                        throw EvaluationFailure(message: error.message, offset: offset)
+                    }
+                }
                 index.forEachMatch(of: QueryKey.of(key)) { slot in
                     leftRows.append(row)
                     rightSlots.append(slot)
