@@ -36,6 +36,15 @@ struct QueryEngine {
             kept = try kept.filter { try condition($0) == .yes }
         }
         let columns = try statement.columnExpressions.map { try compiler(scope).value($0) }
+        if statement.orderBy.isEmpty && !statement.distinct {
+            // In the order found: only the rows OFFSET and LIMIT keep are computed.
+            if case .literal(.integer(let skip)) = statement.offset { kept = Array(kept.dropFirst(Int(clamping: skip))) }
+            if case .literal(.integer(let limit)) = statement.limit { kept = Array(kept.prefix(Int(clamping: limit))) }
+            var values: [[Value]] = []
+            values.reserveCapacity(kept.count)
+            for row in kept { values.append(try columns.map { try $0(row) }) }
+            return values
+        }
         let keys = try statement.orderBy.map { try compiler(scope).value($0.expression) }
         var answer = try kept.map { row in (values: try columns.map { try $0(row) }, keys: try keys.map { try $0(row) }) }
         if statement.distinct {
