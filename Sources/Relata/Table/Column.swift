@@ -231,3 +231,31 @@ enum Column {
         }
     }
 }
+
+extension DataTable {
+    /// Reads a field's posted values by slot for a scan that leaves the table unchanged (a query):
+    /// the typed column's elements straight from a snapshot of its storage, and the row's changes
+    /// for a slot that has some — what ``postedValue(slot:field:)`` gives, without going through
+    /// the column for every row.
+    func postedValueReader(field: Int) -> (Int) -> Value {
+        let dirty = self.dirty
+        let posted = { [unowned self] (slot: Int) in self.postedValue(slot: slot, field: field) }
+        func reader<Element>(_ column: TypedColumn<Element>) -> (Int) -> Value {
+            let elements = column.elements, nulls = column.nullWords
+            return { slot in
+                if dirty[slot] != 0 { return posted(slot) }
+                return nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 ? .null : elements[slot].columnValue
+            }
+        }
+        switch columns[field] {
+        case .integer(let column): return reader(column)
+        case .double(let column): return reader(column)
+        case .decimal(let column): return reader(column)
+        case .boolean(let column): return reader(column)
+        case .string(let column): return reader(column)
+        case .date(let column): return reader(column)
+        case .guid(let column): return reader(column)
+        case .blob(let column): return reader(column)
+        }
+    }
+}

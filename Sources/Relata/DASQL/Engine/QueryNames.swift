@@ -27,11 +27,19 @@ struct QueryNames: ExpressionNames {
             guard let field = rows.tables[source].fieldIndex(named: name) else {
                 throw compiler.syntaxError("\(qualifier) has no field '\(name)'", at: offset)
             }
-            let rows = self.rows
+            let slots = rows.slots[source], read = rows.tables[source].postedValueReader(field: field)
             if let firstRows = groups?.firstRows {
-                return { group in firstRows[group] < 0 ? .null : rows.value(row: firstRows[group], source: source, field: field) }
+                return { group in
+                    let row = firstRows[group]
+                    guard row >= 0 else { return .null }
+                    let slot = slots[row]
+                    return slot < 0 ? .null : read(slot)
+                }
             }
-            return { row in rows.value(row: row, source: source, field: field) }
+            return { row in
+                let slot = slots[row]
+                return slot < 0 ? .null : read(slot)
+            }
         case .aggregate(_, _, _, let offset):
             guard let values = groups?.aggregates[node.withoutPositions] else {
                 throw compiler.syntaxError("an aggregate stands outside a grouped query", at: offset)
