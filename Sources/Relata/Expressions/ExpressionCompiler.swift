@@ -161,7 +161,9 @@ struct ExpressionCompiler {
         case .binary(let op, let left, let right, let offset) where !op.isComparison && op != .and && op != .or:
             let left = try value(left), right = try value(right)
             return { slot in
-                do { return try op.arithmetic(try left(slot), try right(slot)) } catch let failure as Value.CompareFailure {
+                let l = try left(slot), r = try right(slot)
+                if case .integer(let a) = l, case .integer(let b) = r, let result = op.integerResult(a, b) { return .integer(result) }
+                do { return try op.arithmetic(l, r) } catch let failure as Value.CompareFailure {
                     throw EvaluationFailure(message: failure.message, offset: offset)
                 }
             }

@@ -166,6 +166,26 @@ extension BinaryOperator {
     }
 
     typealias CompareFailure = Value.CompareFailure
+
+    /// The common integer cases of ``arithmetic(_:_:)`` without building a `Value` per operand:
+    /// nil for everything else (an overflow, a division, by zero), which `arithmetic` decides.
+    @inline(__always) func integerResult(_ a: Int64, _ b: Int64) -> Int64? {
+        switch self {
+        case .add:
+            let (result, overflow) = a.addingReportingOverflow(b)
+            return overflow ? nil : result
+        case .subtract:
+            let (result, overflow) = a.subtractingReportingOverflow(b)
+            return overflow ? nil : result
+        case .multiply:
+            let (result, overflow) = a.multipliedReportingOverflow(by: b)
+            return overflow ? nil : result
+        case .remainder:
+            return b == 0 || b == -1 ? nil : a % b
+        default:
+            return nil
+        }
+    }
 }
 
 /// A compiled LIKE pattern: `%` any run, `_` any one character, case-insensitive.

@@ -105,7 +105,7 @@ struct QueryEngine {
         if let (leftKey, rightKey) = keys {
             let single = QueryRows(tables: [table], names: [name], slots: [right])
             let readRight = try compiler(self.names(single, outer)).value(rightKey)
-            var index = JoinIndex()
+            var index = JoinIndex(capacity: right.count)
             var sample: Value?
             // Inserted last to first, so each key's matches come out in table order.
             for position in right.indices.reversed() {
