@@ -21,7 +21,8 @@ extension DataTable {
         let catalog = QueryCatalog(tables.map { QueryCatalog.Table(name: $0.name, fields: $0.fields) })
         let resolved = try query.resolved(in: catalog, parameters: parameters)
         try self.init(name: "Query", fields: resolved.fields)
-        try loadRows(query.rows(of: resolved, over: tables, parameters: parameters))
+        let rows = try query.rows(of: resolved, over: tables, parameters: parameters)
+        if !fill(withTypedRows: rows) { try loadRows(rows) }
     }
 }
 

@@ -57,8 +57,10 @@ extension Data: ColumnElement {
 
 /// A column of `Element`s with a NULL bitmap (one bit per slot).
 final class TypedColumn<Element: ColumnElement> {
-    private(set) var elements: [Element] = []
-    private var nullBits: [UInt64] = []
+    // Unchecked: a column belongs to one table, used from one thread at a time, and no access
+    // to these arrays is held across a call that could reach them again (as `handles`).
+    @exclusivity(unchecked) private(set) var elements: [Element] = []
+    @exclusivity(unchecked) private var nullBits: [UInt64] = []
 
     /// The NULL bitmap: bit `slot % 64` of word `slot / 64` is set for NULL.
     var nullWords: [UInt64] { nullBits }
@@ -257,5 +259,51 @@ extension DataTable {
         case .guid(let column): return reader(column)
         case .blob(let column): return reader(column)
         }
+    }
+}
+
+extension DataTable {
+    /// Fills a new, empty table with rows whose values already have its fields' types (a DA SQL
+    /// answer: no key, nothing required), column by column, without ``loadRows(_:)``'s checks.
+    /// Returns false, leaving the table empty, when a value is not of its field's type.
+    func fill(withTypedRows rows: [[Value]]) -> Bool {
+        precondition(slotCount == 0, "filling a table that has rows")
+        /// The column's elements and NULL bitmap, ready to store; nil when a value does not fit.
+        func filled<Element>(_ column: TypedColumn<Element>, field: Int) -> (() -> Void)? {
+            var elements: [Element] = []
+            elements.reserveCapacity(rows.count)
+            var nulls = [UInt64](repeating: 0, count: (rows.count + 63) / 64)
+            for (index, row) in rows.enumerated() {
+                if let element = Element(columnValue: row[field]) {
+                    elements.append(element)
+                } else {
+                    guard row[field].isNull else { return nil }
+                    elements.append(.zero)
+                    nulls[index &>> 6] |= 1 &<< UInt64(index & 63)
+                }
+            }
+            return { column.restore(elements: elements, nullWords: nulls) }
+        }
+        var stores: [() -> Void] = []
+        for (field, column) in columns.enumerated() {
+            let store: (() -> Void)?
+            switch column {
+            case .integer(let typed): store = filled(typed, field: field)
+            case .double(let typed): store = filled(typed, field: field)
+            case .decimal(let typed): store = filled(typed, field: field)
+            case .boolean(let typed): store = filled(typed, field: field)
+            case .string(let typed): store = filled(typed, field: field)
+            case .date(let typed): store = filled(typed, field: field)
+            case .guid(let typed): store = filled(typed, field: field)
+            case .blob(let typed): store = filled(typed, field: field)
+            }
+            guard let store else { return false }
+            stores.append(store)
+        }
+        for store in stores { store() }
+        changes.restoreEmptySlots(rows.count)
+        handles = Array(repeating: nil, count: rows.count)
+        invalidateVisibleSlots()
+        return true
     }
 }
