@@ -146,11 +146,12 @@ struct QueryEngine {
             }
         }
         var joinedLeft = leftRows, joinedRight = rightSlots
-        var matched = [Bool](repeating: false, count: left.count)
+        // Which left rows found a partner: a LEFT JOIN adds the others.
+        var matched = [Bool](repeating: false, count: kind == .left ? left.count : 0)
         if let keys, case .binary(.equal, _, _, _) = condition, condition.sameExpression(as: .binary(.equal, keys.0, keys.1, offset: 0))
             || condition.sameExpression(as: .binary(.equal, keys.1, keys.0, offset: 0)) {
             // The hash matched on the whole condition: every candidate is a match.
-            for row in leftRows { matched[row] = true }
+            if kind == .left { for row in leftRows { matched[row] = true } }
         } else {
             let candidates = QueryRows(tables: left.tables + [table], names: left.names + [name],
                                        slots: left.keeping(leftRows).slots + [rightSlots])
@@ -158,7 +159,7 @@ struct QueryEngine {
             var kept: [Int] = []
             for index in 0..<candidates.count where try test(index) == .yes {
                 kept.append(index)
-                matched[leftRows[index]] = true
+                if kind == .left { matched[leftRows[index]] = true }
             }
             joinedLeft = kept.map { leftRows[$0] }
             joinedRight = kept.map { rightSlots[$0] }
