@@ -245,6 +245,13 @@ struct QueryEngine {
 
     private func groups(_ statement: SelectStatement, rows: QueryRows, names: QueryNames) throws -> QueryNames.Groups {
         let keys = try statement.groupBy.map { try compiler(names).value($0) }
+        let aggregateNodes = statement.aggregates
+        if keys.isEmpty, aggregateNodes.allSatisfy({ if case .aggregate(.count, nil, _, _) = $0 { true } else { false } }) {
+            // Only COUNT(*) over one group: the rows are counted, not listed.
+            let count = Value.integer(Int64(rows.count))
+            return QueryNames.Groups(firstRows: [rows.count > 0 ? 0 : -1],
+                                     aggregates: Dictionary(aggregateNodes.map { ($0.withoutPositions, [count]) }, uniquingKeysWith: { first, _ in first }))
+        }
         var members: [[Int]] = []
         if keys.isEmpty {
             members = [Array(0..<rows.count)]   // one group, even of no rows
@@ -273,7 +280,7 @@ struct QueryEngine {
             }
         }
         var aggregates: [ExpressionNode: [Value]] = [:]
-        for case .aggregate(let function, let argument, let distinct, let offset) in statement.aggregates {
+        for case .aggregate(let function, let argument, let distinct, let offset) in aggregateNodes {
             let node = ExpressionNode.aggregate(function, argument, distinct: distinct, offset: 0).withoutPositions
             guard aggregates[node] == nil else { continue }
             let read = try argument.map { try compiler(names).value($0) }
