@@ -59,7 +59,7 @@ let package = Package(
         // the HTTP protocol (Hummingbird). Only the server and the CLI link it.
         .target(name: "RelataServer", dependencies: [
             "Relata", "RelataScript",
-            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

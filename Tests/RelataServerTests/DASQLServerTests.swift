@@ -208,4 +208,36 @@ import Testing
         #expect(processed[0].changes.map(\.status) == [.failed, .resolved])
         #expect(processed[0].changes[0].failure?.message == expected)
     }
+
+    /// A query that would run for hours is stopped at the server's time limit with a clear
+    /// error, and the server goes on answering.
+    @Test(arguments: StorageBackend.allCases)
+    func aQueryThatRunsTooLongIsStopped(backend: StorageBackend) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-slow-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (database, cleanup) = try backend.makeDatabase(in: folder)
+        defer {
+            cleanup()
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let numbers = try DataTable(name: "Numbers", fields: [FieldDefinition("N", .integer, primaryKey: true)])
+        try numbers.loadRows((0..<2_000).map { [.integer(Int64($0))] })
+        let storage = try SQLStorage(database: database, schema: SchemaDefinition(name: "Big", tables: [
+            TableDefinition(name: "Numbers", fields: numbers.fields),
+        ]))
+        _ = try storage.seedIfEmpty(with: [numbers])
+        let service = try DataService(storage: storage, runtimes: 1, queryTimeLimit: .milliseconds(300))
+        let slow = "SELECT COUNT(*) AS N FROM Numbers a JOIN Numbers b ON a.N <> b.N JOIN Numbers c ON b.N <> c.N"
+        let started = ContinuousClock.now
+        do {
+            _ = try await service.getData([DataRequest(sql: slow)], session: Session())
+            Issue.record("eight billion rows were counted")
+        } catch let error as RelataError {
+            #expect(error.code == .timeLimitExceeded, "\(error)")
+            #expect(error.message.contains("was stopped"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        let quick = try await service.getData([DataRequest(sql: "SELECT COUNT(*) AS N FROM Numbers")], session: Session())
+        #expect(quick[0].rows == [[2_000]], "the server goes on answering")
+    }
 }

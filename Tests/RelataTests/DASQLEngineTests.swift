@@ -130,4 +130,20 @@ import Testing
         #expect(try answer("SELECT c.Name FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId WHERE c.City = 'Nowhere' AND o.Status = 1").isEmpty,
                 "a condition after one that keeps nothing is never evaluated, before or after the joins")
     }
+
+    /// A join that would make more rows than a process should hold fails with a clear error
+    /// (on a data server too: a client cannot make it run out of memory).
+    @Test func aJoinTooLargeToMakeFailsClearly() throws {
+        let numbers = try DataTable(name: "Numbers", fields: [FieldDefinition("N", .integer, primaryKey: true)])
+        try numbers.loadRows((0..<4_000).map { [.integer(Int64($0))] })
+        do {
+            _ = try DataTable(query: DASQLQuery("SELECT COUNT(*) FROM Numbers a JOIN Numbers b ON a.N <> b.N"), over: [numbers])
+            Issue.record("16 million pairs were made")
+        } catch let error as RelataError {
+            #expect(error.message.contains("the join would make more than 10 million rows"))
+            #expect(error.location == "line 1, column 54", "the ON operator")
+        }
+        let small = try DataTable(query: DASQLQuery("SELECT COUNT(*) AS N FROM Numbers a JOIN Numbers b ON a.N = b.N"), over: [numbers])
+        #expect(small.rows[0]["N"] == 4_000)
+    }
 }

@@ -69,6 +69,8 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidSchema = Code("invalidSchema")
         /// A briefcase file that is damaged, is not a briefcase, or comes from a newer format version.
         public static let invalidBriefcase = Code("invalidBriefcase")
+        /// A query ran longer than the data server allows and was stopped.
+        public static let timeLimitExceeded = Code("timeLimitExceeded")
         /// An answer from a data server that cannot be read (damaged, cut short, or of another protocol version).
         public static let invalidResponse = Code("invalidResponse")
         /// A file that could not be read or written (the message carries the system's reason).

@@ -7,6 +7,8 @@ import Relata
 /// Either way the client receives the same rows.
 struct QueryReader {
     let storage: SQLStorage
+    /// How long the compiled query may run in the database.
+    var timeLimit: Duration = .seconds(30)
     var batchRows = 4096
     var batchBytes = 1 << 20
 
@@ -37,17 +39,21 @@ struct QueryReader {
         }
 
         let count = try databaseAnswer {
-            try connection.value("SELECT COUNT(*) FROM (\(compiled.sql)) AS relata_answer", compiled.arguments, reading: SQLStorage.count)
+            try connection.limitingTime(to: timeLimit) {
+                try connection.value("SELECT COUNT(*) FROM (\(compiled.sql)) AS relata_answer", compiled.arguments, reading: SQLStorage.count)
+            }
         }?.integerValue ?? 0
         try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(Int(count), limit)))
         var batch = RowBatch(width: compiled.columns.count, rows: batchRows, bytes: batchBytes)
         var total = 0
         if limit > 0 {
             try databaseAnswer {
-                try connection.query(compiled.sql, compiled.arguments, reading: compiled.columns) { row in
-                    try batch.append(row, emit: emit)
-                    total += 1
-                    return total < limit
+                try connection.limitingTime(to: timeLimit) {
+                    try connection.query(compiled.sql, compiled.arguments, reading: compiled.columns) { row in
+                        try batch.append(row, emit: emit)
+                        total += 1
+                        return total < limit
+                    }
                 }
             }
         }
@@ -57,10 +63,12 @@ struct QueryReader {
     }
 
     /// An integer overflowing in the database fails the query as it fails in Relata: an
-    /// evaluation error, not a server failure.
+    /// evaluation error, not a server failure; so does a query stopped at its time limit.
     private func databaseAnswer<Result>(_ work: () throws -> Result) throws -> Result {
         do {
             return try work()
+        } catch let error as SQLError where error.kind == .timeLimitExceeded {
+            throw RelataError(.timeLimitExceeded, "the query ran longer than \(timeLimit) and was stopped; narrow it (WHERE, a more selective join, LIMIT)")
         } catch let error as SQLError where error.message.contains("overflow") || error.message.contains("out of range") {
             throw RelataError(.expressionEvaluation, "an integer in the query overflows 64 bits (the database says: \(error.message))")
         }

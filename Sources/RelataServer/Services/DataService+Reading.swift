@@ -98,8 +98,9 @@ extension DataService {
             switch checked {
             case .table(let filter): expression = filter
             case .query(let query, let resolved):
+                let reader = QueryReader(storage: storage, timeLimit: queryTimeLimit)
                 _ = try await storage.asyncRead { connection in
-                    try QueryReader(storage: storage).read(request, query: query, resolved: resolved, in: connection, emit: emit)
+                    try reader.read(request, query: query, resolved: resolved, in: connection, emit: emit)
                 }
                 continue
             }

@@ -20,6 +20,8 @@ public final class DataService: Sendable {
     let rules: RulesVersion.Current
     private let poolSize: Int
     private let timeLimit: Duration
+    /// How long a DA SQL query may run in the database before it is stopped.
+    let queryTimeLimit: Duration
     private let logger: Logger
 
     /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
@@ -27,8 +29,10 @@ public final class DataService: Sendable {
     /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
     public init(storage: SQLStorage, permissions: TablePermissions = .allowAll,
                 runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
-                timeLimit: Duration = .seconds(1), logger: Logger = Logger(label: "relata.rules")) throws {
+                timeLimit: Duration = .seconds(1), queryTimeLimit: Duration = .seconds(30),
+                logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
+        self.queryTimeLimit = queryTimeLimit
         self.permissions = permissions
         poolSize = runtimes
         self.timeLimit = timeLimit

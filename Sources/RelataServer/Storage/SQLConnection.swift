@@ -30,6 +30,10 @@ public protocol SQLConnection: AnyObject {
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition],
                row: ([Value]) throws -> Bool) throws
 
+    /// Runs `work` — a query's statements — and fails it with ``SQLError/Kind/timeLimitExceeded``
+    /// once it has run for `limit`, so no query can hold a connection (and a core) for ever.
+    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result
+
     /// Starts a transaction that writes (taking the database's write lock at once, where it has one).
     func begin() throws
     func commit() throws
@@ -94,6 +98,8 @@ public struct SQLError: Error, CustomStringConvertible {
     public enum Kind: Sendable {
         /// A constraint refused the statement (NOT NULL, a key, a foreign key, a check).
         case constraint
+        /// A query ran longer than its time limit and was stopped.
+        case timeLimitExceeded
         /// Anything else (a lost connection, a lock that timed out, a statement it could not run).
         case other
     }

@@ -127,17 +127,18 @@ struct QueryEngine {
                     do throws(Value.CompareFailure) {
                         _ = try Value.compare(key, right)
                     } catch {
-                        var offset = 0
-                        if case .binary(_, _, _, let at) = condition { offset = at }
-                        throw EvaluationFailure(message: error.message, offset: offset)
+                        throw EvaluationFailure(message: error.message, offset: condition.offsetOfOperation)
                     }
                 }
                 index.forEachMatch(of: QueryKey.of(key)) { slot in
                     leftRows.append(row)
                     rightSlots.append(slot)
                 }
+                if leftRows.count > Self.maxJoinedRows { throw tooManyRows(condition) }
             }
         } else {
+            let (pairs, overflow) = left.count.multipliedReportingOverflow(by: right.count)
+            if overflow || pairs > Self.maxJoinedRows { throw tooManyRows(condition) }
             for row in 0..<left.count {
                 for slot in right {
                     leftRows.append(row)
@@ -221,6 +222,15 @@ struct QueryEngine {
         default:
             return false
         }
+    }
+
+    /// The most rows a join may make (or pairs it may test): a query that would make more fails
+    /// instead of taking the memory of the process that answers it (a data server's too).
+    static let maxJoinedRows = 10_000_000
+
+    private func tooManyRows(_ condition: ExpressionNode) -> EvaluationFailure {
+        EvaluationFailure(message: "the join would make more than \(Self.maxJoinedRows / 1_000_000) million rows; narrow it with WHERE or a more selective ON",
+                          offset: condition.offsetOfOperation)
     }
 
     /// `a = b` (alone or in an AND) with one side reading only the new table and the other
@@ -331,6 +341,12 @@ extension SelectStatement {
 }
 
 extension ExpressionNode {
+    /// Where a binary operation stands in the text (0 for other nodes), for errors about it.
+    var offsetOfOperation: Int {
+        if case .binary(_, _, _, let offset) = self { return offset }
+        return 0
+    }
+
     /// The table names its qualified fields use, lowercased (not looking into subqueries).
     var qualifiers: Set<String> {
         if case .qualifiedField(let qualifier, _, _) = self { return [qualifier.lowercased()] }

@@ -131,6 +131,14 @@ final class PostgresSQLConnection: SQLConnection {
         return true
     }
 
+    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result {
+        // Reads run in a transaction of their own, which the setting lasts for.
+        let (seconds, attoseconds) = limit.components
+        let milliseconds = max(1, Int64(clamping: seconds) &* 1000 &+ attoseconds / 1_000_000_000_000_000)
+        _ = try run("SET LOCAL statement_timeout = \(milliseconds)", [])
+        return try work()
+    }
+
     func begin() throws {
         try begin(readOnly: false)
     }

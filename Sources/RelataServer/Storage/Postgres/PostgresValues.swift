@@ -63,6 +63,8 @@ enum PostgresValues {
     static func sqlError(_ error: PSQLError) -> SQLError {
         let state = error.serverInfo?[.sqlState] ?? ""
         let message = error.serverInfo?[.message] ?? "\(error.code)"
+        // 57014: canceled by statement_timeout (the only cancel Relata asks for).
+        if state == "57014" { return SQLError(.timeLimitExceeded, message) }
         return SQLError(state.hasPrefix("23") ? .constraint : .other, message)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import Relata
 
 /// A SQLite database file (or a private in-memory database) through GRDB: a pool in WAL
@@ -66,9 +67,34 @@ final class SQLiteConnection: SQLConnection {
         }
     }
 
+    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result {
+        guard let connection = db.sqliteConnection else { return try work() }
+        // SQLite calls the handler every few thousand instructions; past the deadline it stops the statement.
+        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        defer { deadline.deallocate() }
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
+        deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+        sqlite3_progress_handler(connection, 10_000, { context in
+            guard let context else { return 0 }
+            return DispatchTime.now().uptimeNanoseconds > context.load(as: UInt64.self) ? 1 : 0
+        }, deadline)
+        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
+        return try work()
+    }
+
     func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
     func commit() throws { try Self.mappingErrors { try db.commit() } }
     func rollback() throws { try Self.mappingErrors { try db.rollback() } }
+
+    /// A GRDB error as a ``SQLError``: an interrupted statement is one a time limit stopped.
+    private static func sqlError(_ error: DatabaseError) -> SQLError {
+        switch error.resultCode {
+        case .SQLITE_CONSTRAINT: return SQLError(.constraint, error.message ?? "\(error)")
+        case .SQLITE_INTERRUPT: return SQLError(.timeLimitExceeded, error.message ?? "interrupted")
+        default: return SQLError(.other, error.message ?? "\(error)")
+        }
+    }
 
     private static func statementArguments(_ arguments: [Value]) throws -> StatementArguments {
         try SQLError.checkStorable(arguments)
@@ -80,7 +106,7 @@ final class SQLiteConnection: SQLConnection {
         do {
             return try body()
         } catch let error as DatabaseError {
-            throw SQLError(error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .other, error.message ?? "\(error)")
+            throw sqlError(error)
         }
     }
 
@@ -88,7 +114,7 @@ final class SQLiteConnection: SQLConnection {
         do {
             return try await body()
         } catch let error as DatabaseError {
-            throw SQLError(error.resultCode == .SQLITE_CONSTRAINT ? .constraint : .other, error.message ?? "\(error)")
+            throw sqlError(error)
         }
     }
 }
