@@ -37,11 +37,7 @@ struct SQLQueryCompiler {
         init(_ description: String) { self.description = description }
     }
 
-    /// The kind of value an expression gives: the storage of its type, or NULL.
-    enum Kind: Hashable {
-        case value(DataType.Storage)
-        case null
-    }
+    typealias Kind = ValueKind
 
     let storage: SQLStorage
     let parameters: [String: Value]
@@ -429,8 +425,8 @@ struct SQLQueryCompiler {
     /// The kind of value an expression gives, as DA SQL evaluates it.
     private func kind(of node: ExpressionNode) throws -> Kind {
         switch node {
-        case .literal(let value): return Self.kind(of: value)
-        case .parameter(let name, _): return Self.kind(of: parameters[name] ?? .null)
+        case .literal(let value): return ValueKind(value)
+        case .parameter(let name, _): return ValueKind(parameters[name] ?? .null)
         case .qualifiedField(let qualifier, let name, _):
             guard let field = try source(qualifier).table.field(named: name) else { throw NotExact("no field \(qualifier).\(name)") }
             return .value(field.type.storage)
@@ -460,19 +456,6 @@ struct SQLQueryCompiler {
         }
     }
 
-    private static func kind(of value: Value) -> Kind {
-        switch value {
-        case .null: .null
-        case .integer: .value(.integer)
-        case .double: .value(.double)
-        case .decimal: .value(.decimal)
-        case .boolean: .value(.boolean)
-        case .string: .value(.string)
-        case .date: .value(.date)
-        case .guid: .value(.guid)
-        case .blob: .value(.blob)
-        }
-    }
 
     private static func type(for storage: DataType.Storage) -> DataType {
         switch storage {

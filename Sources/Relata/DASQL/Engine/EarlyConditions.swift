@@ -12,11 +12,7 @@ struct EarlyConditions {
     let tables: [String: DataTable]
     let parameters: [String: Value]
 
-    /// What an expression gives when it cannot fail; nil when it might (or cannot be known).
-    enum Kind: Equatable {
-        case null
-        case value(DataType.Storage)
-    }
+    typealias Kind = ValueKind
 
     /// The conditions that can run early, by the (lowercased) name of the table each reads.
     static func of(_ statement: SelectStatement, tables: [String: DataTable], parameters: [String: Value]) -> [String: [ExpressionNode]] {
@@ -47,8 +43,8 @@ struct EarlyConditions {
 
     func kind(of node: ExpressionNode) -> Kind? {
         switch node {
-        case .literal(let value): return Self.kind(of: value)
-        case .parameter(let name, _): return parameters[name].map(Self.kind(of:))
+        case .literal(let value): return ValueKind(value)
+        case .parameter(let name, _): return parameters[name].map(ValueKind.init)
         case .qualifiedField(let qualifier, let name, _):
             guard let table = tables[qualifier.lowercased()], let field = table.fieldIndex(named: name) else { return nil }
             return .value(table.fields[field].type.storage)
@@ -98,19 +94,6 @@ struct EarlyConditions {
         }
     }
 
-    private static func kind(of value: Value) -> Kind {
-        switch value {
-        case .null: .null
-        case .integer: .value(.integer)
-        case .double: .value(.double)
-        case .decimal: .value(.decimal)
-        case .boolean: .value(.boolean)
-        case .string: .value(.string)
-        case .date: .value(.date)
-        case .guid: .value(.guid)
-        case .blob: .value(.blob)
-        }
-    }
 }
 
 extension ExpressionNode {
