@@ -240,4 +240,30 @@ import Testing
         let quick = try await service.getData([DataRequest(sql: "SELECT COUNT(*) AS N FROM Numbers")], session: Session())
         #expect(quick[0].rows == [[2_000]], "the server goes on answering")
     }
+
+    /// A query the engine answers on the server reads only the rows its first conditions keep,
+    /// when those compile exactly; a table a subquery reads too is read whole.
+    @Test(arguments: StorageBackend.allCases)
+    func theEngineReadsOnlyTheRowsItsFirstConditionsKeep(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        let storage = database.service.storage
+        func loaded(_ sql: String, _ parameters: [String: Value] = [:]) throws -> [String: Int] {
+            let query = try DASQLQuery(sql)
+            let resolved = try query.resolved(in: QueryCatalog(schema: storage.schema), parameters: parameters)
+            var compiler = SQLQueryCompiler(storage: storage, parameters: parameters)
+            #expect(throws: SQLQueryCompiler.NotExact.self, "answered by the engine") { try compiler.compile(resolved) }
+            let tables = try storage.read { connection in
+                try QueryReader(storage: storage).tablesForTheEngine(query: query, resolved: resolved, parameters: parameters, in: connection)
+            }
+            return Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0.rowCount) })
+        }
+        #expect(try loaded("SELECT Name FROM Clients WHERE ClientId = :id AND Name LIKE 'A%'", ["id": 1]) == ["Clients": 1])
+        #expect(try loaded("SELECT o.OrderId, c.Name FROM Orders o JOIN Clients c ON c.ClientId = o.ClientId WHERE o.OrderId = 11 AND UPPER(c.Name) = 'ACME'")
+                == ["Orders": 1, "Clients": 2], "only Orders' first condition compiles and moves")
+        #expect(try loaded("SELECT Name FROM Clients c WHERE c.ClientId = 2 AND EXISTS (SELECT 1 FROM Clients d WHERE d.Name LIKE 'A%')")
+                == ["Clients": 2], "read by a subquery too: whole")
+        let answer = try await database.service.getData([DataRequest(sql: "SELECT Name FROM Clients WHERE ClientId = :id AND Name LIKE 'A%'",
+                                                                      parameters: ["id": 1])], session: Session())
+        #expect(answer[0].rows == [["Acme"]])
+    }
 }

@@ -28,7 +28,7 @@ struct QueryReader {
         do {
             compiled = try compiler.compile(resolved)
         } catch let notExact as SQLQueryCompiler.NotExact {
-            let tables = try query.tableNames.map { try storage.loadTable($0, in: connection) }
+            let tables = try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
             let rows = try query.rows(of: resolved, over: tables, parameters: request.parameters)
             try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(rows.count, limit)))
             var batch = RowBatch(width: resolved.fields.count, rows: batchRows, bytes: batchBytes)
@@ -60,6 +60,33 @@ struct QueryReader {
         try batch.flush(emit: emit)
         try emit(.tableEnd(rows: total))
         return .compiled(sql: compiled.sql)
+    }
+
+    /// The tables the engine answers a query over: each read whole, except a table the query
+    /// reads once whose first conditions can run before the joins (``EarlyConditions``) and
+    /// compile exactly — only the rows they keep are read. The engine evaluates the whole
+    /// query on them, as on whole tables, with the same answer.
+    func tablesForTheEngine(query: DASQLQuery, resolved: ResolvedQuery, parameters: [String: Value],
+                                    in connection: any SQLConnection) throws -> [DataTable] {
+        let statement = resolved.statement
+        let sources = [statement.from] + statement.joins.map(\.table)
+        var typed: [String: DataTable] = [:]
+        for source in sources { typed[source.scopeName.lowercased()] = try storage.emptyTable(source.name) }
+        let early = EarlyConditions.of(statement, tables: typed, parameters: parameters)
+        let reads = Dictionary(grouping: statement.tableNames, by: { $0.lowercased() }).mapValues(\.count)
+        return try query.tableNames.map { name in
+            if reads[name.lowercased()] == 1,
+               let source = sources.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }),
+               let conditions = early[source.scopeName.lowercased()],
+               let definition = try? storage.definition(of: source.name) {
+                var compiler = SQLQueryCompiler(storage: storage, parameters: parameters)
+                if let (sql, arguments) = try? compiler.condition(conditions, over: QueryCatalog.Table(name: definition.name, fields: definition.fields),
+                                                                 calledBy: source.scopeName) {
+                    return try storage.loadTable(name, where: sql, alias: "t1", arguments: arguments, in: connection)
+                }
+            }
+            return try storage.loadTable(name, in: connection)
+        }
     }
 
     /// An integer overflowing in the database fails the query as it fails in Relata: an

@@ -69,6 +69,16 @@ struct SQLQueryCompiler {
         return CompiledQuery(sql: sql, arguments: arguments, columns: query.fields)
     }
 
+    /// Conditions over one table (all of them must hold) as SQL in which the table is called
+    /// `t1`: what the database keeps is exactly the rows for which DA SQL finds them true.
+    mutating func condition(_ conditions: [ExpressionNode], over table: QueryCatalog.Table, calledBy name: String) throws -> (sql: String, arguments: [Value]) {
+        scopes = [[(name, "t1", table)]]
+        aliasCount = 1
+        defer { scopes = [] }
+        let sql = try conditions.map { try condition($0) }.joined(separator: " AND ")
+        return (sql, arguments)
+    }
+
     // MARK: Statements
 
     private mutating func select(_ statement: SelectStatement) throws -> String {

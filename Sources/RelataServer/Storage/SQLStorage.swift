@@ -181,6 +181,21 @@ public final class SQLStorage: Sendable {
         return table
     }
 
+    /// A table holding the stored rows a SQL condition selects, the table called `alias` in it
+    /// (a condition ``SQLQueryCompiler`` wrote, with its arguments).
+    func loadTable(_ name: String, where condition: String, alias: String, arguments: [Value], in connection: any SQLConnection) throws -> DataTable {
+        let table = try emptyTable(name)
+        let columns = table.fields.map { "\(alias).\(sqlColumn($0.name, of: table.name))" }.joined(separator: ", ")
+        let sql = "SELECT \(columns) FROM \(sqlTable(table.name)) AS \(alias) WHERE \(condition)"
+        do {
+            try table.loadRows(connection.rows(sql, arguments, reading: table.fields))
+        } catch var error as RelataError {
+            error.table = table.name
+            throw error
+        }
+        return table
+    }
+
     /// Loads into `table` the stored rows with these primary keys that it does not hold yet,
     /// a few hundred keys per query.
     public func loadRows(withKeys keys: [[Value]], into table: DataTable, in connection: any SQLConnection) throws {

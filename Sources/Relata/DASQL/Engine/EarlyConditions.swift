@@ -7,7 +7,7 @@
 /// also be the first conditions of `WHERE`'s AND chain, and every join's `ON` must be unable
 /// to fail: on the rows removed early, the scan would have evaluated nothing else that could
 /// fail either. The whole `WHERE` still decides on the joined rows.
-struct EarlyConditions {
+package struct EarlyConditions {
     /// The statement's tables by the name it calls them (lowercased).
     let tables: [String: DataTable]
     let parameters: [String: Value]
@@ -15,7 +15,7 @@ struct EarlyConditions {
     typealias Kind = ValueKind
 
     /// The conditions that can run early, by the (lowercased) name of the table each reads.
-    static func of(_ statement: SelectStatement, tables: [String: DataTable], parameters: [String: Value]) -> [String: [ExpressionNode]] {
+    package static func of(_ statement: SelectStatement, tables: [String: DataTable], parameters: [String: Value]) -> [String: [ExpressionNode]] {
         let conditions = EarlyConditions(tables: tables, parameters: parameters)
         guard let filter = statement.filter, statement.joins.allSatisfy({ conditions.isSafeCondition($0.condition) }) else { return [:] }
         // A LEFT JOIN's table is NULL where it found no row; WHERE must see those rows.
