@@ -47,8 +47,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A server configuration file (JSON): domains, users, schemas, databases, permissions.")
     var config: String?
 
+    @Option(help: ArgumentHelp("How long a DA SQL query may run in the database before it is stopped.", valueName: "seconds"))
+    var queryTimeLimit: Double = 30
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
+        guard queryTimeLimit.isFinite, queryTimeLimit > 0, queryTimeLimit <= 86_400 else {
+            throw ValidationError("--query-time-limit must be more than 0 and at most 86400 seconds, not \(queryTimeLimit)")
+        }
         if config != nil && (schema != nil || database != nil || users != nil) {
             throw ValidationError("--config gives the schemas, databases and users; leave out the schema file, --database and --users")
         }
@@ -124,7 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let sessions = opened is PostgresDatabase ? try SessionStore(database: opened)
             : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
-        let service = try DataService(storage: storage, logger: logger)
+        let service = try DataService(storage: storage, queryTimeLimit: .milliseconds(Int64(queryTimeLimit * 1000)), logger: logger)
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
                 [RulesWatch(schemaFile: schemaFile.url, service: service)])
     }
@@ -164,7 +170,8 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
-                let service = try DataService(storage: storage, permissions: permissions, logger: logger)
+                let service = try DataService(storage: storage, permissions: permissions,
+                                              queryTimeLimit: .milliseconds(Int64(queryTimeLimit * 1000)), logger: logger)
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
                 return service
             }

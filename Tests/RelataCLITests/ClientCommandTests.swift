@@ -8,13 +8,13 @@ import Testing
     static let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
 
     /// A `relata serve` of PCTrade on a SQLite file or a PostgreSQL database of its own.
-    func withServer(_ backend: StorageBackend = .sqlite, _ body: (String) throws -> Void) throws {
+    func withServer(_ backend: StorageBackend = .sqlite, options: [String] = [], _ body: (String) throws -> Void) throws {
         let folder = try TemporaryFolder()
         var database = folder.url.appendingPathComponent("pctrade.sqlite").path
         var drop: @Sendable () -> Void = {}
         if backend == .postgres { (database, drop) = try TestPostgres.makeDatabaseURL() }
         defer { drop() }
-        let server = try ServeCommandTests.Server(["--port", "0", "--database", database])
+        let server = try ServeCommandTests.Server(["--port", "0", "--database", database] + options)
         try #require(server.port > 0)
         defer { _ = server.stop() }
         try body("http://127.0.0.1:\(server.port)")
@@ -63,6 +63,25 @@ import Testing
             #expect(both.status != 0)
             #expect(both.errorOutput.contains("not both"))
         }
+    }
+
+    /// `relata serve --query-time-limit` stops a query that would run for hours; the server
+    /// goes on answering.
+    @Test(arguments: StorageBackend.allCases)
+    func aQueryRunningPastTheServersTimeLimitIsStopped(backend: StorageBackend) throws {
+        try withServer(backend, options: ["--query-time-limit", "0.3"]) { url in
+            let slow = try RelataProcess.run(["get", url, "--sql", """
+                SELECT COUNT(*) AS N FROM OrderDetails a JOIN OrderDetails b ON a.DetailId <> b.DetailId
+                JOIN OrderDetails c ON b.DetailId <> c.DetailId JOIN OrderDetails d ON c.DetailId <> d.DetailId
+                """], environment: Self.demo)
+            #expect(slow.status != 0)
+            #expect(slow.errorOutput.contains("was stopped"), "\(slow.errorOutput)")
+            let quick = try RelataProcess.run(["get", url, "--sql", "SELECT COUNT(*) AS N FROM OrderDetails", "--json"], environment: Self.demo)
+            #expect(quick.status == 0, "\(quick.errorOutput)")
+        }
+        let refused = try RelataProcess.run(["serve", "--query-time-limit", "0"])
+        #expect(refused.status != 0)
+        #expect(refused.errorOutput.contains("--query-time-limit must be more than 0"))
     }
 
     @Test(arguments: StorageBackend.allCases)
