@@ -326,7 +326,7 @@ struct SQLQueryCompiler {
         return (try collated(value(left), leftKind), try collated(value(right), rightKind), leftKind)
     }
 
-    /// A literal or parameter bound as a value of `kind`; nil when it does not convert exactly.
+    /// A literal or parameter bound as a value of `kind`; ``NotExact`` when it does not convert exactly.
     private mutating func coerced(_ node: ExpressionNode, to kind: Kind) throws -> String {
         guard isValue(node), case .value(let storage) = kind else {
             guard try self.kind(of: node) == kind || self.kind(of: node) == .null else { throw NotExact("a value of another kind than \(kind)") }
