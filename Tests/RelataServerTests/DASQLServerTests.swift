@@ -227,16 +227,18 @@ import Testing
         ]))
         _ = try storage.seedIfEmpty(with: [numbers])
         let service = try DataService(storage: storage, runtimes: 1, queryTimeLimit: .milliseconds(300))
-        let slow = "SELECT COUNT(*) AS N FROM Numbers a JOIN Numbers b ON a.N <> b.N JOIN Numbers c ON b.N <> c.N"
+        // Sixteen trillion rows: hours in either database.
+        let slow = "SELECT COUNT(*) AS N FROM Numbers a JOIN Numbers b ON a.N <> b.N JOIN Numbers c ON b.N <> c.N JOIN Numbers d ON c.N <> d.N"
         let started = ContinuousClock.now
         do {
             _ = try await service.getData([DataRequest(sql: slow)], session: Session())
-            Issue.record("eight billion rows were counted")
+            Issue.record("sixteen trillion rows were counted")
         } catch let error as RelataError {
             #expect(error.code == .timeLimitExceeded, "\(error)")
             #expect(error.message.contains("was stopped"))
         }
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Stopped at 0.3 s; the bound leaves room for a test run that keeps every core busy.
+        #expect(ContinuousClock.now - started < .seconds(60))
         let quick = try await service.getData([DataRequest(sql: "SELECT COUNT(*) AS N FROM Numbers")], session: Session())
         #expect(quick[0].rows == [[2_000]], "the server goes on answering")
     }
@@ -257,12 +259,12 @@ import Testing
             }
             return Dictionary(uniqueKeysWithValues: tables.map { ($0.name, $0.rowCount) })
         }
-        #expect(try loaded("SELECT Name FROM Clients WHERE ClientId = :id AND Name LIKE 'A%'", ["id": 1]) == ["Clients": 1])
+        #expect(try loaded("SELECT Name FROM Clients WHERE ClientId = :id AND UPPER(Name) = 'ACME'", ["id": 1]) == ["Clients": 1])
         #expect(try loaded("SELECT o.OrderId, c.Name FROM Orders o JOIN Clients c ON c.ClientId = o.ClientId WHERE o.OrderId = 11 AND UPPER(c.Name) = 'ACME'")
                 == ["Orders": 1, "Clients": 2], "only Orders' first condition compiles and moves")
-        #expect(try loaded("SELECT Name FROM Clients c WHERE c.ClientId = 2 AND EXISTS (SELECT 1 FROM Clients d WHERE d.Name LIKE 'A%')")
+        #expect(try loaded("SELECT Name FROM Clients c WHERE c.ClientId = 2 AND EXISTS (SELECT 1 FROM Clients d WHERE UPPER(d.Name) = 'ACME')")
                 == ["Clients": 2], "read by a subquery too: whole")
-        let answer = try await database.service.getData([DataRequest(sql: "SELECT Name FROM Clients WHERE ClientId = :id AND Name LIKE 'A%'",
+        let answer = try await database.service.getData([DataRequest(sql: "SELECT Name FROM Clients WHERE ClientId = :id AND UPPER(Name) = 'ACME'",
                                                                       parameters: ["id": 1])], session: Session())
         #expect(answer[0].rows == [["Acme"]])
     }

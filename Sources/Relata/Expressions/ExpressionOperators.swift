@@ -189,11 +189,12 @@ extension BinaryOperator {
 }
 
 /// A compiled LIKE pattern: `%` any run, `_` any one character, case-insensitive.
-struct LikePattern {
+/// (A data server's SQLite runs this same matcher for DA SQL's `LIKE`.)
+package struct LikePattern {
     private enum Part: Equatable { case literal(Character), one, any }
     private let parts: [Part]
 
-    init(_ pattern: String, escape: Character?) {
+    package init(_ pattern: String, escape: Character?) {
         var parts: [Part] = []
         var escaping = false
         for character in pattern.lowercased() {
@@ -213,7 +214,7 @@ struct LikePattern {
         self.parts = parts
     }
 
-    func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         let characters = Array(text.lowercased())
         // Classic wildcard matching with backtracking to the last `%`.
         var textIndex = 0, partIndex = 0

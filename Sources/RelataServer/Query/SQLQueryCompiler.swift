@@ -26,7 +26,10 @@ struct CompiledQuery {
 /// - `COUNT`, `SUM` of integers (an overflow fails on both), `AVG` of integers (a float,
 ///   as the sum over the count).
 ///
-/// Anything else — `LIKE` (Relata folds case in all of Unicode), string functions,
+/// `LIKE` compiles for SQLite as `relata_like`, a function the server gives SQLite that runs
+/// Relata's own matcher.
+///
+/// Anything else — `LIKE` on PostgreSQL (Relata folds case across Unicode), string functions,
 /// integer `/` and `%`, values of different kinds — is ``NotExact``, and the server
 /// answers the query with the in-memory engine instead (``QueryReader``): the same answer,
 /// computed by the code every other site runs.
@@ -206,8 +209,15 @@ struct SQLQueryCompiler {
             let lowSQL = try collated(coerced(low, to: operandKind), operandKind)
             let highSQL = try collated(coerced(high, to: operandKind), operandKind)
             return "(\(negated ? "NOT " : "")(\(sql) BETWEEN \(lowSQL) AND \(highSQL)))"
-        case .like:
-            throw NotExact("LIKE folds case in all of Unicode; SQL databases do not alike")
+        case .like(let operand, let pattern, let escape, let negated, _):
+            // SQLite runs Relata's own matcher (`relata_like`); PostgreSQL folds case by its collation.
+            guard !isPostgres else { throw NotExact("LIKE folds case across Unicode; PostgreSQL folds by its collation") }
+            for side in [operand, pattern] {
+                let kind = try kind(of: side)
+                guard kind == .null || kind == .value(.string) else { throw NotExact("LIKE on \(kind)") }
+            }
+            let sql = "relata_like(\(try value(operand)), \(try value(pattern)), \(try bind(escape.map { .string(String($0)) } ?? .null)))"
+            return negated ? "(NOT \(sql))" : sql
         case .function(let name, let arguments, _):
             return try function(name.uppercased(), arguments)
         case .aggregate(let function, let argument, let distinct, _):

@@ -22,11 +22,20 @@ public final class SQLiteDatabase: SQLDatabase {
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
-        if !synchronous {
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+        configuration.prepareDatabase { db in
+            if !synchronous { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            db.add(function: Self.like)
         }
         queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
                                    : try DatabasePool(path: path, configuration: configuration)
+    }
+
+    /// `relata_like(text, pattern, escape)`: DA SQL's `LIKE` — Relata's own matcher, which folds
+    /// case across Unicode where SQLite's `LIKE` folds only ASCII — so a query with `LIKE`
+    /// compiles for SQLite and answers as everywhere else. NULL in, NULL out.
+    static let like = DatabaseFunction("relata_like", argumentCount: 3, pure: true) { values in
+        guard let text = String.fromDatabaseValue(values[0]), let pattern = String.fromDatabaseValue(values[1]) else { return nil }
+        return LikePattern(pattern, escape: String.fromDatabaseValue(values[2])?.first).matches(text)
     }
 
     public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
