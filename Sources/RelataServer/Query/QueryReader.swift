@@ -3,7 +3,7 @@ import Relata
 /// Reads the answer of a checked DA SQL query: compiled to one SQL statement when the
 /// database answers it exactly as DA SQL does (``SQLQueryCompiler``), its rows streamed
 /// in batches as the database returns them; otherwise computed by the in-memory engine
-/// every site runs, over the tables the query reads (loaded whole for the request).
+/// every site runs, over the tables the query reads (loaded for the request).
 /// Either way the client receives the same rows.
 struct QueryReader {
     let storage: SQLStorage
@@ -38,6 +38,8 @@ struct QueryReader {
             return .engine(reason: notExact.description)
         }
 
+        // The count computes the whole answer, so it is what the time limit bounds; the rows then
+        // stream at the client's pace, which no limit should count against the query.
         let count = try databaseAnswer {
             try connection.limitingTime(to: timeLimit) {
                 try connection.value("SELECT COUNT(*) FROM (\(compiled.sql)) AS relata_answer", compiled.arguments, reading: SQLStorage.count)
@@ -48,12 +50,10 @@ struct QueryReader {
         var total = 0
         if limit > 0 {
             try databaseAnswer {
-                try connection.limitingTime(to: timeLimit) {
-                    try connection.query(compiled.sql, compiled.arguments, reading: compiled.columns) { row in
-                        try batch.append(row, emit: emit)
-                        total += 1
-                        return total < limit
-                    }
+                try connection.query(compiled.sql, compiled.arguments, reading: compiled.columns) { row in
+                    try batch.append(row, emit: emit)
+                    total += 1
+                    return total < limit
                 }
             }
         }
