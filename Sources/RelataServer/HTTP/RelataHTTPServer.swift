@@ -208,7 +208,7 @@ public enum RelataHTTPServer {
 
 /// A request the protocol itself refuses, with its HTTP status.
 enum ProtocolError: Error {
-    case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String), notImplemented(String)
+    case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String)
     case staleRules(String)
 
     var status: HTTPResponse.Status {
@@ -217,7 +217,6 @@ enum ProtocolError: Error {
         case .loginFailed, .sessionNotFound: return .unauthorized
         case .notFound: return .notFound
         case .tooLarge: return .contentTooLarge
-        case .notImplemented: return .notImplemented
         case .staleRules: return .conflict
         }
     }
@@ -229,7 +228,6 @@ enum ProtocolError: Error {
         case .sessionNotFound: return "sessionNotFound"
         case .notFound: return "notFound"
         case .tooLarge: return "tooLarge"
-        case .notImplemented: return "notSupported"
         case .staleRules: return "staleRules"
         }
     }
@@ -237,7 +235,7 @@ enum ProtocolError: Error {
     var message: String {
         switch self {
         case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
-             .notImplemented(let text), .staleRules(let text): return text
+             .staleRules(let text): return text
         }
     }
 
