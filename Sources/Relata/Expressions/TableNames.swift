@@ -55,29 +55,18 @@ struct TableNames: ExpressionNames {
         case .string(let column):
             // By code point, as everywhere (Swift's own `==` and `<` go by canonical equivalence).
             guard let key = constant.stringValue else { return nil }
-            let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
-            let test: (String) -> Bool = switch op {
-            case .equal: { Value.sameCodePoints($0, key) }
-            case .notEqual: { !Value.sameCodePoints($0, key) }
-            default: { op.holds(for: Value.codePointOrder($0, key)) }
-            }
-            return { slot in
-                if dirty[slot] != 0 { return try fallback(slot) }
-                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
-                return test(elements[slot]) ? .yes : .no
+            return switch op {
+            case .equal: typedTest(column, fallback) { Value.sameCodePoints($0, key) }
+            case .notEqual: typedTest(column, fallback) { !Value.sameCodePoints($0, key) }
+            default: typedTest(column, fallback) { op.holds(for: Value.codePointOrder($0, key)) }
             }
         case .date(let column):
             guard let key = constant.dateValue ?? constant.stringValue.flatMap(ISO8601.date(from:)) else { return nil }
             return typedComparison(op, column, key, fallback)
         case .boolean(let column):
             guard let key = constant.booleanValue, op == .equal || op == .notEqual else { return nil }
-            let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
             let wanted = op == .equal ? key : !key
-            return { slot in
-                if dirty[slot] != 0 { return try fallback(slot) }
-                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
-                return Truth(elements[slot] == wanted)
-            }
+            return typedTest(column, fallback) { $0 == wanted }
         default:
             return nil
         }
@@ -85,14 +74,7 @@ struct TableNames: ExpressionNames {
 
     private func typedComparison<E: Comparable>(_ op: BinaryOperator, _ column: TypedColumn<E>, _ key: E,
                                                 _ fallback: @escaping Condition) -> Condition {
-        let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
-        func make(_ test: @escaping (E) -> Bool) -> Condition {
-            { slot in
-                if dirty[slot] != 0 { return try fallback(slot) }
-                if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
-                return test(elements[slot]) ? .yes : .no
-            }
-        }
+        func make(_ test: @escaping (E) -> Bool) -> Condition { typedTest(column, fallback, test) }
         switch op {
         case .equal: return make { $0 == key }
         case .notEqual: return make { $0 != key }
@@ -100,6 +82,17 @@ struct TableNames: ExpressionNames {
         case .lessOrEqual: return make { $0 <= key }
         case .greater: return make { $0 > key }
         default: return make { $0 >= key }
+        }
+    }
+
+    /// A test of a typed column's elements, for rows without changes (the others go to
+    /// `fallback`); NULL is unknown.
+    private func typedTest<E>(_ column: TypedColumn<E>, _ fallback: @escaping Condition, _ test: @escaping (E) -> Bool) -> Condition {
+        let elements = column.elements, nulls = column.nullWords, dirty = table.dirty
+        return { slot in
+            if dirty[slot] != 0 { return try fallback(slot) }
+            if nulls[slot &>> 6] & (1 &<< UInt64(slot & 63)) != 0 { return .unknown }
+            return test(elements[slot]) ? .yes : .no
         }
     }
 

@@ -87,11 +87,10 @@ struct SQLQueryCompiler {
     private mutating func select(_ statement: SelectStatement) throws -> String {
         scopes.append([])
         defer { scopes.removeLast() }
-        var sources: [(name: String, alias: String, table: QueryCatalog.Table)] = []
-        for reference in [statement.from] + statement.joins.map(\.table) {
-            guard let table = try? storage.definition(of: reference.name) else { throw NotExact("no table \(reference.name)") }
+        var sources = try sources(of: statement)
+        for index in sources.indices {
             aliasCount += 1
-            sources.append((reference.scopeName, "t\(aliasCount)", QueryCatalog.Table(name: table.name, fields: table.fields)))
+            sources[index].alias = "t\(aliasCount)"
         }
         // Every table is in scope from the start (the checks already refused a name used before
         // its JOIN); the clauses compile in the order they are written, so arguments are numbered
@@ -145,8 +144,7 @@ struct SQLQueryCompiler {
 
     private mutating func orderKey(_ node: ExpressionNode) throws -> String {
         try requireOrderable(node)
-        let sql = try value(node)
-        return try kind(of: node) == .value(.string) && isPostgres ? "\(sql) COLLATE \"C\"" : sql
+        return collated(try value(node), try kind(of: node))
     }
 
     private func requireOrderable(_ node: ExpressionNode) throws {
@@ -435,6 +433,7 @@ struct SQLQueryCompiler {
         throw NotExact("no table called \(qualifier)")
     }
 
+    /// A statement's tables, as the query calls them, not yet given aliases.
     private func sources(of statement: SelectStatement) throws -> [(name: String, alias: String, table: QueryCatalog.Table)] {
         try ([statement.from] + statement.joins.map(\.table)).map { reference in
             guard let table = try? storage.definition(of: reference.name) else { throw NotExact("no table \(reference.name)") }

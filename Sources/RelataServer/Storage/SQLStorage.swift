@@ -185,14 +185,7 @@ public final class SQLStorage: Sendable {
     /// (a condition ``SQLQueryCompiler`` wrote, with its arguments).
     func loadTable(_ name: String, where condition: String, alias: String, arguments: [Value], in connection: any SQLConnection) throws -> DataTable {
         let table = try emptyTable(name)
-        let columns = table.fields.map { "\(alias).\(sqlColumn($0.name, of: table.name))" }.joined(separator: ", ")
-        let sql = "SELECT \(columns) FROM \(sqlTable(table.name)) AS \(alias) WHERE \(condition)"
-        do {
-            try table.loadRows(connection.rows(sql, arguments, reading: table.fields))
-        } catch var error as RelataError {
-            error.table = table.name
-            throw error
-        }
+        try table.loadRows(fetchValues(of: table, alias: alias, where: condition, arguments: arguments, in: connection))
         return table
     }
 
@@ -264,10 +257,13 @@ public final class SQLStorage: Sendable {
         try table.loadRows(loaded)
     }
 
-    /// The stored rows a condition selects (all without one), as values of the table's fields.
-    private func fetchValues(of table: DataTable, where condition: String?, arguments: [Value], in connection: any SQLConnection) throws -> [[Value]] {
+    /// The stored rows a condition selects (all without one), as values of the table's fields;
+    /// `alias` is what the condition calls the table, if anything.
+    private func fetchValues(of table: DataTable, alias: String? = nil, where condition: String?, arguments: [Value],
+                             in connection: any SQLConnection) throws -> [[Value]] {
         let columns = table.fields.map { sqlColumn($0.name, of: table.name) }.joined(separator: ", ")
-        let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (condition.map { " WHERE \($0)" } ?? "") + orderByKey(of: table.name)
+        let sql = "SELECT \(columns) FROM \(sqlTable(table.name))" + (alias.map { " AS \($0)" } ?? "")
+            + (condition.map { " WHERE \($0)" } ?? "") + orderByKey(of: table.name)
         do {
             return try connection.rows(sql, arguments, reading: table.fields)
         } catch var error as RelataError {

@@ -16,8 +16,8 @@ package struct EarlyConditions {
 
     /// The conditions that can run early, by the (lowercased) name of the table each reads.
     package static func of(_ statement: SelectStatement, tables: [String: DataTable], parameters: [String: Value]) -> [String: [ExpressionNode]] {
+        guard let filter = statement.filter, joinsCannotFail(statement, tables: tables, parameters: parameters) else { return [:] }
         let conditions = EarlyConditions(tables: tables, parameters: parameters)
-        guard let filter = statement.filter, statement.joins.allSatisfy({ conditions.isSafeCondition($0.condition) }) else { return [:] }
         // A LEFT JOIN's table is NULL where it found no row; WHERE must see those rows.
         var movable = Set([statement.from.scopeName.lowercased()])
         for join in statement.joins where join.kind == .inner { movable.insert(join.table.scopeName.lowercased()) }

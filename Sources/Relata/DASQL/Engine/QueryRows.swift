@@ -23,12 +23,6 @@ final class QueryRows {
         names.firstIndex { $0.caseInsensitiveCompare(name) == .orderedSame }
     }
 
-    /// The value of a field of a source in a row (NULL for a row a LEFT JOIN did not find).
-    @inline(__always) func value(row: Int, source: Int, field: Int) -> Value {
-        let slot = slots[source][row]
-        return slot < 0 ? .null : tables[source].postedValue(slot: slot, field: field)
-    }
-
     /// The rows kept, in their order.
     func keeping(_ rows: [Int]) -> QueryRows {
         QueryRows(tables: tables, names: names, slots: slots.map { column in rows.map { column[$0] } })
