@@ -202,7 +202,11 @@ public final class DataTable {
         return slotCount - 1
     }
 
+    /// Makes room for `capacity` slots. Growing doubles at least, as appending does: a table
+    /// loaded batch by batch, each batch reserving its own room, is not copied once per batch.
     func reserveCapacity(_ capacity: Int) {
+        guard capacity > handles.capacity else { return }
+        let capacity = max(capacity, handles.capacity * 2)
         for column in columns { column.reserveCapacity(capacity) }
         changes.reserveCapacity(capacity)
         handles.reserveCapacity(capacity)
