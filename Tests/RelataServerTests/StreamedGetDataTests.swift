@@ -100,9 +100,9 @@ import Testing
             for event in try reader.append(whole.body) {
                 switch event {
                 case .table(_, _, let expectedRows): expected = expectedRows
-                case .rows(_, let count):
+                case .rows(let batch):
                     batches += 1
-                    rows += count
+                    rows += batch.count
                 default: break
                 }
             }

@@ -62,7 +62,7 @@ import Testing
             for start in stride(from: 0, to: bytes.count, by: size) {
                 for event in try reader.append(bytes[start..<min(start + size, bytes.count)]) {
                     events += 1
-                    if case .rows(let batch, _) = event { rows += batch }
+                    if case .rows(let batch) = event { rows += batch.values }
                 }
             }
             try reader.finish()
@@ -150,5 +150,85 @@ import Testing
         #expect(throws: RelataError.self) { try table.loadRows([[30, "taken since the accept"]]) }
         try table.loadRows([[3, "free again"]])
         #expect(table.rows.map { $0["Id"] } == [1, 2, 30, 3])
+    }
+}
+
+/// A row stream's frame loads column by column with the checks of loading rows of values.
+@Suite struct ColumnLoadTests {
+    static let fields = [
+        FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Name", .string, required: true),
+        FieldDefinition("Small", .smallInt), FieldDefinition("Ratio", .singleFloat), FieldDefinition("When", .dateTime),
+    ]
+
+    static func batch(_ rows: [[Value]], fields: [FieldDefinition] = fields) -> RowStreamRows {
+        var builder = RowStreamRowsBuilder(fields: fields)
+        for row in rows { builder.append(row: row) }
+        return builder.take()
+    }
+
+    /// The error a load of `rows` gives, and whether the table kept its rows as they were.
+    static func failure(loading rows: RowStreamRows, into table: DataTable) -> RelataError? {
+        let before = table.rows.map { row in fields.map { row[$0.name] } }
+        do {
+            try table.loadRows(rows)
+            return nil
+        } catch let error as RelataError {
+            #expect(table.rows.map { row in fields.map { row[$0.name] } } == before, "nothing of a refused batch is loaded")
+            return error
+        } catch {
+            Issue.record("\(error)")
+            return nil
+        }
+    }
+
+    @Test func aBatchLoadsAsTheSameRowsOfValuesWould() throws {
+        let when = Date(timeIntervalSinceReferenceDate: 12.5)
+        let rows: [[Value]] = (0..<150).map { index in
+            let id = Value.integer(Int64(index))
+            let small: Value = index % 7 == 0 ? .null : id
+            let date: Value = index % 2 == 0 ? .date(when) : .null
+            return [id, .string("n\(index)"), small, .double(Double(index) / 3), date]
+        }
+        let byColumns = try DataTable(name: "T", fields: Self.fields)
+        let byValues = try DataTable(name: "T", fields: Self.fields)
+        let index = try byColumns.index(forField: "Small")
+        try byColumns.loadRows(Self.batch(Array(rows[0..<100])))
+        try byColumns.loadRows(Self.batch(Array(rows[100...])))
+        try byValues.loadRows(rows)
+        let read = { (table: DataTable) in table.rows.map { row in Self.fields.map { row[$0.name] } } }
+        #expect(read(byColumns) == read(byValues))
+        #expect(byColumns.rows[1]["Ratio"] == .double(Double(Float(1.0 / 3))), "a single float is rounded to a Float")
+        #expect(index.rows(for: .integer(142)).map { $0["Id"] } == [142], "the index knows the loaded rows")
+        #expect(byColumns.rows.allSatisfy { $0.rowState == .unchanged })
+    }
+
+    @Test func keysAreCheckedWithinTheBatchAndAgainstEarlierRows() throws {
+        let table = try DataTable(name: "T", fields: Self.fields)
+        try table.loadRows(Self.batch([[1, "a", .null, .null, .null]]))
+        let again = Self.failure(loading: Self.batch([[2, "b", .null, .null, .null], [1, "c", .null, .null, .null]]), into: table)
+        #expect(again?.code == .constraintViolation && again?.location == "row 2 to load")
+        let twice = Self.failure(loading: Self.batch([[5, "b", .null, .null, .null], [5, "c", .null, .null, .null]]), into: table)
+        #expect(twice?.code == .constraintViolation && twice?.message.contains("used twice") == true)
+        let noKey = Self.failure(loading: Self.batch([[.null, "b", .null, .null, .null]]), into: table)
+        #expect(noKey?.location == "row 1 to load")
+        // A refused batch's keys are not remembered as loaded.
+        try table.loadRows(Self.batch([[2, "b", .null, .null, .null], [5, "c", .null, .null, .null]]))
+        #expect(table.rows.map { $0["Id"] } == [1, 2, 5])
+    }
+
+    @Test func valuesOutsideTheirFieldAreRefusedNamingTheRow() throws {
+        let table = try DataTable(name: "T", fields: Self.fields)
+        let missing = Self.failure(loading: Self.batch([[1, "a", .null, .null, .null], [2, .null, .null, .null, .null]]), into: table)
+        #expect(missing?.code == .requiredValueMissing && missing?.field == "Name" && missing?.location == "row 2 to load")
+        let outOfRange = Self.failure(loading: Self.batch([[1, "a", 70_000, .null, .null]]), into: table)
+        #expect(outOfRange?.code == .valueOutOfRange && outOfRange?.field == "Small" && outOfRange?.location == "row 1 to load")
+        // A batch made for other field types goes through the table's coercion.
+        let asStrings = Self.batch([[1, "a", "x", .null, .null]], fields: Self.fields.enumerated().map { index, field in
+            index == 2 ? FieldDefinition("Small", .string) : field
+        })
+        #expect(Self.failure(loading: asStrings, into: table)?.code == .typeMismatch)
+        let narrow = Self.batch([[1]], fields: [Self.fields[0]])
+        #expect(Self.failure(loading: narrow, into: table)?.code == .invalidImport)
+        #expect(table.rowCount == 0)
     }
 }

@@ -100,6 +100,45 @@ final class TypedColumn<Element: ColumnElement> {
         }
     }
 
+    /// Appends a value that is not NULL.
+    @inline(__always) func appendElement(_ element: Element) {
+        if elements.count & 63 == 0 { nullBits.append(0) }
+        elements.append(element)
+    }
+
+    /// The first NULL slot, if any.
+    var firstNull: Int? {
+        guard let word = nullBits.firstIndex(where: { $0 != 0 }) else { return nil }
+        return (word << 6) + nullBits[word].trailingZeroBitCount
+    }
+
+    /// A column of the same NULLs, each element transformed.
+    func mapped(_ transform: (Element) -> Element) -> TypedColumn<Element> {
+        let column = TypedColumn<Element>()
+        column.restore(elements: elements.map(transform), nullWords: nullBits)
+        return column
+    }
+
+    /// Appends another column's elements and NULLs.
+    func append(contentsOf other: TypedColumn<Element>) {
+        let start = elements.count
+        if start == 0 {
+            elements = other.elements
+            nullBits = other.nullBits
+            return
+        }
+        elements.append(contentsOf: other.elements)
+        let words = (elements.count + 63) / 64
+        if nullBits.count < words { nullBits.append(contentsOf: repeatElement(0, count: words - nullBits.count)) }
+        for (word, nulls) in other.nullBits.enumerated() where nulls != 0 {
+            var bits = nulls
+            while bits != 0 {
+                setNull(true, at: start + (word << 6) + bits.trailingZeroBitCount)
+                bits &= bits &- 1
+            }
+        }
+    }
+
     func reserveCapacity(_ capacity: Int) {
         elements.reserveCapacity(capacity)
         nullBits.reserveCapacity(capacity / 64 + 1)
@@ -110,6 +149,8 @@ final class TypedColumn<Element: ColumnElement> {
         precondition(nullWords.count == (elements.count + 63) / 64, "the NULL bitmap does not match the elements")
         self.elements = elements
         nullBits = nullWords
+        // Bits past the last element mean nothing (a damaged file or stream may set them): clear them.
+        if elements.count & 63 != 0 { nullBits[nullBits.count - 1] &= (1 &<< UInt64(elements.count & 63)) &- 1 }
     }
 
     func remove(slots: [Int]) {
@@ -163,6 +204,47 @@ enum Column {
         case .date: self = .date(TypedColumn())
         case .guid: self = .guid(TypedColumn())
         case .blob: self = .blob(TypedColumn())
+        }
+    }
+
+    var count: Int {
+        switch self {
+        case .integer(let column): return column.count
+        case .double(let column): return column.count
+        case .decimal(let column): return column.count
+        case .boolean(let column): return column.count
+        case .string(let column): return column.count
+        case .date(let column): return column.count
+        case .guid(let column): return column.count
+        case .blob(let column): return column.count
+        }
+    }
+
+    var firstNull: Int? {
+        switch self {
+        case .integer(let column): return column.firstNull
+        case .double(let column): return column.firstNull
+        case .decimal(let column): return column.firstNull
+        case .boolean(let column): return column.firstNull
+        case .string(let column): return column.firstNull
+        case .date(let column): return column.firstNull
+        case .guid(let column): return column.firstNull
+        case .blob(let column): return column.firstNull
+        }
+    }
+
+    /// Appends another column of the same kind (a column of another kind is a programming error).
+    func append(contentsOf other: Column) {
+        switch (self, other) {
+        case (.integer(let column), .integer(let other)): column.append(contentsOf: other)
+        case (.double(let column), .double(let other)): column.append(contentsOf: other)
+        case (.decimal(let column), .decimal(let other)): column.append(contentsOf: other)
+        case (.boolean(let column), .boolean(let other)): column.append(contentsOf: other)
+        case (.string(let column), .string(let other)): column.append(contentsOf: other)
+        case (.date(let column), .date(let other)): column.append(contentsOf: other)
+        case (.guid(let column), .guid(let other)): column.append(contentsOf: other)
+        case (.blob(let column), .blob(let other)): column.append(contentsOf: other)
+        default: preconditionFailure("appending a column of another kind")
         }
     }
 

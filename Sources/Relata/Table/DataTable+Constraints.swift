@@ -60,4 +60,9 @@ struct KeySet {
         if key.count == 1, case .integer(let value) = key[0] { return integers.insert(value).inserted }
         return others.insert(key).inserted
     }
+
+    /// Adds a key of one integer field.
+    mutating func insert(integer: Int64) -> Bool { integers.insert(integer).inserted }
+
+    mutating func reserveCapacity(integers more: Int) { integers.reserveCapacity(integers.count + more) }
 }

@@ -140,9 +140,42 @@ extension DataTable {
     /// and not used by another row. Errors name the row by `location` (its line in a file).
     func appendOriginalRows(_ next: () throws -> (values: [Value], location: String)?) throws {
         var coerced = [Value](repeating: .null, count: fields.count)
-        let required = fields.indices.filter { fields[$0].required && !fields[$0].autoIncrement }
-        // Keys are checked against a set made for the load rather than the key's index, which
-        // would cost a million-row load its time and memory; the index is built on first use.
+        let required = requiredFieldIndexesForLoad
+        try withKeysForLoad { keys in
+            try performBatchUpdates {
+                while let (values, location) = try next() {
+                    for index in fields.indices {
+                        do throws(CoercionFailure) {
+                            coerced[index] = try fields[index].type.coerced(values[index])
+                        } catch {
+                            throw RelataError(error.code, error.message, table: name, field: fields[index].name, location: location)
+                        }
+                    }
+                    if let missing = required.first(where: { coerced[$0].isNull }) {
+                        throw requiredValueMissingOnLoad(field: missing, location: location)
+                    }
+                    if !keyFieldIndexes.isEmpty, !keys.insert(keyFieldIndexes.map { coerced[$0] }) {
+                        throw keyErrorOnLoad(keyFieldIndexes.map { coerced[$0] }, location: location)
+                    }
+                    let slot = appendSlot(originals: coerced)
+                    if !indexes.isEmpty { updateIndexes(slot: slot, becameVisible: true) }
+                    notifyChanged()
+                }
+            }
+        }
+    }
+
+    /// The fields a loaded row must have a value for.
+    var requiredFieldIndexesForLoad: [Int] {
+        fields.indices.filter { fields[$0].required && !fields[$0].autoIncrement }
+    }
+
+    /// Runs a load with the keys of the rows the table holds, for the load to check new keys
+    /// against (and add them), and keeps them for the next load.
+    ///
+    /// Keys are checked against a set made for the load rather than the key's index, which
+    /// would cost a million-row load its time and memory; the index is built on first use.
+    func withKeysForLoad(_ load: (inout KeySet) throws -> Void) rethrows {
         var keys = KeySet()
         if let kept = keysOfLoadedRows, kept.slots == slotCount, kept.generation == structureGeneration, changes.keys.isEmpty {
             // Nothing but loads changed the table since the last one: its keys are still these.
@@ -151,35 +184,26 @@ extension DataTable {
             for slot in visibleSlots { _ = keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
         }
         keysOfLoadedRows = nil
-        defer { if changes.keys.isEmpty { keysOfLoadedRows = (slotCount, structureGeneration, keys) } }
-        try performBatchUpdates {
-            while let (values, location) = try next() {
-                for index in fields.indices {
-                    do throws(CoercionFailure) {
-                        coerced[index] = try fields[index].type.coerced(values[index])
-                    } catch {
-                        throw RelataError(error.code, error.message, table: name, field: fields[index].name, location: location)
-                    }
-                }
-                if let missing = required.first(where: { coerced[$0].isNull }) {
-                    throw RelataError(.requiredValueMissing, "the field is required and the row has no value for it",
-                                      table: name, field: fields[missing].name, location: location)
-                }
-                if !keyFieldIndexes.isEmpty, !keys.insert(keyFieldIndexes.map { coerced[$0] }) {
-                    // A NULL key or one in use: the same error a write gets, at this line.
-                    do {
-                        let key = keyFieldIndexes.map { coerced[$0] }
-                        try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: zip(keyFieldIndexes, key).map { ($0, $1) }))
-                        throw error(.constraintViolation, "the primary key (\(keyText(key))) is used twice")
-                    } catch var error as RelataError {
-                        error.location = location
-                        throw error
-                    }
-                }
-                let slot = appendSlot(originals: coerced)
-                if !indexes.isEmpty { updateIndexes(slot: slot, becameVisible: true) }
-                notifyChanged()
-            }
+        try load(&keys)
+        // After a failure the set may hold keys of rows not loaded: the next load collects them again.
+        if changes.keys.isEmpty { keysOfLoadedRows = (slotCount, structureGeneration, keys) }
+    }
+
+    func requiredValueMissingOnLoad(field: Int, location: String) -> RelataError {
+        RelataError(.requiredValueMissing, "the field is required and the row has no value for it",
+                    table: name, field: fields[field].name, location: location)
+    }
+
+    /// A loaded row's key that is NULL or in use: the same error a write gets, at the row's location.
+    func keyErrorOnLoad(_ key: [Value], location: String) -> RelataError {
+        do {
+            try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: zip(keyFieldIndexes, key).map { ($0, $1) }))
+            throw error(.constraintViolation, "the primary key (\(keyText(key))) is used twice")
+        } catch var error as RelataError {
+            error.location = location
+            return error
+        } catch {
+            return RelataError(.constraintViolation, "\(error)", table: name, location: location)
         }
     }
 

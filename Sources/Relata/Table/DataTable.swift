@@ -202,6 +202,20 @@ public final class DataTable {
         return slotCount - 1
     }
 
+    /// Appends slots whose originals are the given columns (of the table's columns' kinds,
+    /// already checked, `count` values each); returns them.
+    func appendSlots(originals loaded: [Column], count: Int) -> Range<Int> {
+        let first = slotCount
+        reserveCapacity(first + count)
+        for (column, originals) in zip(columns, loaded) { column.append(contentsOf: originals) }
+        for _ in 0..<count {
+            changes.appendSlot()
+            handles.append(nil)
+        }
+        visibleSlotsCache?.append(contentsOf: first..<slotCount)   // new slots have no records, so they are visible
+        return first..<slotCount
+    }
+
     /// Makes room for `capacity` slots. Growing doubles at least, as appending does: a table
     /// loaded batch by batch, each batch reserving its own room, is not copied once per batch.
     func reserveCapacity(_ capacity: Int) {

@@ -37,8 +37,8 @@ public enum RowStreamEvent: Sendable {
     case schema(Data)
     /// A table starts: its fields (those asked for) and at most how many rows follow.
     case table(name: String, fields: [FieldDefinition], expectedRows: Int)
-    /// Rows of the current table: `count` rows, one value per field, row after row.
-    case rows(values: [Value], count: Int)
+    /// Rows of the current table, one value per field.
+    case rows(RowStreamRows)
     /// The current table is complete with this many rows.
     case tableEnd(rows: Int)
     /// The answer is complete.

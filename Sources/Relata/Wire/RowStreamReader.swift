@@ -102,13 +102,8 @@ public struct RowStreamReader {
                     try column.readBriefcase(from: &reader, count: count, type: field.type)
                     columns.append(column)
                 }
-                var values: [Value] = []
-                values.reserveCapacity(count * columns.count)
-                for row in 0..<count {
-                    for column in columns { values.append(column.value(at: row)) }
-                }
                 table?.rows += count
-                event = .rows(values: values, count: count)
+                event = .rows(RowStreamRows(columns: columns, count: count))
             case .tableEnd:
                 guard let current = table else { throw Self.damaged("a table ends that did not start") }
                 let rows = try reader.read(UInt64.self)
@@ -174,10 +169,8 @@ public struct RowStreamTables {
             switch event {
             case .schema(let json): schemaJSON = json
             case .table(let name, let fields, _): tables.append(try DataTable(name: name, fields: fields))
-            case .rows(let values, let count):
-                guard let table = tables.last else { continue }
-                let width = table.fields.count
-                try table.loadRows((0..<count).lazy.map { Array(values[$0 * width..<($0 + 1) * width]) })
+            case .rows(let rows):
+                try tables.last?.loadRows(rows)
             case .tableEnd, .end: break
             case .error(let json): errorJSON = json
             }

@@ -36,15 +36,16 @@ package enum RowStreamWriter {
     /// its field's type (a value of another type is sent as NULL).
     package static func rows(_ values: [Value], count: Int, fields: [FieldDefinition]) throws -> [UInt8] {
         precondition(values.count == count * fields.count, "a batch holds one value per field and row")
-        let columns = fields.map { Column(for: $0.type) }
-        for column in columns { column.reserveCapacity(count) }
-        for row in 0..<count {
-            let base = row * fields.count
-            for (index, column) in columns.enumerated() { column.append(values[base + index]) }
-        }
-        return try frame(.rows) { writer in
-            writer.write(UInt32(count))
-            for column in columns { column.writeBriefcase(into: &writer) }
+        var builder = RowStreamRowsBuilder(fields: fields)
+        for row in 0..<count { builder.append(row: Array(values[row * fields.count..<(row + 1) * fields.count])) }
+        return try rows(builder.take())
+    }
+
+    /// A batch of rows, each column as the briefcase stores it.
+    package static func rows(_ rows: RowStreamRows) throws -> [UInt8] {
+        try frame(.rows) { writer in
+            writer.write(UInt32(rows.count))
+            for column in rows.columns { column.writeBriefcase(into: &writer) }
         }
     }
 

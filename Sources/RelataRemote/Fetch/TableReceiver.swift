@@ -38,11 +38,10 @@ struct TableReceiver {
                 received.append(try destination(for: requests[received.count], name: name, fields: fields))
                 rowsReceived = 0
                 expectedRows = expected
-            case .rows(let values, let count):
+            case .rows(let rows):
                 guard let loading = received.last?.loading else { continue }
-                let width = loading.fields.count
-                try loading.loadRows((0..<count).lazy.map { Array(values[$0 * width..<($0 + 1) * width]) })
-                rowsReceived += count
+                try loading.loadRows(rows)
+                rowsReceived += rows.count
                 progress = FetchProgress(table: loading.name, rowsReceived: rowsReceived, expectedRows: max(expectedRows, rowsReceived),
                                          bytesReceived: reader.bytesRead)
             case .tableEnd:

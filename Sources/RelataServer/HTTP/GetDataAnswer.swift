@@ -91,11 +91,7 @@ private protocol AnswerEncoder: AnyObject, Sendable {
     func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]?
 }
 
-private final class BinaryAnswerEncoder: AnswerEncoder, @unchecked Sendable {
-    // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
-    /// The fields of the table being sent.
-    private var fields: [FieldDefinition] = []
-
+private final class BinaryAnswerEncoder: AnswerEncoder {
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
         try RowStreamWriter.start() + (schema.map { try RowStreamWriter.schema(RelataHTTPServer.encode($0)) } ?? [])
     }
@@ -103,9 +99,8 @@ private final class BinaryAnswerEncoder: AnswerEncoder, @unchecked Sendable {
     func encode(_ event: RowStreamEvent) throws -> [UInt8] {
         switch event {
         case .table(let name, let fields, let expectedRows):
-            self.fields = fields
             return try RowStreamWriter.table(name: name, fields: fields, expectedRows: expectedRows)
-        case .rows(let values, let count): return try RowStreamWriter.rows(values, count: count, fields: fields)
+        case .rows(let rows): return try RowStreamWriter.rows(rows)
         case .tableEnd(let rows): return try RowStreamWriter.tableEnd(rows: rows)
         case .schema, .end, .error: return []
         }
@@ -137,13 +132,12 @@ private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
             let head = #"{"name":"# + String(decoding: try RelataHTTPServer.encode(name), as: UTF8.self)
                 + #","fields":"# + String(decoding: try RelataHTTPServer.encode(fields), as: UTF8.self) + #","rows":["#
             return Array(((tables > 0 ? "," : "") + head).utf8)
-        case .rows(let values, let count):
-            guard count > 0 else { return [] }
-            let width = values.count / count
-            let rows = (0..<count).map { row in values[row * width..<(row + 1) * width].map(JSONValue.init) }
-            var bytes = Array(try RelataHTTPServer.encode(rows).dropFirst().dropLast())
+        case .rows(let rows):
+            guard rows.count > 0 else { return [] }
+            let json = (0..<rows.count).map { row in rows.values(ofRow: row).map(JSONValue.init) }
+            var bytes = Array(try RelataHTTPServer.encode(json).dropFirst().dropLast())
             if rowsInTable > 0 { bytes.insert(UInt8(ascii: ","), at: 0) }
-            rowsInTable += count
+            rowsInTable += rows.count
             return bytes
         case .tableEnd: return Array("]}".utf8)
         case .schema, .end, .error: return []

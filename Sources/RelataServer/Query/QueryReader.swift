@@ -31,7 +31,7 @@ struct QueryReader {
             let tables = try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
             let rows = try query.rows(of: resolved, over: tables, parameters: request.parameters)
             try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(rows.count, limit)))
-            var batch = RowBatch(width: resolved.fields.count, rows: batchRows, bytes: batchBytes)
+            var batch = RowBatch(fields: resolved.fields, rows: batchRows, bytes: batchBytes)
             for row in rows.prefix(limit) { try batch.append(row, emit: emit) }
             try batch.flush(emit: emit)
             try emit(.tableEnd(rows: min(rows.count, limit)))
@@ -46,7 +46,7 @@ struct QueryReader {
             }
         }?.integerValue ?? 0
         try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(Int(count), limit)))
-        var batch = RowBatch(width: compiled.columns.count, rows: batchRows, bytes: batchBytes)
+        var batch = RowBatch(fields: resolved.fields, rows: batchRows, bytes: batchBytes)
         var total = 0
         if limit > 0 {
             try databaseAnswer {

@@ -149,9 +149,8 @@ extension DataService {
         func add(_ event: RowStreamEvent) {
             switch event {
             case .table(let name, let fields, _): tables.append(TableData(name: name, fields: fields, rows: []))
-            case .rows(let values, let count):
-                let width = tables[tables.count - 1].fields.count
-                tables[tables.count - 1].rows += (0..<count).map { Array(values[$0 * width..<($0 + 1) * width]) }
+            case .rows(let rows):
+                tables[tables.count - 1].rows += (0..<rows.count).map(rows.values(ofRow:))
             case .schema, .tableEnd, .end, .error: break
             }
         }

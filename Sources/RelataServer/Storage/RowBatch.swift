@@ -1,39 +1,37 @@
 import Relata
 
-/// The rows gathered for the next `rows` event, sent when it is full.
+/// The rows gathered for the next `rows` event, sent when it holds `rows` rows or about
+/// `bytes` bytes.
 struct RowBatch {
-    let width: Int
     let rows: Int
     let bytes: Int
-    private var values: [Value] = []
-    private var count = 0
-    private var size = 0
+    /// Where the values go: call its `append`s for each field of a row, then ``endRow(emit:)``.
+    var builder: RowStreamRowsBuilder
 
-    init(width: Int, rows: Int, bytes: Int) {
-        self.width = width
+    init(fields: [FieldDefinition], rows: Int, bytes: Int) {
         self.rows = rows
         self.bytes = bytes
-        values.reserveCapacity(width * min(rows, 4096))
+        builder = RowStreamRowsBuilder(fields: fields)
     }
 
+    /// Appends a row of values already of their fields' types.
     mutating func append(_ row: [Value], emit: (RowStreamEvent) throws -> Void) throws {
-        values.append(contentsOf: row)
-        count += 1
-        for value in row {
-            switch value {
-            case .string(let text): size += text.utf8.count + 4
-            case .blob(let data): size += data.count + 8
-            default: size += 8
-            }
-        }
-        if count >= rows || size >= bytes { try flush(emit: emit) }
+        builder.append(row: row)
+        try sendIfFull(emit: emit)
+    }
+
+    /// Ends a row whose values went into ``builder``.
+    mutating func endRow(emit: (RowStreamEvent) throws -> Void) throws {
+        builder.endRow()
+        try sendIfFull(emit: emit)
+    }
+
+    private mutating func sendIfFull(emit: (RowStreamEvent) throws -> Void) throws {
+        if builder.count >= rows || builder.bytes >= bytes { try flush(emit: emit) }
     }
 
     mutating func flush(emit: (RowStreamEvent) throws -> Void) throws {
-        guard count > 0 else { return }
-        try emit(.rows(values: values, count: count))
-        values.removeAll(keepingCapacity: true)
-        count = 0
-        size = 0
+        guard builder.count > 0 else { return }
+        try emit(.rows(builder.take()))
     }
 }

@@ -52,7 +52,7 @@ struct TableReader {
                 throw error
             }
         }
-        var batch = RowBatch(width: sent.count, rows: batchRows, bytes: batchBytes)
+        var batch = RowBatch(fields: sent.map { stored[$0] }, rows: batchRows, bytes: batchBytes)
         var total = 0
         if let expression {
             let table = try data.table(definition.name)
