@@ -32,7 +32,7 @@ public enum DeltaJSON {
     ///   (`deltas[0].changes[3].type: 'upsert' is not insert, update or delete`).
     public static func decode(_ bytes: some Collection<UInt8>) throws -> [Delta] {
         do {
-            let reader = Reader(try JSONTree.parse(bytes), path: "")
+            let reader = Reader(try JSONTree.parse(bytes), path: .root)
             return try reader.member("deltas").array(delta)
         } catch let failure as JSONTree.Failure {
             throw RelataError(.invalidDelta, failure.description)
@@ -181,7 +181,7 @@ public enum DeltaJSON {
         var values: [String: Value] = [:]
         values.reserveCapacity(members.count)
         for (field, tree) in members {
-            values[field] = try value(Reader(tree, path: reader.path + "." + field))
+            values[field] = try value(Reader(tree, path: .member(reader.path, field)))
         }
         return values
     }
@@ -192,7 +192,7 @@ public enum DeltaJSON {
         guard case .object(let members) = reader.tree, members.count == 1, let (tag, tree) = members.first else {
             throw reader.failure("a value is null or an object with exactly one of the keys integer, double, decimal, boolean, string, date, guid, blob")
         }
-        let inner = Reader(tree, path: reader.path + "." + tag)
+        let inner = Reader(tree, path: .member(reader.path, tag))
         switch tag {
         case "integer": return .integer(try inner.int64())
         case "double":
@@ -225,24 +225,42 @@ public enum DeltaJSON {
         }
     }
 
+    /// Where a node is in the document (`deltas[0].changes[3].type`), kept as links to its
+    /// parent and written out only for an error: most nodes are read without one.
+    private indirect enum Path {
+        case root
+        case member(Path, String)
+        case element(Path, Int)
+
+        var text: String {
+            switch self {
+            case .root: return ""
+            case .member(.root, let key): return key
+            case .member(let parent, let key): return parent.text + "." + key
+            case .element(let parent, let index): return parent.text + "[\(index)]"
+            }
+        }
+    }
+
     /// A node of the document and where it is, for errors that say where.
     private struct Reader {
         let tree: JSONTree
-        let path: String
+        let path: Path
 
-        init(_ tree: JSONTree, path: String) {
+        init(_ tree: JSONTree, path: Path) {
             self.tree = tree
             self.path = path
         }
 
         func failure(_ what: String) -> JSONTree.Failure {
-            JSONTree.Failure("\(path.isEmpty ? "the body" : String(path.drop { $0 == "." })): \(what)")
+            let text = path.text
+            return JSONTree.Failure("\(text.isEmpty ? "the body" : text): \(what)")
         }
 
         func optionalMember(_ key: String) throws -> Reader? {
             guard case .object(let members) = tree else { throw failure("expected an object") }
             guard let found = members.first(where: { $0.key == key }), found.value != .null else { return nil }
-            return Reader(found.value, path: path + "." + key)
+            return Reader(found.value, path: .member(path, key))
         }
 
         func member(_ key: String) throws -> Reader {
@@ -255,7 +273,7 @@ public enum DeltaJSON {
             var result: [Element] = []
             result.reserveCapacity(elements.count)
             for (index, tree) in elements.enumerated() {
-                result.append(try element(Reader(tree, path: "\(path)[\(index)]")))
+                result.append(try element(Reader(tree, path: .element(path, index))))
             }
             return result
         }
