@@ -47,15 +47,8 @@ struct QueryReader {
         }?.integerValue ?? 0
         try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(Int(count), limit)))
         var batch = RowBatch(fields: resolved.fields, rows: batchRows, bytes: batchBytes)
-        var total = 0
-        if limit > 0 {
-            try databaseAnswer {
-                try connection.query(compiled.sql, compiled.arguments, reading: compiled.columns) { row in
-                    try batch.append(row, emit: emit)
-                    total += 1
-                    return total < limit
-                }
-            }
+        let total = try databaseAnswer {
+            try connection.query(compiled.sql, compiled.arguments, limit: limit, into: &batch, emit: emit)
         }
         try batch.flush(emit: emit)
         try emit(.tableEnd(rows: total))

@@ -35,3 +35,32 @@ struct RowBatch {
         try emit(.rows(builder.take()))
     }
 }
+
+/// A connection that reads a query's rows straight into a ``RowBatch``'s columns, without
+/// a `Value` per cell.
+protocol RowBatchReading {
+    /// Runs a query and appends each row, its columns read as the batch's fields, to `batch`
+    /// (which emits each full batch); stops after `limit` rows. Returns how many it read.
+    func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
+               emit: (RowStreamEvent) throws -> Void) throws -> Int
+}
+
+extension SQLConnection {
+    /// Runs a query and appends each row, its columns read as the batch's fields, to `batch`
+    /// (which emits each full batch) — straight into its columns where the connection can;
+    /// stops after `limit` rows. Returns how many it read.
+    func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
+               emit: (RowStreamEvent) throws -> Void) throws -> Int {
+        guard limit > 0 else { return 0 }
+        if let direct = self as? any RowBatchReading {
+            return try direct.query(sql, arguments, limit: limit, into: &batch, emit: emit)
+        }
+        var total = 0
+        try query(sql, arguments, reading: batch.builder.fields) { row in
+            try batch.append(row, emit: emit)
+            total += 1
+            return total < limit
+        }
+        return total
+    }
+}

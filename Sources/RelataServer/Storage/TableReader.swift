@@ -42,15 +42,18 @@ struct TableReader {
         // (the expression and the table's lookup fields may use any of them).
         let read = expression == nil ? sent : Array(stored.indices)
         let columns = read.map { storage.sqlColumn(stored[$0].name, of: definition.name) }.joined(separator: ", ")
-        func eachStoredRow(_ body: ([Value]) throws -> Bool) throws {
-            guard limit > 0 else { return }
+        let select = "SELECT \(columns)\(from)\(storage.orderByKey(of: definition.name))"
+        func namingTheTable<Result>(_ work: () throws -> Result) throws -> Result {
             do {
-                try connection.query("SELECT \(columns)\(from)\(storage.orderByKey(of: definition.name))", arguments,
-                                     reading: read.map { stored[$0] }, row: body)
+                return try work()
             } catch var error as RelataError where error.table == nil {
                 error.table = definition.name
                 throw error
             }
+        }
+        func eachStoredRow(_ body: ([Value]) throws -> Bool) throws {
+            guard limit > 0 else { return }
+            try namingTheTable { try connection.query(select, arguments, reading: read.map { stored[$0] }, row: body) }
         }
         var batch = RowBatch(fields: sent.map { stored[$0] }, rows: batchRows, bytes: batchBytes)
         var total = 0
@@ -83,11 +86,7 @@ struct TableReader {
                 if !chunk.isEmpty, total < limit { try filterChunk() }
             }
         } else {
-            try eachStoredRow { values in
-                try batch.append(values, emit: emit)
-                total += 1
-                return total < limit
-            }
+            total = try namingTheTable { try connection.query(select, arguments, limit: limit, into: &batch, emit: emit) }
         }
         try batch.flush(emit: emit)
         try emit(.tableEnd(rows: total))

@@ -52,7 +52,7 @@ public final class SQLiteDatabase: SQLDatabase {
 }
 
 /// A GRDB database connection, for the duration of one `read` or `write`.
-final class SQLiteConnection: SQLConnection {
+final class SQLiteConnection: SQLConnection, RowBatchReading {
     private let db: Database
     var dialect: any SQLDialect { SQLiteDialect() }
 
@@ -68,11 +68,32 @@ final class SQLiteConnection: SQLConnection {
 
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
         try Self.mappingErrors {
-            let cursor = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: Self.statementArguments(arguments))
-            while let stored = try cursor.next() {
-                let values = try fields.indices.map { try SQLiteValues.value(stored[$0], for: fields[$0]) }
+            let statement = try db.cachedStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: Self.statementArguments(arguments))
+            let handle = statement.sqliteStatement
+            while try cursor.next() != nil {
+                let values = try fields.indices.map { try SQLiteValues.value(handle, CInt($0), for: fields[$0]) }
                 guard try row(values) else { return }
             }
+        }
+    }
+
+    func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
+               emit: (RowStreamEvent) throws -> Void) throws -> Int {
+        try Self.mappingErrors {
+            let statement = try db.cachedStatement(sql: sql)
+            let cursor = try Row.fetchCursor(statement, arguments: Self.statementArguments(arguments))
+            let handle = statement.sqliteStatement
+            let fields = batch.builder.fields
+            var total = 0
+            while total < limit, try cursor.next() != nil {
+                for field in fields.indices {
+                    try SQLiteValues.append(handle, CInt(field), as: field, of: fields, to: &batch.builder)
+                }
+                try batch.endRow(emit: emit)
+                total += 1
+            }
+            return total
         }
     }
 
