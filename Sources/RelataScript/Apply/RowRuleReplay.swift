@@ -50,16 +50,19 @@ public struct RowRuleReplay {
         runtime.attachRules(to: [table])
         table.reserveChangeIds(through: ids.max() ?? 0)
         var unchanged: Set<Int> = []
-        for change in delta.changes {
-            do {
-                let row = try replay(change, of: delta, onto: table)
-                if let row, row.changeId != 0 {
-                    try table.adoptChangeId(change.changeId, for: row)
-                } else {
-                    unchanged.insert(change.changeId)
+        // One notice to the table's observers for the whole replay, not one per change.
+        table.performBatchUpdates {
+            for change in delta.changes {
+                do {
+                    let row = try replay(change, of: delta, onto: table)
+                    if let row, row.changeId != 0 {
+                        try table.adoptChangeId(change.changeId, for: row)
+                    } else {
+                        unchanged.insert(change.changeId)
+                    }
+                } catch {
+                    failed[change.changeId] = failure(describing: error)
                 }
-            } catch {
-                failed[change.changeId] = failure(describing: error)
             }
         }
         var result: Delta
