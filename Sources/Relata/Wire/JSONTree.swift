@@ -8,7 +8,7 @@ import Foundation
 /// ```swift
 /// let tree = try JSONTree.parse(Array(#"{"deltas": []}"#.utf8))
 /// ```
-package indirect enum JSONTree: Sendable, Equatable {
+package enum JSONTree: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(String)
