@@ -5,54 +5,64 @@ protocol ColumnElement {
     static var zero: Self { get }
     init?(columnValue: Value)
     var columnValue: Value { get }
+    /// The column's storage when it holds this type.
+    static func typed(_ column: Column) -> TypedColumn<Self>?
 }
 
 extension Int64: ColumnElement {
     static var zero: Int64 { 0 }
     init?(columnValue: Value) { guard case .integer(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .integer(self) }
+    static func typed(_ column: Column) -> TypedColumn<Int64>? { if case .integer(let typed) = column { typed } else { nil } }
 }
 
 extension Double: ColumnElement {
     static var zero: Double { 0 }
     init?(columnValue: Value) { guard case .double(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .double(self) }
+    static func typed(_ column: Column) -> TypedColumn<Double>? { if case .double(let typed) = column { typed } else { nil } }
 }
 
 extension Decimal: ColumnElement {
     static var zero: Decimal { 0 }
     init?(columnValue: Value) { guard case .decimal(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .decimal(self) }
+    static func typed(_ column: Column) -> TypedColumn<Decimal>? { if case .decimal(let typed) = column { typed } else { nil } }
 }
 
 extension Bool: ColumnElement {
     static var zero: Bool { false }
     init?(columnValue: Value) { guard case .boolean(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .boolean(self) }
+    static func typed(_ column: Column) -> TypedColumn<Bool>? { if case .boolean(let typed) = column { typed } else { nil } }
 }
 
 extension String: ColumnElement {
     static var zero: String { "" }
     init?(columnValue: Value) { guard case .string(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .string(self) }
+    static func typed(_ column: Column) -> TypedColumn<String>? { if case .string(let typed) = column { typed } else { nil } }
 }
 
 extension Date: ColumnElement {
     static var zero: Date { Date(timeIntervalSince1970: 0) }
     init?(columnValue: Value) { guard case .date(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .date(self) }
+    static func typed(_ column: Column) -> TypedColumn<Date>? { if case .date(let typed) = column { typed } else { nil } }
 }
 
 extension UUID: ColumnElement {
     static var zero: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
     init?(columnValue: Value) { guard case .guid(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .guid(self) }
+    static func typed(_ column: Column) -> TypedColumn<UUID>? { if case .guid(let typed) = column { typed } else { nil } }
 }
 
 extension Data: ColumnElement {
     static var zero: Data { Data() }
     init?(columnValue: Value) { guard case .blob(let v) = columnValue else { return nil }; self = v }
     var columnValue: Value { .blob(self) }
+    static func typed(_ column: Column) -> TypedColumn<Data>? { if case .blob(let typed) = column { typed } else { nil } }
 }
 
 /// A column of `Element`s with a NULL bitmap (one bit per slot).

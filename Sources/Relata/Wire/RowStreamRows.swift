@@ -90,34 +90,17 @@ package struct RowStreamRowsBuilder {
         bytes += 8
     }
 
-    package mutating func append(integer: Int64, field: Int) {
-        guard case .integer(let column) = columns[field] else { return append(.integer(integer), field: field) }
-        column.appendElement(integer)
-        bytes += 8
-    }
+    package mutating func append(integer: Int64, field: Int) { append(element: integer, field: field, bytes: 8) }
+    package mutating func append(double: Double, field: Int) { append(element: double, field: field, bytes: 8) }
+    package mutating func append(boolean: Bool, field: Int) { append(element: boolean, field: field, bytes: 8) }
+    package mutating func append(string: String, field: Int) { append(element: string, field: field, bytes: string.utf8.count + 4) }
+    package mutating func append(date: Date, field: Int) { append(element: date, field: field, bytes: 8) }
 
-    package mutating func append(double: Double, field: Int) {
-        guard case .double(let column) = columns[field] else { return append(.double(double), field: field) }
-        column.appendElement(double)
-        bytes += 8
-    }
-
-    package mutating func append(boolean: Bool, field: Int) {
-        guard case .boolean(let column) = columns[field] else { return append(.boolean(boolean), field: field) }
-        column.appendElement(boolean)
-        bytes += 8
-    }
-
-    package mutating func append(string: String, field: Int) {
-        guard case .string(let column) = columns[field] else { return append(.string(string), field: field) }
-        bytes += string.utf8.count + 4
-        column.appendElement(string)
-    }
-
-    package mutating func append(date: Date, field: Int) {
-        guard case .date(let column) = columns[field] else { return append(.date(date), field: field) }
-        column.appendElement(date)
-        bytes += 8
+    /// A value straight into its field's column when the column holds its type; else as a ``Value``.
+    private mutating func append<Element: ColumnElement>(element: Element, field: Int, bytes size: Int) {
+        guard let column = Element.typed(columns[field]) else { return append(element.columnValue, field: field) }
+        column.appendElement(element)
+        bytes += size
     }
 
     /// Ends a row: every field got one value.
