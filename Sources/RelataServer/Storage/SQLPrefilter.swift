@@ -4,6 +4,7 @@ import Relata
 /// as a condition with bound parameters: it narrows the rows a database sends, and
 /// the whole expression then decides on them with the same evaluator as every
 /// other site — so a filter gives the same rows offline, on a client and here.
+/// When the condition is the whole expression, the database's rows are the answer.
 ///
 /// Pushed down: `AND` of parts (any part that cannot be is dropped, which only
 /// widens), `OR` of parts that both can be, comparisons of an integer, floating,
@@ -16,30 +17,37 @@ struct SQLPrefilter {
     /// A field's column, quoted for SQL.
     let column: (String) -> String
 
-    /// The condition and its arguments, or nil when nothing can be pushed down.
-    func condition(for expression: Relata.Expression, parameters: [String: Value]) -> (sql: String, arguments: [Value])? {
+    /// The condition and its arguments, or nil when nothing can be pushed down; `isWhole` when
+    /// it is the whole expression, so the rows the database sends are exactly the answer.
+    func condition(for expression: Relata.Expression, parameters: [String: Value]) -> (sql: String, arguments: [Value], isWhole: Bool)? {
         var arguments: [Value] = []
-        guard let sql = compile(expression.root, parameters: parameters, arguments: &arguments) else { return nil }
-        return (sql, arguments)
+        var dropped = false
+        guard let sql = compile(expression.root, parameters: parameters, arguments: &arguments, dropped: &dropped) else { return nil }
+        return (sql, arguments, !dropped)
     }
 
-    private func compile(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value]) -> String? {
+    /// `dropped` becomes true when a part of an `AND` could not be pushed down.
+    private func compile(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value], dropped: inout Bool) -> String? {
         switch node {
         // Both sides compile into the one argument list, in order, so placeholders number on
         // (`$1`, `$2`, …); a side that cannot be pushed down takes its arguments back out.
         case .binary(.and, let left, let right, _):
-            let leftSQL = compileOrUndo(left, parameters: parameters, arguments: &arguments)
-            let rightSQL = compileOrUndo(right, parameters: parameters, arguments: &arguments)
+            let leftSQL = compileOrUndo(left, parameters: parameters, arguments: &arguments, dropped: &dropped)
+            let rightSQL = compileOrUndo(right, parameters: parameters, arguments: &arguments, dropped: &dropped)
             switch (leftSQL, rightSQL) {
             case let (l?, r?): return "(\(l) AND \(r))"
-            case let (l?, nil): return l
-            case let (nil, r?): return r
+            case let (l?, nil):
+                dropped = true
+                return l
+            case let (nil, r?):
+                dropped = true
+                return r
             case (nil, nil): return nil
             }
         case .binary(.or, let left, let right, _):
             let start = arguments.count
-            guard let l = compileOrUndo(left, parameters: parameters, arguments: &arguments),
-                  let r = compileOrUndo(right, parameters: parameters, arguments: &arguments) else {
+            guard let l = compileOrUndo(left, parameters: parameters, arguments: &arguments, dropped: &dropped),
+                  let r = compileOrUndo(right, parameters: parameters, arguments: &arguments, dropped: &dropped) else {
                 arguments.removeSubrange(start...)
                 return nil
             }
@@ -74,9 +82,9 @@ struct SQLPrefilter {
     }
 
     /// `compile`, leaving `arguments` as they were when the node cannot be pushed down.
-    private func compileOrUndo(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value]) -> String? {
+    private func compileOrUndo(_ node: ExpressionNode, parameters: [String: Value], arguments: inout [Value], dropped: inout Bool) -> String? {
         let start = arguments.count
-        guard let sql = compile(node, parameters: parameters, arguments: &arguments) else {
+        guard let sql = compile(node, parameters: parameters, arguments: &arguments, dropped: &dropped) else {
             arguments.removeSubrange(start...)
             return nil
         }

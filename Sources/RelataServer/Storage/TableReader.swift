@@ -4,7 +4,8 @@ import Relata
 /// Reads what one ``DataRequest`` selects, a batch at a time, so a table of any size
 /// streams through a bounded amount of memory: the part of the where expression SQL
 /// decides exactly narrows the query (``SQLPrefilter``), and each batch of stored rows is
-/// then filtered by the whole expression with the same evaluator as every other site.
+/// then filtered by the whole expression with the same evaluator as every other site —
+/// unless SQL decides all of it, when the rows go straight from the database to the answer.
 struct TableReader {
     let storage: SQLStorage
     /// Makes the tables a where expression is evaluated on (with their lookup fields, and
@@ -28,19 +29,22 @@ struct TableReader {
         let limit = request.maxRecords ?? Int.max
         var condition = ""
         var arguments: [Value] = []
+        // What the rows read still go through: nothing when SQL decides the whole expression.
+        var filter = expression
         if let expression, let prefilter = SQLPrefilter(fields: stored, dialect: storage.dialect,
                                                          column: { storage.sqlColumn($0, of: definition.name) })
             .condition(for: expression, parameters: request.parameters) {
             condition = " WHERE \(prefilter.sql)"
             arguments = prefilter.arguments
+            if prefilter.isWhole { filter = nil }
         }
         let from = " FROM \(storage.sqlTable(definition.name))\(condition)"
         let count = try connection.value("SELECT COUNT(*)\(from)", arguments, reading: SQLStorage.count)?.integerValue ?? 0
         try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(Int(count), limit)))
 
-        // Without an expression only the fields sent are read; with one, every stored field
+        // Without a filter only the fields sent are read; with one, every stored field
         // (the expression and the table's lookup fields may use any of them).
-        let read = expression == nil ? sent : Array(stored.indices)
+        let read = filter == nil ? sent : Array(stored.indices)
         let columns = read.map { storage.sqlColumn(stored[$0].name, of: definition.name) }.joined(separator: ", ")
         let select = "SELECT \(columns)\(from)\(storage.orderByKey(of: definition.name))"
         func namingTheTable<Result>(_ work: () throws -> Result) throws -> Result {
@@ -57,7 +61,7 @@ struct TableReader {
         }
         var batch = RowBatch(fields: sent.map { stored[$0] }, rows: batchRows, bytes: batchBytes)
         var total = 0
-        if let expression {
+        if let expression = filter {
             let table = try data.table(definition.name)
             if table.rowCount > 0 {
                 // A table that looks up its own rows holds them all already: filter those.
