@@ -105,6 +105,36 @@ import Testing
         #expect(violations.map(\.row.label) == ["row (DetailId=100)", "row (DetailId=101)"])
     }
 
+    @Test func aSlowRowAfterOthersInItsChunkIsNotTakenForARunaway() throws {
+        // Each row spends 180 ms of CPU at most (a wall-clock wait never uses more CPU than it waits),
+        // under a 300 ms limit per call: the chunk runs out of time, not any row.
+        let adapter = try makeAdapter(details: """
+            function beforePost(row) { const end = Date.now() + 180; while (Date.now() < end) {} }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules {
+            for (index, row) in details.rows.enumerated() { try? row.setValue(.integer(Int64(index + 10)), forKey: "Quantity") }
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.isEmpty, "\(violations.map(\.error))")
+    }
+
+    @Test func eventsRunInARowsOwnOrderAcrossTheTableAndSchemaScripts() throws {
+        // A row's own edit runs beforePost in every script before beforeUpdate in any:
+        // the table's beforeUpdate sees what the schema's beforePost wrote.
+        let table = "function beforeUpdate(row, old) { if (row.Product !== 'STAMPED') fail('not stamped: ' + row.Product); }"
+        let schema = "function beforePost(row) { if ('Product' in row) row.Product = 'STAMPED'; }"
+        let live = try makeAdapter(details: table, schema: schema)
+        try live.table(named: "OrderDetails")!.rows[0].setValue(7, forKey: "Quantity")
+        #expect(live.table(named: "OrderDetails")!.rows[0]["Product"] == "STAMPED")
+
+        let batch = try makeAdapter(details: table, schema: schema)
+        let details = batch.table(named: "OrderDetails")!
+        details.withoutRules { try? details.rows[0].setValue(7, forKey: "Quantity") }
+        #expect(try batch.validateChanges(for: details).map(\.error.message) == [])
+        #expect(details.rows[0]["Product"] == "STAMPED")
+    }
+
     @Test func stringAndLookupFieldsWorkInABatch() throws {
         let adapter = try makeAdapter(details: """
             function beforeUpdate(row, old) {

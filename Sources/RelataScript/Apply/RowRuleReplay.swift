@@ -4,12 +4,19 @@ import Relata
 /// receiving a client's changes — by replaying its changes onto the stored rows.
 ///
 /// A client is never trusted: it may have run no rules, old rules, or sent
-/// values by hand. So each change is made again, as an edit, on a ``DataTable``
-/// holding the rows as they are stored — `onNewRow`, `beforePost`,
-/// `beforeInsert`, `beforeUpdate(row, old)` and `beforeDelete` run through the
-/// same hooks as anywhere else — and the table's delta, which keeps the
-/// incoming change ids and temporary keys, is what the ``DeltaProcessor``
-/// then processes. One implementation of rule semantics, on every site.
+/// values by hand. So each change is made again on a ``DataTable`` holding the
+/// rows as they are stored, and the table's delta, which keeps the incoming
+/// change ids and temporary keys, is what the ``DeltaProcessor`` then
+/// processes. One implementation of rule semantics, on every site:
+///
+/// - a new row is added as an edit, through the same hooks as anywhere else
+///   (`onNewRow`, then `beforePost` and `beforeInsert` as it posts);
+/// - updates and deletes are made on the stored rows first, then their rules
+///   run over all of them at once — `beforePost` and `beforeUpdate(row, old)`,
+///   `beforeDelete` — by the batch validation a client runs before an apply
+///   (``LocalDataAdapter/validateChanges(for:)``): one call into JavaScript per
+///   65,536 rows instead of one per row and event, each row with its own
+///   verdict. A refused row gets its stored values back.
 ///
 /// Before an update or a delete is replayed, the row's stored values are
 /// compared with the change's original values for the fields a store writes
@@ -50,6 +57,8 @@ public struct RowRuleReplay {
         runtime.attachRules(to: [table])
         table.reserveChangeIds(through: ids.max() ?? 0)
         var unchanged: Set<Int> = []
+        var updated: [DataTableRow] = []
+        var deleted: [DataTableRow] = []
         // One notice to the table's observers for the whole replay, not one per change.
         table.performBatchUpdates {
             for change in delta.changes {
@@ -57,11 +66,27 @@ public struct RowRuleReplay {
                     let row = try replay(change, of: delta, onto: table)
                     if let row, row.changeId != 0 {
                         try table.adoptChangeId(change.changeId, for: row)
+                        if change.type == .update { updated.append(row) } else if change.type == .delete { deleted.append(row) }
                     } else {
                         unchanged.insert(change.changeId)
                     }
                 } catch {
                     failed[change.changeId] = failure(describing: error)
+                }
+            }
+            do {
+                let violations = try runtime.validateChanges(of: table, added: table.rowSet([]), modified: table.rowSet(updated),
+                                                             deleted: table.rowSet(deleted))
+                for violation in violations {
+                    failed[violation.row.changeId] = failure(describing: violation.error)
+                    try table.cancelChange(for: violation.row)
+                }
+            } catch {
+                // The batch itself could not run (a script scope is gone): no update or delete passes unchecked.
+                let reason = failure(describing: error)
+                for row in updated + deleted where failed[row.changeId] == nil {
+                    failed[row.changeId] = reason
+                    try? table.cancelChange(for: row)
                 }
             }
         }
@@ -120,9 +145,10 @@ public struct RowRuleReplay {
             try requireValues(of: row)
             return row
         case .update, .delete:
+            // Their rules run afterwards, over all of them at once (see `replay(_:onto:)`).
             let row = try storedRow(for: change, of: delta, in: table)
             if change.type == .delete {
-                try table.removeRow(row)
+                try table.withoutRules { try table.removeRow(row) }
                 return row
             }
             var values: [String: Value] = [:]
@@ -132,7 +158,7 @@ public struct RowRuleReplay {
                 if coerced != row[field.name] { values[field.name] = coerced }
             }
             if values.isEmpty { return nil }
-            try row.setValues(values)
+            try table.withoutRules { try row.setValues(values) }
             return row
         }
     }

@@ -29,18 +29,28 @@ extension RuleRuntime {
         let each = try driver(calling: present, in: context)
         var outcome = BatchOutcome()
         var start = 0
+        var alone = false
         while start < rows.count {
-            let end = min(start + Self.chunkSize, rows.count)
+            let end = alone ? start + 1 : min(start + Self.chunkSize, rows.count)
             do {
                 _ = try context.call(each, cursor.loopArguments + [JSValueMakeNumber(context.ref, Double(start)),
                                                                    JSValueMakeNumber(context.ref, Double(end)), failures])
                 start = end
+                alone = false
             } catch var error as ScriptError where error.kind == .timeLimitExceeded {
-                // The cursor says which row was running when the limit struck; go on after it.
+                // The cursor says which row was running when the limit struck. A row that started
+                // the call had the whole limit to itself: it is the runaway. A later row may only
+                // have had what its chunk left, so it runs again alone, with a limit of its own.
                 let index = max(cursor.currentIndex(), start)
-                error.event = events.joined(separator: "/")
-                outcome.failures[index] = decorate(error, table: table, row: rows[index])
-                start = index + 1
+                if index == start {
+                    error.event = events.joined(separator: "/")
+                    outcome.failures[index] = decorate(error, table: table, row: rows[index])
+                    start = index + 1
+                    alone = false
+                } else {
+                    start = index
+                    alone = true
+                }
             }
         }
         // All failures come back as one string (`index U+0003 description`, separated by U+0002):

@@ -60,49 +60,66 @@ extension RuleRuntime {
     ///
     /// - Returns: the violations, in the order the rows were first changed.
     public func validateChanges(for table: DataTable) throws -> [RuleViolation] {
-        // A row fails at most once: failed rows leave the pass before the next script runs.
-        var violations: [RuleViolation] = []
         let sets = table.rowSets(in: [.added, .modified, .deleted])
+        return try validateChanges(of: table, added: sets[0], modified: sets[1], deleted: sets[2])
+    }
+
+    /// The row rules over given changed rows of a table, in batches. Events run in the
+    /// order a row's own edit runs them — each event in every script of the table (its
+    /// own, then the schema's) before the next event — and a row fails at most once:
+    /// failed rows leave the pass before the next event or script runs.
+    ///
+    /// - Returns: the violations, in the order the rows were first changed.
+    func validateChanges(of table: DataTable, added: RowSet, modified: RowSet, deleted: RowSet) throws -> [RuleViolation] {
+        var violations: [RuleViolation] = []
         let passes: [(rows: RowSet, events: [RuleEvent], originals: Bool)] = [
-            (sets[0], RuleEvent.posting(inserting: true), false),
-            (sets[1], RuleEvent.posting(inserting: false), true),
-            (sets[2], [.beforeDelete], false),
+            (added, RuleEvent.posting(inserting: true), false),
+            (modified, RuleEvent.posting(inserting: false), true),
+            (deleted, [.beforeDelete], false),
         ]
+        let scripts = scripts(forTable: table.name)
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows
-            let scripts = scripts(forTable: table.name)
-            for script in scripts {
-                let outcome = try runBatch(pass.events, in: script, table: table, rows: rows, withOriginals: pass.originals)
-                var rejected = Set(outcome.failures.keys)
-                table.withoutRules {
-                    for (index, values) in outcome.writes {
-                        let row = rows[index]
-                        let ordered = values.sorted { $0.key < $1.key }
-                        // Every value is checked before any is written, so a row is changed wholly or not at all.
-                        do {
-                            for (name, value) in ordered {
-                                guard let field = table.field(named: name) else { continue }
-                                if field.readOnly || field.autoIncrement {
-                                    throw RelataError(.readOnlyField, "the field is read-only", table: table.name, field: name, row: row.label)
-                                }
-                                _ = try field.validate(value)
-                            }
-                            for (name, value) in ordered { try row.setValue(value, forKey: name) }
-                        } catch {
-                            violations.append(RuleViolation(row: row, error: ScriptError(
-                                .runtime, "\(error)", event: pass.events.map(\.handlerName).joined(separator: "/"), table: table.name, row: row.label)))
-                            rejected.insert(index)
-                        }
+            for event in pass.events {
+                for script in scripts where script.handler(event.handlerName) != nil && !rows.isEmpty {
+                    let outcome = try runBatch([event], in: script, table: table, rows: rows, withOriginals: pass.originals)
+                    var rejected = Set(outcome.failures.keys)
+                    apply(outcome.writes, of: event, to: rows, in: table, violations: &violations, rejected: &rejected)
+                    for (index, error) in outcome.failures {
+                        violations.append(RuleViolation(row: rows[index], error: error))
                     }
-                }
-                for (index, error) in outcome.failures {
-                    violations.append(RuleViolation(row: rows[index], error: error))
-                }
-                if !rejected.isEmpty && script !== scripts.last {
-                    rows = rows.filter(positions: { !rejected.contains($0) })
+                    if !rejected.isEmpty {
+                        rows = rows.filter(positions: { !rejected.contains($0) })
+                    }
                 }
             }
         }
         return violations.map { ($0.row.changeId, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// Writes the values rules set in a batch, each row wholly or not at all: every value
+    /// is checked before any is written; a row whose values do not pass is a violation.
+    private func apply(_ writes: [Int: [String: Value]], of event: RuleEvent, to rows: RowSet, in table: DataTable,
+                       violations: inout [RuleViolation], rejected: inout Set<Int>) {
+        table.withoutRules {
+            for (index, values) in writes {
+                let row = rows[index]
+                let ordered = values.sorted { $0.key < $1.key }
+                do {
+                    for (name, value) in ordered {
+                        guard let field = table.field(named: name) else { continue }
+                        if field.readOnly || field.autoIncrement {
+                            throw RelataError(.readOnlyField, "the field is read-only", table: table.name, field: name, row: row.label)
+                        }
+                        _ = try field.validate(value)
+                    }
+                    for (name, value) in ordered { try row.setValue(value, forKey: name) }
+                } catch {
+                    violations.append(RuleViolation(row: row, error: ScriptError(
+                        .runtime, "\(error)", event: event.handlerName, table: table.name, row: row.label)))
+                    rejected.insert(index)
+                }
+            }
+        }
     }
 }

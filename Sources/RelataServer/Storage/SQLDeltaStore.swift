@@ -48,11 +48,11 @@ final class SQLDeltaStore: DeltaStore {
     func store(_ deltas: inout [Delta]) throws {
         try checkForeignKeys(&deltas)
         for index in deltas.indices {
-            let definition = try storage.definition(of: deltas[index].tableName)
-            let logged = Set(deltas[index].loggedFields.map { $0.lowercased() })
+            let writes = TableWrites(storage: storage, table: try storage.definition(of: deltas[index].tableName),
+                                     logged: deltas[index].loggedFields)
             for change in deltas[index].changes.indices where deltas[index].changes[change].status == .resolved {
                 do {
-                    try write(&deltas[index].changes[change], of: definition, logged: logged)
+                    try write(&deltas[index].changes[change], with: writes)
                 } catch let refusal as Refusal {
                     deltas[index].changes[change].fail(refusal.failure)
                 } catch let error as SQLError {
@@ -100,56 +100,42 @@ final class SQLDeltaStore: DeltaStore {
 
     func discard(_ deltas: [Delta]) { rollback(deltas) }
 
-    private func write(_ change: inout DeltaChange, of table: Relata.TableDefinition, logged: Set<String>) throws {
-        let dialect = storage.dialect
-        let fields = table.fields.filter { logged.contains($0.name.lowercased()) }
-        let keys = table.fields.filter(\.primaryKey)
+    private func write(_ change: inout DeltaChange, with writes: TableWrites) throws {
+        let table = writes.table
         replaceTemporaryKeys(in: &change, of: table)
         switch change.type {
         case .insert:
-            let written = fields.filter { !$0.autoIncrement }
-            let into = written.isEmpty ? "DEFAULT VALUES"
-                : "(\(written.map { storage.sqlColumn($0.name, of: table.name) }.joined(separator: ", "))) VALUES (\(written.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
-            let sql = "INSERT INTO \(storage.sqlTable(table.name)) \(into)"
-            let arguments = written.map { change.newValues[$0.name] ?? .null }
-            guard let auto = table.fields.first(where: \.autoIncrement) else {
-                try connection.execute(sql, arguments)
+            let arguments = writes.inserted.map { change.newValues[$0.name] ?? .null }
+            guard let auto = writes.autoIncrement else {
+                try connection.execute(writes.insertSQL, arguments)
                 return
             }
             // The key the database gives comes back with the insert (RETURNING: SQLite and PostgreSQL alike).
-            let returned = try connection.value(sql + " RETURNING \(storage.sqlColumn(auto.name, of: table.name))", arguments,
-                                                reading: FieldDefinition(auto.name, .integer))
+            let returned = try connection.value(writes.insertReturningSQL, arguments, reading: FieldDefinition(auto.name, .integer))
             guard let real = returned?.integerValue else { throw SQLError(.other, "the database gave the new row of \(table.name) no \(auto.name)") }
             if let temporary = change.newValues[auto.name]?.integerValue {
                 realKeys[keyName(table.name, auto.name, temporary)] = real
             }
             change.refreshedValues[auto.name] = .integer(real)
         case .update:
-            let changed = fields.filter { change.newValues[$0.name] != change.oldValues[$0.name] && change.newValues[$0.name] != nil }
+            let changed = writes.logged.indices.filter { index in
+                let name = writes.logged[index].name
+                return change.newValues[name] != nil && change.newValues[name] != change.oldValues[name]
+            }
             guard !changed.isEmpty else { return }
-            let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: changed.count + 1)
-            let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(changed.enumerated().map { "\(storage.sqlColumn($1.name, of: table.name)) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")) WHERE \(condition)"
-            if try connection.execute(sql, changed.map { change.newValues[$0.name] ?? .null } + conditionValues) == 0 {
-                throw Refusal(failure: conflict(change, keys: keys))
+            let compared = writes.compared(in: change)
+            let arguments = changed.map { change.newValues[writes.logged[$0].name] ?? .null }
+                + writes.keys.map { change.oldValues[$0.name] ?? .null } + compared.map { change.oldValues[writes.logged[$0].name] ?? .null }
+            if try connection.execute(writes.updateSQL(setting: changed, comparing: compared), arguments) == 0 {
+                throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         case .delete:
-            let (condition, conditionValues) = originalCondition(change, of: table.name, keys: keys, logged: fields, startingAt: 1)
-            if try connection.execute("DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition)", conditionValues) == 0 {
-                throw Refusal(failure: conflict(change, keys: keys))
+            let compared = writes.compared(in: change)
+            let arguments = writes.keys.map { change.oldValues[$0.name] ?? .null } + compared.map { change.oldValues[writes.logged[$0].name] ?? .null }
+            if try connection.execute(writes.deleteSQL(comparing: compared), arguments) == 0 {
+                throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         }
-    }
-
-    /// `key = ? AND field IS ? …`: the row as the change found it (NULL matching NULL). Keys compare
-    /// with `=` (they are never NULL): PostgreSQL uses no index for `IS NOT DISTINCT FROM`, which
-    /// made every change a scan of the table.
-    private func originalCondition(_ change: DeltaChange, of table: String, keys: [FieldDefinition], logged: [FieldDefinition],
-                                   startingAt first: Int) -> (String, [Value]) {
-        let others = logged.filter { field in !field.primaryKey && change.oldValues[field.name] != nil }
-        let dialect = storage.dialect
-        let conditions = keys.enumerated().map { "\(storage.sqlColumn($1.name, of: table)) = \(dialect.placeholder(first + $0))" }
-            + others.enumerated().map { dialect.nullSafeEqual(storage.sqlColumn($1.name, of: table), dialect.placeholder(first + keys.count + $0)) }
-        return (conditions.joined(separator: " AND "), (keys + others).map { change.oldValues[$0.name] ?? .null })
     }
 
     private func conflict(_ change: DeltaChange, keys: [FieldDefinition]) -> ChangeFailure {
@@ -175,4 +161,75 @@ final class SQLDeltaStore: DeltaStore {
 /// A change the store refuses on purpose (a conflict), as opposed to a database error.
 private struct Refusal: Error {
     let failure: ChangeFailure
+}
+
+/// What the changes of one delta share: the table's written and key fields, and the SQL
+/// of each shape of change (which fields it sets, which originals it compares), made once
+/// per shape rather than once per change.
+private final class TableWrites {
+    let storage: SQLStorage
+    let table: Relata.TableDefinition
+    /// The log-changes fields: those a change writes and compares.
+    let logged: [FieldDefinition]
+    let keys: [FieldDefinition]
+    /// What an insert writes: the logged fields but an auto-increment key.
+    let inserted: [FieldDefinition]
+    let autoIncrement: FieldDefinition?
+    private var updates: [[Int]: String] = [:]
+    private var deletes: [[Int]: String] = [:]
+
+    init(storage: SQLStorage, table: Relata.TableDefinition, logged names: [String]) {
+        self.storage = storage
+        self.table = table
+        let logged = Set(names.map { $0.lowercased() })
+        self.logged = table.fields.filter { logged.contains($0.name.lowercased()) }
+        keys = table.fields.filter(\.primaryKey)
+        inserted = self.logged.filter { !$0.autoIncrement }
+        autoIncrement = table.fields.first(where: \.autoIncrement)
+    }
+
+    private var dialect: any SQLDialect { storage.dialect }
+    private func column(_ field: FieldDefinition) -> String { storage.sqlColumn(field.name, of: table.name) }
+
+    private(set) lazy var insertSQL: String = {
+        let into = inserted.isEmpty ? "DEFAULT VALUES"
+            : "(\(inserted.map(column).joined(separator: ", "))) VALUES (\(inserted.indices.map { dialect.placeholder($0 + 1) }.joined(separator: ", ")))"
+        return "INSERT INTO \(storage.sqlTable(table.name)) \(into)"
+    }()
+
+    private(set) lazy var insertReturningSQL: String = {
+        insertSQL + " RETURNING \(autoIncrement.map(column) ?? "")"
+    }()
+
+    /// The positions (in ``logged``) of the non-key fields whose originals a change carries: what it compares.
+    func compared(in change: DeltaChange) -> [Int] {
+        logged.indices.filter { !logged[$0].primaryKey && change.oldValues[logged[$0].name] != nil }
+    }
+
+    /// `UPDATE … SET changed = ? … WHERE` the row as the change found it.
+    func updateSQL(setting changed: [Int], comparing compared: [Int]) -> String {
+        let shape = changed + [-1] + compared
+        if let known = updates[shape] { return known }
+        let set = changed.enumerated().map { "\(column(logged[$1])) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")
+        let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(set) WHERE \(condition(comparing: compared, startingAt: changed.count + 1))"
+        updates[shape] = sql
+        return sql
+    }
+
+    /// `DELETE … WHERE` the row as the change found it.
+    func deleteSQL(comparing compared: [Int]) -> String {
+        if let known = deletes[compared] { return known }
+        let sql = "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition(comparing: compared, startingAt: 1))"
+        deletes[compared] = sql
+        return sql
+    }
+
+    /// `key = ? AND field IS ? …`: the row as the change found it (NULL matching NULL). Keys compare
+    /// with `=` (they are never NULL): PostgreSQL uses no index for `IS NOT DISTINCT FROM`, which
+    /// made every change a scan of the table.
+    private func condition(comparing compared: [Int], startingAt first: Int) -> String {
+        let conditions = keys.enumerated().map { "\(column($1)) = \(dialect.placeholder(first + $0))" }
+            + compared.enumerated().map { dialect.nullSafeEqual(column(logged[$1]), dialect.placeholder(first + keys.count + $0)) }
+        return conditions.joined(separator: " AND ")
+    }
 }
