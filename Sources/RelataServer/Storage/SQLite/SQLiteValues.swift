@@ -6,16 +6,43 @@ import Relata
 /// Field values to and from SQLite, exactly: decimals and dates as text (never a binary
 /// float), GUIDs as text, blobs as blobs, booleans as 0 and 1.
 enum SQLiteValues {
-    /// The value bound for a parameter.
-    static func databaseValue(_ value: Value) -> DatabaseValue {
+    /// Binds a value to parameter `index` (from 1) of a statement: numbers as numbers,
+    /// booleans as 0 and 1, decimals, dates and GUIDs as their text, blobs as blobs; SQLite
+    /// copies text and blobs. Returns SQLite's result code.
+    ///
+    /// - Throws: ``SQLError`` for text or a blob longer than SQLite takes (2 GiB).
+    static func bind(_ value: Value, to statement: SQLiteStatement, at index: CInt) throws -> CInt {
         switch value {
-        case .null: return .null
-        case .integer(let integer): return integer.databaseValue
-        case .double(let double): return double.databaseValue
-        case .boolean(let bool): return (bool ? 1 : 0 as Int64).databaseValue
-        case .decimal, .date, .guid, .string: return value.text.databaseValue
-        case .blob(let data): return data.databaseValue
+        case .null: return sqlite3_bind_null(statement, index)
+        case .integer(let integer): return sqlite3_bind_int64(statement, index, integer)
+        case .double(let double): return sqlite3_bind_double(statement, index, double)
+        case .boolean(let bool): return sqlite3_bind_int64(statement, index, bool ? 1 : 0)
+        case .string(var text):
+            return try text.withUTF8 { bytes in
+                sqlite3_bind_text(statement, index, bytes.baseAddress, try length(of: bytes.count), transient)
+            }
+        case .decimal, .date, .guid:
+            var text = value.text
+            return try text.withUTF8 { bytes in
+                sqlite3_bind_text(statement, index, bytes.baseAddress, try length(of: bytes.count), transient)
+            }
+        case .blob(let data):
+            // A null pointer would bind NULL: an empty blob is a zero-length blob.
+            guard !data.isEmpty else { return sqlite3_bind_zeroblob(statement, index, 0) }
+            return try data.withUnsafeBytes { bytes in
+                sqlite3_bind_blob(statement, index, bytes.baseAddress, try length(of: bytes.count), transient)
+            }
         }
+    }
+
+    /// SQLite's `SQLITE_TRANSIENT`: it copies the bytes before the bind returns.
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func length(of count: Int) throws -> CInt {
+        guard let length = CInt(exactly: count) else {
+            throw SQLError(.other, "a value of \(count) bytes is longer than SQLite takes (\(CInt.max) bytes)")
+        }
+        return length
     }
 
     /// Column `index` of the statement's current row, read as a field's value.
