@@ -14,6 +14,9 @@ extension DataTable {
     /// ```
     /// - Returns: a message by change id, naming both tables and the key.
     public func foreignKeyViolations(in delta: Delta, committing: [ObjectIdentifier: Set<Int>]) -> [Int: String] {
+        let constraining = constrainingReferences
+        // A table no foreign key touches has nothing to check (most tables of a large apply).
+        guard !parentReferences.isEmpty || !constraining.isEmpty else { return [:] }
         let mine = committing[ObjectIdentifier(self)] ?? []
         let slots = Dictionary(changes.map { ($0.value.changeId, $0.key) }, uniquingKeysWith: { first, _ in first })
         var violations: [Int: String] = [:]
@@ -30,7 +33,7 @@ extension DataTable {
                         + "\(parentTable.name) (\(parentTable.fields[parent.keyField].name))"
                 }
             case .delete:
-                for reference in constrainingReferences {
+                for reference in constraining {
                     guard let child = reference.table else { continue }
                     let key = originalValue(slot: slot, field: reference.keyField) ?? postedValue(slot: slot, field: reference.keyField)
                     guard !key.isNull, let holder = child.slotThatWillHold(key, in: reference.field,

@@ -18,7 +18,7 @@ public enum ForeignKeyCheck {
         while true {
             var committing: [ObjectIdentifier: Set<Int>] = [:]
             for (delta, table) in zip(deltas, tables) {
-                committing[ObjectIdentifier(table), default: []].formUnion(delta.changes.filter { $0.status != .failed }.map(\.changeId))
+                committing[ObjectIdentifier(table), default: []].formUnion(delta.changes.lazy.filter { $0.status != .failed }.map { $0.changeId })
             }
             var failedAny = false
             for index in deltas.indices {

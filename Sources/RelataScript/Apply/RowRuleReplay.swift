@@ -59,11 +59,12 @@ public struct RowRuleReplay {
         var unchanged: Set<Int> = []
         var updated: [DataTableRow] = []
         var deleted: [DataTableRow] = []
+        let checked = CheckedFields(of: delta, in: table)
         // One notice to the table's observers for the whole replay, not one per change.
         table.performBatchUpdates {
             for change in delta.changes {
                 do {
-                    let row = try replay(change, of: delta, onto: table)
+                    let row = try replay(change, checking: checked, onto: table)
                     if let row, row.changeId != 0 {
                         try table.adoptChangeId(change.changeId, for: row)
                         if change.type == .update { updated.append(row) } else if change.type == .delete { deleted.append(row) }
@@ -121,7 +122,7 @@ public struct RowRuleReplay {
     }
 
     /// Makes one change on the table; the row it changed (nil for an update that changes nothing).
-    private func replay(_ change: DeltaChange, of delta: Delta, onto table: DataTable) throws -> DataTableRow? {
+    private func replay(_ change: DeltaChange, checking checked: CheckedFields, onto table: DataTable) throws -> DataTableRow? {
         switch change.type {
         case .insert:
             var values: [String: Value] = [:]
@@ -146,7 +147,7 @@ public struct RowRuleReplay {
             return row
         case .update, .delete:
             // Their rules run afterwards, over all of them at once (see `replay(_:onto:)`).
-            let row = try storedRow(for: change, of: delta, in: table)
+            let row = try storedRow(for: change, checking: checked, in: table)
             if change.type == .delete {
                 try table.withoutRules { try table.removeRow(row) }
                 return row
@@ -163,9 +164,21 @@ public struct RowRuleReplay {
         }
     }
 
+    /// The fields a delta's updates and deletes are checked by, found once per delta: the
+    /// table's key, and the logged fields the table has (by the name the delta uses).
+    private struct CheckedFields {
+        let keys: [FieldDefinition]
+        let logged: [(name: String, field: FieldDefinition)]
+
+        init(of delta: Delta, in table: DataTable) {
+            keys = table.primaryKeyFields
+            logged = delta.loggedFields.compactMap { name in table.field(named: name).map { (name, $0) } }
+        }
+    }
+
     /// The stored row an update or delete is about, checked against the values the change started from.
-    private func storedRow(for change: DeltaChange, of delta: Delta, in table: DataTable) throws -> DataTableRow {
-        let keyFields = table.primaryKeyFields
+    private func storedRow(for change: DeltaChange, checking checked: CheckedFields, in table: DataTable) throws -> DataTableRow {
+        let keyFields = checked.keys
         guard !keyFields.isEmpty else {
             throw RelataError(.invalidDelta, "the table has no primary key, so its rows cannot be found", table: table.name)
         }
@@ -179,8 +192,8 @@ public struct RowRuleReplay {
             throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
         }
         var changed: [String] = []
-        for name in delta.loggedFields {
-            guard let original = change.oldValues[name], let field = table.field(named: name) else { continue }
+        for (name, field) in checked.logged {
+            guard let original = change.oldValues[name] else { continue }
             if try coerce(original, to: field, table: table) != row.originalValue(forKey: field.name) { changed.append(field.name) }
         }
         if !changed.isEmpty {

@@ -118,20 +118,23 @@ final class SQLDeltaStore: DeltaStore {
             }
             change.refreshedValues[auto.name] = .integer(real)
         case .update:
-            let changed = writes.logged.indices.filter { index in
-                let name = writes.logged[index].name
-                return change.newValues[name] != nil && change.newValues[name] != change.oldValues[name]
+            // Each logged value is looked up once: what the change sets, and the originals it compares.
+            var changed: [Int] = [], newValues: [Value] = []
+            for (position, field) in writes.logged.enumerated() {
+                if let new = change.newValues[field.name], new != change.oldValues[field.name] {
+                    changed.append(position)
+                    newValues.append(new)
+                }
             }
             guard !changed.isEmpty else { return }
-            let compared = writes.compared(in: change)
-            let arguments = changed.map { change.newValues[writes.logged[$0].name] ?? .null }
-                + writes.keys.map { change.oldValues[$0.name] ?? .null } + compared.map { change.oldValues[writes.logged[$0].name] ?? .null }
+            let (compared, originals) = writes.originals(in: change)
+            let arguments = newValues + writes.keys.map { change.oldValues[$0.name] ?? .null } + originals
             if try connection.execute(writes.updateSQL(setting: changed, comparing: compared), arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         case .delete:
-            let compared = writes.compared(in: change)
-            let arguments = writes.keys.map { change.oldValues[$0.name] ?? .null } + compared.map { change.oldValues[writes.logged[$0].name] ?? .null }
+            let (compared, originals) = writes.originals(in: change)
+            let arguments = writes.keys.map { change.oldValues[$0.name] ?? .null } + originals
             if try connection.execute(writes.deleteSQL(comparing: compared), arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
@@ -201,9 +204,16 @@ private final class TableWrites {
         insertSQL + " RETURNING \(autoIncrement.map(column) ?? "")"
     }()
 
-    /// The positions (in ``logged``) of the non-key fields whose originals a change carries: what it compares.
-    func compared(in change: DeltaChange) -> [Int] {
-        logged.indices.filter { !logged[$0].primaryKey && change.oldValues[logged[$0].name] != nil }
+    /// The non-key fields whose originals a change carries — what it compares — as their
+    /// positions in ``logged``, and those originals.
+    func originals(in change: DeltaChange) -> (positions: [Int], values: [Value]) {
+        var positions: [Int] = [], values: [Value] = []
+        for (position, field) in logged.enumerated() where !field.primaryKey {
+            guard let original = change.oldValues[field.name] else { continue }
+            positions.append(position)
+            values.append(original)
+        }
+        return (positions, values)
     }
 
     /// `UPDATE … SET changed = ? … WHERE` the row as the change found it.
