@@ -171,6 +171,49 @@ struct SQLiteFile {
     }
 }
 
+extension SQLiteFile {
+    /// What the database alone does for a checked apply of `count` changes, in one
+    /// transaction with SQLite's C API: the touched rows read by key (500 per query, as the
+    /// server reads them, for rules to see), then one `UPDATE` per change that finds its row
+    /// by key *and* its original values (the conflict check). Returns the rows updated.
+    func readAndUpdateComparingOriginals(_ count: Int) -> Int {
+        withDatabase { db in
+            sqlite3_exec(db, "BEGIN", nil, nil, nil)
+            var originals: [(id: Int64, name: String, quantity: Int64, price: Double)] = []
+            originals.reserveCapacity(count)
+            var select: OpaquePointer?
+            let placeholders = Array(repeating: "?", count: 500).joined(separator: ", ")
+            sqlite3_prepare_v2(db, "SELECT ItemId, Name, Quantity, UnitPrice FROM Items WHERE ItemId IN (\(placeholders))", -1, &select, nil)
+            for start in stride(from: 1, through: count, by: 500) {
+                for offset in 0..<500 { sqlite3_bind_int64(select, CInt(offset + 1), Int64(start + offset)) }
+                while sqlite3_step(select) == SQLITE_ROW {
+                    originals.append((sqlite3_column_int64(select, 0), String(cString: sqlite3_column_text(select, 1)),
+                                      sqlite3_column_int64(select, 2), sqlite3_column_double(select, 3)))
+                }
+                sqlite3_reset(select)
+            }
+            sqlite3_finalize(select)
+            var update: OpaquePointer?
+            sqlite3_prepare_v2(db, "UPDATE Items SET Quantity = ? WHERE ItemId = ? AND Name IS ? AND Quantity IS ? AND UnitPrice IS ?", -1, &update, nil)
+            let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+            var updated = 0
+            for row in originals {
+                sqlite3_bind_int64(update, 1, row.quantity + 1)
+                sqlite3_bind_int64(update, 2, row.id)
+                sqlite3_bind_text(update, 3, row.name, -1, transient)
+                sqlite3_bind_int64(update, 4, row.quantity)
+                sqlite3_bind_double(update, 5, row.price)
+                sqlite3_step(update)
+                updated += Int(sqlite3_changes(db))
+                sqlite3_reset(update)
+            }
+            sqlite3_finalize(update)
+            sqlite3_exec(db, "COMMIT", nil, nil, nil)
+            return updated
+        }
+    }
+}
+
 /// The load generator: wrk, driven by a Lua script.
 enum Wrk {
     struct Result {

@@ -35,6 +35,8 @@ extension DataTable {
                             field: missing, slot: slot)
             }
             var change = DeltaChange(changeId: record.changeId, type: type)
+            if type != .insert { change.oldValues.reserveCapacity(fields.count) }
+            if type != .delete { change.newValues.reserveCapacity(fields.count) }
             for field in fields.indices {
                 let name = fields[field].name
                 if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }

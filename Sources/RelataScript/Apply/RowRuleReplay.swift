@@ -99,8 +99,9 @@ public struct RowRuleReplay {
             return failingEveryChange(of: delta, failure(describing: error))
         }
         result.keyFields = table.primaryKeyFields.map(\.name)
-        let replayed = Dictionary(result.changes.map { ($0.changeId, $0) }, uniquingKeysWith: { first, _ in first })
+        let replayed = Dictionary(result.changes.indices.map { (result.changes[$0].changeId, $0) }, uniquingKeysWith: { first, _ in first })
         var changes: [DeltaChange] = []
+        changes.reserveCapacity(result.changes.count)
         for incoming in delta.changes {
             if let failure = failed[incoming.changeId] {
                 var change = incoming
@@ -111,8 +112,8 @@ public struct RowRuleReplay {
                 var change = incoming
                 change.resolve()
                 changes.append(change)
-            } else if let change = replayed[incoming.changeId] {
-                changes.append(change)
+            } else if let index = replayed[incoming.changeId] {
+                changes.append(result.changes[index])
             }
         }
         let incomingIds = Set(ids)

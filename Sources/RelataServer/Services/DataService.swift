@@ -168,7 +168,7 @@ public final class DataService: Sendable {
     /// The original keys of a delta's updates and deletes: the stored rows to load.
     private static func storedKeys(of delta: Delta, in table: DataTable) -> [[Value]] {
         let keyFields = table.primaryKeyFields
-        return delta.changes.filter { $0.type != .insert }.compactMap { change in
+        return delta.changes.lazy.filter { $0.type != .insert }.compactMap { change in
             let key = keyFields.compactMap { field in change.oldValues[field.name].flatMap { try? field.coerced($0) } }
             return key.count == keyFields.count ? key : nil
         }
