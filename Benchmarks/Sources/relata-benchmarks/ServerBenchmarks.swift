@@ -71,8 +71,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         var resolved = 0
         var answer = Data()
         let apply = try await measureAsync(repetitions: 1) {
-            answer = try await client.post("/v1/DataService/UpdateData", body: DeltaJSON.encode([items.makeDelta()]), token: token)
-            resolved = try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0
+            (resolved, answer) = try await client.updateData(items.makeDelta(), token: token)
         }
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
         progress("applied")

@@ -85,9 +85,10 @@ struct BenchClient: Sendable {
     }
 
     /// Applies a delta; the number of changes resolved.
-    func updateData(_ delta: Delta, token: String) async throws -> Int {
+    /// Applies a delta; how many of its changes were resolved, and the answer's bytes.
+    func updateData(_ delta: Delta, token: String) async throws -> (resolved: Int, answer: Data) {
         let answer = try await post("/v1/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token)
-        return try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0
+        return (try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0, answer)
     }
 }
 

@@ -17,14 +17,12 @@ enum SQLiteValues {
         case .integer(let integer): return sqlite3_bind_int64(statement, index, integer)
         case .double(let double): return sqlite3_bind_double(statement, index, double)
         case .boolean(let bool): return sqlite3_bind_int64(statement, index, bool ? 1 : 0)
-        case .string(var text):
-            return try text.withUTF8 { bytes in
-                sqlite3_bind_text(statement, index, bytes.baseAddress, try length(of: bytes.count), transient)
-            }
-        case .decimal, .date, .guid:
+        case .string, .decimal, .date, .guid:
             var text = value.text
             return try text.withUTF8 { bytes in
-                sqlite3_bind_text(statement, index, bytes.baseAddress, try length(of: bytes.count), transient)
+                // A null pointer would bind NULL: empty text is bound from a literal.
+                guard let base = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, transient) }
+                return sqlite3_bind_text(statement, index, base, try length(of: bytes.count), transient)
             }
         case .blob(let data):
             // A null pointer would bind NULL: an empty blob is a zero-length blob.
