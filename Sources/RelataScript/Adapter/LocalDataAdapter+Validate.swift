@@ -13,6 +13,8 @@ extension LocalDataAdapter {
     /// client does just before an apply and a server does when a delta arrives:
     /// `beforePost` then `beforeInsert` for added rows, `beforePost` then
     /// `beforeUpdate(row, old)` for modified rows, `beforeDelete` for deleted rows.
+    /// As in one row's edit, each event runs in the table's script and then in the
+    /// schema's before the next event runs.
     ///
     /// Each row gets its own verdict; the rows are handed to JavaScript in
     /// batches (numeric fields as shared typed arrays), so a rule set over a
