@@ -15,6 +15,14 @@ import Testing
         func leave() { lock.withLock { now -= 1 } }
         var highest: Int { lock.withLock { most } }
         var current: Int { lock.withLock { now } }
+
+        /// Blocks (up to `timeout`) until two units have been in flight at once. A pool that
+        /// serves units one at a time never gets there, and `highest` stays 1; a busy machine
+        /// that merely starts the second unit late still does.
+        func waitForCompany(timeout: Duration = .seconds(30)) {
+            let deadline = ContinuousClock.now + timeout
+            while highest < 2 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        }
     }
 
     static let ordersRules = """
@@ -75,6 +83,7 @@ import Testing
                     try await pool.perform { runtime in
                         inFlight.enter()
                         defer { inFlight.leave() }
+                        inFlight.waitForCompany()
                         return (user, try Self.unit(runtime, user: user, roles: roles))
                     }
                 }
