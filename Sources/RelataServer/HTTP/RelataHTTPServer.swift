@@ -81,13 +81,17 @@ public enum RelataHTTPServer {
                 let token = try services.sessions.start(session)
                 return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
             case "Logout":
-                if let token = bearerToken(request) { try services.sessions.end(token) }
+                if let token = bearerToken(request) {
+                    let sessions = services.sessions
+                    try await OffCooperativePool.run { try sessions.end(token) }
+                }
                 return try json([String: String]())
             default:
                 throw ProtocolError.notFound("LoginService has no method '\(method)' (methods: Login, Logout)")
             }
         }
-        guard let token = bearerToken(request), let session = try services.sessions.session(for: token) else {
+        let sessions = services.sessions
+        guard let token = bearerToken(request), let session = try await OffCooperativePool.run({ try sessions.session(for: token) }) else {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
         guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
