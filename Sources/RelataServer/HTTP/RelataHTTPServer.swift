@@ -72,13 +72,16 @@ public enum RelataHTTPServer {
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
                 let login = try LoginString(message.loginString)
                 let domain = try services.domain(named: login.domain)
-                guard var authenticated = try domain.login.authenticate(login) else {
+                let provider = domain.login
+                // The throttle's queries and the slow password hash: off the cooperative pool too.
+                guard var authenticated = try await OffCooperativePool.run({ try provider.authenticate(login) }) else {
                     throw ProtocolError.loginFailed("the user name or the password is wrong")
                 }
                 authenticated.values["Domain"] = .string(domain.name)
                 let dataService = try domain.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
                 let session = try await dataService.afterLogin(user: login.user, session: authenticated)
-                let token = try services.sessions.start(session)
+                let sessions = services.sessions
+                let token = try await OffCooperativePool.run { try sessions.start(session) }
                 return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
             case "Logout":
                 if let token = bearerToken(request) {
