@@ -47,14 +47,47 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "A server configuration file (JSON): domains, users, schemas, databases, permissions.")
     var config: String?
 
-    @Option(help: ArgumentHelp("How long a DA SQL query may run in the database before it is stopped.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("How long computing a read may take — a DA SQL query, in the database or in memory, or a where expression evaluated in memory — before it is stopped.", valueName: "seconds"))
     var queryTimeLimit: Double = 30
+
+    @Option(help: ArgumentHelp("How long one write of an answer may wait for a client that does not read before its connection is closed.", valueName: "seconds"))
+    var writeTimeout: Double = 15
+
+    @Option(help: ArgumentHelp("How long a connection may stay idle, or take to send a request's head, before it is closed.", valueName: "seconds"))
+    var idleTimeout: Double = 30
+
+    @Option(help: ArgumentHelp("How long a request's body may take to arrive (answered 408 after).", valueName: "seconds"))
+    var bodyTimeout: Double = 60
+
+    @Option(help: ArgumentHelp("The largest request body, in bytes, once the request's session is known.", valueName: "bytes"))
+    var maxBodyBytes = 32 << 20
+
+    @Option(help: ArgumentHelp("The largest body of a login, or of any request before its session is known.", valueName: "bytes"))
+    var maxLoginBodyBytes = 64 << 10
+
+    @Option(help: ArgumentHelp("Password checks run at once (each is slow on purpose); half the cores when left out.", valueName: "count"))
+    var loginWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+
+    @Option(help: ArgumentHelp("Logins that may wait for a password check; more are answered 503 with Retry-After.", valueName: "count"))
+    var loginQueue = 16
+
+    @Option(help: ArgumentHelp("How long requests in flight may take to finish when the server is stopped.", valueName: "seconds"))
+    var shutdownGrace: Double = 10
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
-        guard queryTimeLimit.isFinite, queryTimeLimit > 0, queryTimeLimit <= 86_400 else {
-            throw ValidationError("--query-time-limit must be more than 0 and at most 86400 seconds, not \(queryTimeLimit)")
+        for (name, value) in [("--query-time-limit", queryTimeLimit), ("--write-timeout", writeTimeout), ("--idle-timeout", idleTimeout),
+                              ("--body-timeout", bodyTimeout), ("--shutdown-grace", shutdownGrace)] {
+            guard value.isFinite, value > 0, value <= 86_400 else {
+                throw ValidationError("\(name) must be more than 0 and at most 86400 seconds, not \(value)")
+            }
         }
+        guard (1...(1 << 30)).contains(maxBodyBytes) else { throw ValidationError("--max-body-bytes must be between 1 and 1073741824, not \(maxBodyBytes)") }
+        guard (1...(1 << 30)).contains(maxLoginBodyBytes) else {
+            throw ValidationError("--max-login-body-bytes must be between 1 and 1073741824, not \(maxLoginBodyBytes)")
+        }
+        guard (1...1024).contains(loginWorkers) else { throw ValidationError("--login-workers must be between 1 and 1024, not \(loginWorkers)") }
+        guard (0...100_000).contains(loginQueue) else { throw ValidationError("--login-queue must be between 0 and 100000, not \(loginQueue)") }
         if config != nil && (schema != nil || database != nil || users != nil) {
             throw ValidationError("--config gives the schemas, databases and users; leave out the schema file, --database and --users")
         }
@@ -78,10 +111,10 @@ struct ServeCommand: AsyncParsableCommand {
             Terminal.error(describe(error))
             throw ExitStatus.badInput
         }
-        let configuration = ServerConfiguration(host: host, port: port)
-        let app = RelataHTTPServer.application(services: prepared.services, configuration: configuration, logger: logger) { [host] port in
-            Terminal.printNow("serving \(prepared.schemaName) on http://\(host):\(port) (protocol v\(RelataHTTPServer.protocolVersion)); Ctrl-C stops")
-        }
+        let configuration = ServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes, maxBodyBytesBeforeSession: maxLoginBodyBytes,
+                                                idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
+                                                writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
+                                                shutdownGrace: Self.duration(shutdownGrace))
         // Rules reload while the server runs: the schema file and its scripts are checked every second.
         let watcher = Task { [watched = prepared.watched] in
             while !Task.isCancelled {
@@ -91,7 +124,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         defer { watcher.cancel() }
         do {
-            try await app.runService()
+            try await RelataHTTPServer.run(services: prepared.services, configuration: configuration, logger: logger) { [host] port in
+                Terminal.printNow("serving \(prepared.schemaName) on http://\(host):\(port) (protocol v\(RelataHTTPServer.protocolVersion)); Ctrl-C stops")
+            }
         } catch {
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
@@ -130,7 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let sessions = opened is PostgresDatabase ? try SessionStore(database: opened)
             : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
-        let service = try DataService(storage: storage, queryTimeLimit: .milliseconds(Int64(queryTimeLimit * 1000)), logger: logger)
+        let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit), logger: logger)
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
                 [RulesWatch(schemaFile: schemaFile.url, service: service)])
     }
@@ -171,7 +206,7 @@ struct ServeCommand: AsyncParsableCommand {
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
                 let service = try DataService(storage: storage, permissions: permissions,
-                                              queryTimeLimit: .milliseconds(Int64(queryTimeLimit * 1000)), logger: logger)
+                                              queryTimeLimit: Self.duration(queryTimeLimit), logger: logger)
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
                 return service
             }
@@ -254,6 +289,11 @@ final class RulesWatch: @unchecked Sendable {
 }
 
 extension ServeCommand {
+    /// Seconds from the command line (checked to be in 0…86400 by `validate`).
+    static func duration(_ seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
     static func isPostgres(_ location: String) -> Bool {
         location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
     }

@@ -120,21 +120,50 @@ import Testing
         }
     }
 
+    /// An error found before the first chunk of the answer is ready is an HTTP error answer,
+    /// in either encoding: a short answer is never a 200.
     @Test(arguments: StorageBackend.allCases)
-    func aFailureAfterTheAnswerBeganIsItsLastFrame(backend: StorageBackend) async throws {
+    func aFailureBeforeTheAnswerBeganIsAnHTTPError(backend: StorageBackend) async throws {
         let server = try Self.server(backend)
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
-            let binary = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: true)
+            for binary in [true, false] {
+                let refused = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: binary)
+                #expect(refused.status == 403, "binary: \(binary)")
+                let error = try HTTPProtocolTests.error(refused.body)
+                #expect(error.code == "refused" && error.message == "the audit log is read elsewhere" && error.event == "afterGetData")
+                // Errors the expression meets on the rows: a parameter never given, a function on the wrong type.
+                for (expression, code) in [("Name = :missing", "expressionEvaluation"), ("UPPER(ClientId) = 'A'", "expressionEvaluation")] {
+                    let failed = try await Self.getData(client, [DataRequest(table: "Clients", where: expression)], token: token, binary: binary)
+                    #expect(failed.status == 400, "\(expression), binary: \(binary)")
+                    #expect(try HTTPProtocolTests.error(failed.body).code == code, "\(expression)")
+                }
+            }
+            #expect(try await Self.getData(client, [DataRequest(table: "Clients")], token: token, binary: true).status == 200, "the server keeps serving")
+        }
+    }
+
+    /// An error after the answer began ends it with the error: the row stream's error frame, or
+    /// the JSON answer's `error` member, which the protocol's decoder reports as an error.
+    @Test(arguments: StorageBackend.allCases)
+    func aFailureAfterTheAnswerBeganEndsItWithTheError(backend: StorageBackend) async throws {
+        let server = try Self.server(backend)
+        try Self.addClients(5_000, to: server.database.service)
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let requests = [DataRequest(table: "Clients"), DataRequest(table: "AuditLog")]
+            let binary = try await Self.getData(client, requests, token: token, binary: true)
             #expect(binary.status == 200, "the answer began before afterGetData ran")
             let tables = try RowStreamTables(binary.body)
+            #expect(tables.tables.first?.rowCount == 5_002)
             let error = try HTTPProtocolTests.error(try #require(tables.errorJSON))
             #expect(error.code == "refused" && error.message == "the audit log is read elsewhere" && error.event == "afterGetData")
-            // JSON cannot carry an error once it began: the connection is cut, and what arrived does not decode.
-            do {
-                let json = try await Self.getData(client, [DataRequest(table: "AuditLog")], token: token, binary: false)
-                #expect(throws: (any Error).self) { try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: json.body) }
-            } catch {}
+
+            let json = try await Self.getData(client, requests, token: token, binary: false)
+            #expect(json.status == 200)
+            let object = try #require(try JSONSerialization.jsonObject(with: json.body) as? [String: Any], "the JSON stays whole")
+            #expect((object["error"] as? [String: Any])?["code"] as? String == "refused")
+            #expect(throws: RelataError.self) { try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: json.body) }
             #expect(try await Self.getData(client, [DataRequest(table: "Clients")], token: token, binary: true).status == 200, "the server keeps serving")
         }
     }

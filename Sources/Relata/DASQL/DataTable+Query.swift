@@ -30,9 +30,13 @@ extension DASQLQuery {
     /// The rows of the answer over in-memory tables, a value per column of the column's type
     /// (`4 / 2` in a float column is `2.0`): the engine every site runs (offline, in rules, and
     /// on the server for what it does not compile to SQL).
-    package func rows(of resolved: ResolvedQuery, over tables: [DataTable], parameters: [String: Value]) throws -> [[Value]] {
+    ///
+    /// With a `limit`, the engine checks it as it works (correlated subqueries included) and
+    /// throws ``WorkLimit/Exceeded`` or `CancellationError`.
+    package func rows(of resolved: ResolvedQuery, over tables: [DataTable], parameters: [String: Value],
+                      limit: WorkLimit? = nil) throws -> [[Value]] {
         let engine = QueryEngine(tables: Dictionary(tables.map { ($0.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first }),
-                                 parameters: parameters, text: text)
+                                 parameters: parameters, text: text, limit: limit)
         // A field's values are of its type already; a computed column's take the column's type.
         let computed = zip(resolved.fields, resolved.statement.columnExpressions).enumerated().compactMap { index, pair -> (Int, FieldDefinition)? in
             if case .qualifiedField = pair.1 { return nil }

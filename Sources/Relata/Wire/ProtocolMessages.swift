@@ -62,12 +62,34 @@ public enum ProtocolMessages {
     }
 
     /// The answer to `GetData`: the tables, in the order asked; the schema when asked for.
+    ///
+    /// A read that failed after its answer began ends with an `error` member (the protocol's
+    /// error details) after the tables sent so far: decoding such an answer throws
+    /// ``RelataError/Code/invalidResponse`` with the server's words, never a short answer.
     public struct GetDataAnswer: Codable, Sendable {
         public var tables: [TableData]
         public var schema: SchemaAnswer?
         public init(tables: [TableData], schema: SchemaAnswer? = nil) {
             self.tables = tables
             self.schema = schema
+        }
+
+        private enum CodingKeys: String, CodingKey { case tables, schema, error }
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            if let error = try container.decodeIfPresent(ErrorAnswer.Details.self, forKey: .error) {
+                throw RelataError(.invalidResponse, "the answer ended with an error after \(error.table.map { "reading \($0)" } ?? "it began"): \(error.code): \(error.message)",
+                                  table: error.table, location: error.location)
+            }
+            tables = try container.decode([TableData].self, forKey: .tables)
+            schema = try container.decodeIfPresent(SchemaAnswer.self, forKey: .schema)
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(tables, forKey: .tables)
+            try container.encodeIfPresent(schema, forKey: .schema)
         }
     }
 

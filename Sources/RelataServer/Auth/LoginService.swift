@@ -133,19 +133,23 @@ public final class LoginService: Sendable {
         public let retryAfter: Int
     }
 
-    /// Checks a login; returns the user's session, or nil for a wrong user or password
-    /// (which of the two is not told). No session is started: see ``SessionStore/start(_:now:)``.
+    /// Checks a login to `domain`; returns the user's session, or nil for a wrong user or
+    /// password (which of the two is not told). No session is started: see ``SessionStore/start(_:now:)``.
     ///
-    /// - Throws: ``LockedOut`` when the user name failed too often lately.
-    public func authenticate(_ login: LoginString) throws -> Session? {
-        if let wait = try throttle.waitTime(for: login.user) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
+    /// Failures count per domain and user name (names that differ only in their Unicode
+    /// encoding count as one).
+    ///
+    /// - Throws: ``LockedOut`` when the user name failed too often lately in this domain.
+    public func authenticate(_ login: LoginString, in domain: String = "default") throws -> Session? {
+        let throttled = LoginThrottle.Name(domain: domain, user: login.user)
+        if let wait = try throttle.waitTime(for: throttled) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
         for provider in providers {
             if let session = try provider.authenticate(user: login.user, password: login.password) {
-                try throttle.recordSuccess(for: login.user)
+                try throttle.recordSuccess(for: throttled)
                 return session
             }
         }
-        try throttle.recordFailure(for: login.user)
+        try throttle.recordFailure(for: throttled)
         return nil
     }
 

@@ -7,23 +7,22 @@ import Foundation
 /// ```swift
 /// let pipe = ChunkPipe(capacity: 8)
 /// // reading thread:  try pipe.send(bytes) … pipe.finish()
-/// // writing task:    for try await chunk in pipe.chunks { try await writer.write(chunk); pipe.didWrite() }
+/// // writing task:    while let chunk = try await pipe.next() { try await writer.write(chunk) }
 /// ```
 final class ChunkPipe: @unchecked Sendable {
-    // @unchecked Sendable: `waiting` and `closed` are read and written only while `condition`
-    // is locked; the stream and its continuation are Sendable.
-    let chunks: AsyncThrowingStream<[UInt8], any Error>
-    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    // @unchecked Sendable: every stored property but `capacity` is read and written only while
+    // `condition` is locked.
     private let capacity: Int
     private let condition = NSCondition()
-    /// Chunks sent and not yet written.
-    private var waiting = 0
+    private var queued: [[UInt8]] = []
+    /// How the chunks ended: nil while more may come.
+    private var end: Result<Void, any Error>?
+    /// The writer waiting in ``next()`` for a chunk.
+    private var waiter: CheckedContinuation<[UInt8]?, any Error>?
     private var closed = false
 
     init(capacity: Int) {
-        (chunks, continuation) = AsyncThrowingStream.makeStream()
         self.capacity = capacity
-        continuation.onTermination = { [weak self] _ in self?.close() }
     }
 
     /// Queues a chunk, blocking while `capacity` chunks wait to be written — call it from a
@@ -32,40 +31,90 @@ final class ChunkPipe: @unchecked Sendable {
     /// - Throws: `CancellationError` once the writer is gone (the client disconnected).
     func send(_ bytes: [UInt8]) throws {
         condition.lock()
-        defer { condition.unlock() }
-        while waiting >= capacity, !closed { condition.wait() }
-        guard !closed else { throw CancellationError() }
-        waiting += 1
-        continuation.yield(bytes)
+        while queued.count >= capacity, !closed { condition.wait() }
+        guard !closed else {
+            condition.unlock()
+            throw CancellationError()
+        }
+        deliver(bytes)
     }
 
     /// Queues a small chunk (a stream's start or end) without waiting for room: safe from a task.
     func sendWithoutWaiting(_ bytes: [UInt8]) {
-        condition.withLock {
-            guard !closed else { return }
-            waiting += 1
-            continuation.yield(bytes)
+        condition.lock()
+        guard !closed else { return condition.unlock() }
+        deliver(bytes)
+    }
+
+    /// Hands `bytes` to a waiting writer or queues them; unlocks `condition`.
+    private func deliver(_ bytes: [UInt8]) {
+        if let waiter {
+            self.waiter = nil
+            condition.unlock()
+            waiter.resume(returning: bytes)
+        } else {
+            queued.append(bytes)
+            condition.unlock()
         }
     }
 
-    /// The writer wrote a chunk: one more may wait.
-    func didWrite() {
-        condition.withLock {
-            waiting -= 1
-            condition.signal()
-        }
-    }
-
-    /// No more chunks; with an error, the writer's loop throws it after the chunks sent.
+    /// No more chunks; with an error, ``next()`` throws it after the chunks sent.
     func finish(throwing error: (any Error)? = nil) {
-        continuation.finish(throwing: error)
+        condition.lock()
+        guard end == nil else { return condition.unlock() }
+        end = error.map { .failure($0) } ?? .success(())
+        let waiting = waiter
+        waiter = nil
+        condition.unlock()
+        if let waiting { Self.resume(waiting, at: end) }
     }
 
-    /// The writer is gone: a blocked sender wakes and every later send fails.
+    /// The next chunk, waiting for it; nil after the last.
+    ///
+    /// - Throws: the error the reader finished with, or `CancellationError` when the pipe was
+    ///   closed or the waiting task cancelled.
+    func next() async throws -> [UInt8]? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                condition.lock()
+                if !queued.isEmpty {
+                    let bytes = queued.removeFirst()
+                    condition.signal()
+                    condition.unlock()
+                    continuation.resume(returning: bytes)
+                } else if closed {
+                    condition.unlock()
+                    continuation.resume(throwing: CancellationError())
+                } else if let end {
+                    condition.unlock()
+                    Self.resume(continuation, at: end)
+                } else {
+                    waiter = continuation
+                    condition.unlock()
+                }
+            }
+        } onCancel: {
+            close()
+        }
+    }
+
+    /// The writer is gone: a blocked sender wakes, every later send fails, and a waiting
+    /// ``next()`` throws `CancellationError`.
     func close() {
-        condition.withLock {
-            closed = true
-            condition.broadcast()
+        condition.lock()
+        closed = true
+        queued = []
+        let waiting = waiter
+        waiter = nil
+        condition.broadcast()
+        condition.unlock()
+        waiting?.resume(throwing: CancellationError())
+    }
+
+    private static func resume(_ continuation: CheckedContinuation<[UInt8]?, any Error>, at end: Result<Void, any Error>?) {
+        switch end {
+        case .failure(let error): continuation.resume(throwing: error)
+        case .success, nil: continuation.resume(returning: nil)
         }
     }
 }

@@ -7,49 +7,63 @@ import Relata
 /// written to the client as they are encoded, in the binary row stream (``RowStream``, when
 /// the request accepts `application/vnd.relata.rows`) or in JSON (tools, curl) — one
 /// reading path, two encodings.
+///
+/// The status is decided by the first chunk: an error before it (a missing parameter, an
+/// expression that fails on the first rows, a query past its time limit) is an HTTP error
+/// answer; an error after it ends the stream with an error (a row stream's error frame, a
+/// JSON answer's `error` member). A client that stops reading for `writeTimeout` loses its
+/// connection; one that goes cancels the read.
 enum GetDataAnswer {
     static func response(for read: DataService.CheckedRead, from service: DataService, schema: ProtocolMessages.SchemaAnswer?,
-                         binary: Bool, logger: Logger) throws -> Response {
+                         binary: Bool, writeTimeout: Duration, context: RelataRequestContext) async throws -> Response {
+        let logger = context.logger
         let encoder: any AnswerEncoder = binary ? BinaryAnswerEncoder() : JSONAnswerEncoder()
         let start = try encoder.start(schema: schema)
-        let body = ResponseBody { writer in
-            let pipe = ChunkPipe(capacity: 8)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    // Frames are gathered into chunks of at least `chunkBytes`: a small answer
-                    // goes out in one write, a large one in a few hundred kilobytes at a time.
-                    let output = Output(start)
-                    do {
-                        try await service.stream(read) { event in
-                            if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }
-                        }
-                        pipe.sendWithoutWaiting(output.rest(try encoder.end()))
-                        pipe.finish()
-                    } catch is CancellationError {
-                        pipe.finish()
-                    } catch {
-                        let (_, answer) = RelataHTTPServer.errorAnswer(for: error, logger: logger)
-                        if let bytes = encoder.failure(answer) {
-                            pipe.sendWithoutWaiting(output.rest(bytes))
-                            pipe.finish()
-                        } else {
-                            logger.error("GetData failed after its answer began; the connection is closed: \(error)")
-                            pipe.sendWithoutWaiting(output.rest([]))
-                            pipe.finish(throwing: error)
-                        }
-                    }
+        let pipe = ChunkPipe(capacity: 8)
+        let limit = context.workLimit(service.queryTimeLimit)
+        // The reader: ends when the read does, or when the pipe is closed (the client went).
+        Task {
+            // Frames are gathered into chunks of at least `chunkBytes`: a small answer goes out in
+            // one write, a large one in a few hundred kilobytes at a time.
+            let output = Output(start)
+            do {
+                try await service.stream(read, limit: limit) { event in
+                    if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }
                 }
-                do {
-                    for try await chunk in pipe.chunks {
-                        try await writer.write(ByteBuffer(bytes: chunk))
-                        pipe.didWrite()
-                    }
-                } catch {
-                    pipe.close()
-                    throw error
+                pipe.sendWithoutWaiting(output.rest(try encoder.end()))
+                pipe.finish()
+            } catch is CancellationError {
+                pipe.finish(throwing: CancellationError())
+            } catch {
+                if !output.sentAny {
+                    pipe.finish(throwing: error)   // nothing sent: the handler answers with the error
+                } else {
+                    let (_, answer, _) = RelataHTTPServer.errorAnswer(for: error, logger: logger)
+                    logger.notice("GetData failed after its answer began; the answer ends with the error: \(answer.error.message)")
+                    pipe.sendWithoutWaiting(output.rest(encoder.failure(answer)))
+                    pipe.finish()
                 }
-                try await writer.finish(nil)
             }
+        }
+        let first: [UInt8]?
+        do {
+            first = try await pipe.next()
+        } catch {
+            pipe.close()
+            throw error
+        }
+        let body = ResponseBody { writer in
+            do {
+                var chunk = first
+                while let bytes = chunk {
+                    try await context.writing(within: writeTimeout) { try await writer.write(ByteBuffer(bytes: bytes)) }
+                    chunk = try await pipe.next()
+                }
+            } catch {
+                pipe.close()
+                throw error
+            }
+            try await writer.finish(nil)
         }
         let contentType = binary ? RowStream.contentType : "application/json; charset=utf-8"
         return Response(status: .ok, headers: [.contentType: contentType], body: body)
@@ -61,8 +75,11 @@ private let chunkBytes = 64 << 10
 
 /// The bytes encoded and not sent yet.
 private final class Output: @unchecked Sendable {
-    // @unchecked Sendable: one read's events come one at a time, in order.
+    // @unchecked Sendable: one read's events come one at a time, in order; `sentAny` is read
+    // after the read ended.
     private var bytes: [UInt8]
+    /// Whether a chunk went to the client already (an error then ends the stream, not the status).
+    private(set) var sentAny = false
 
     init(_ start: [UInt8]) { bytes = start }
 
@@ -70,7 +87,7 @@ private final class Output: @unchecked Sendable {
     func add(_ more: [UInt8], atLeast size: Int) -> [UInt8]? {
         bytes += more
         guard bytes.count >= size else { return nil }
-        defer { bytes = [] }
+        defer { bytes = []; sentAny = true }
         return bytes
     }
 
@@ -87,8 +104,8 @@ private protocol AnswerEncoder: AnyObject, Sendable {
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8]
     func encode(_ event: RowStreamEvent) throws -> [UInt8]
     func end() throws -> [UInt8]
-    /// The bytes that tell the client the read failed, or nil when the encoding cannot.
-    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]?
+    /// The bytes that end the answer with an error, after whatever was sent.
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]
 }
 
 private final class BinaryAnswerEncoder: AnswerEncoder {
@@ -108,17 +125,20 @@ private final class BinaryAnswerEncoder: AnswerEncoder {
 
     func end() -> [UInt8] { RowStreamWriter.end() }
 
-    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]? {
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8] {
         RowStreamWriter.error((try? RelataHTTPServer.encode(answer)) ?? Data())
     }
 }
 
-/// `{"tables":[{"name":…,"fields":[…],"rows":[[…],…]},…],"schema":{…}}`, written piece by piece.
+/// `{"tables":[{"name":…,"fields":[…],"rows":[[…],…]},…],"schema":{…}}`, written piece by piece;
+/// an error after the answer began closes what is open and adds `"error":{…}` (the protocol's
+/// error answer), so the JSON stays whole and says it failed.
 private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
     // @unchecked Sendable: an encoder serves one read, whose events come one at a time.
     private var schema: Data?
     private var tables = 0
     private var rowsInTable = 0
+    private var inTable = false
 
     func start(schema: ProtocolMessages.SchemaAnswer?) throws -> [UInt8] {
         self.schema = try schema.map(RelataHTTPServer.encode)
@@ -128,7 +148,7 @@ private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
     func encode(_ event: RowStreamEvent) throws -> [UInt8] {
         switch event {
         case .table(let name, let fields, _):
-            defer { tables += 1; rowsInTable = 0 }
+            defer { tables += 1; rowsInTable = 0; inTable = true }
             let head = #"{"name":"# + String(decoding: try RelataHTTPServer.encode(name), as: UTF8.self)
                 + #","fields":"# + String(decoding: try RelataHTTPServer.encode(fields), as: UTF8.self) + #","rows":["#
             return Array(((tables > 0 ? "," : "") + head).utf8)
@@ -139,7 +159,9 @@ private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
             if rowsInTable > 0 { bytes.insert(UInt8(ascii: ","), at: 0) }
             rowsInTable += rows.count
             return bytes
-        case .tableEnd: return Array("]}".utf8)
+        case .tableEnd:
+            inTable = false
+            return Array("]}".utf8)
         case .schema, .end, .error: return []
         }
     }
@@ -150,5 +172,8 @@ private final class JSONAnswerEncoder: AnswerEncoder, @unchecked Sendable {
         return bytes + Array("}".utf8)
     }
 
-    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8]? { nil }
+    func failure(_ answer: ProtocolMessages.ErrorAnswer) -> [UInt8] {
+        let error = (try? RelataHTTPServer.encode(answer.error)) ?? Data(#"{"code":"internal","message":"the answer failed"}"#.utf8)
+        return Array(((inTable ? "]}" : "") + #"],"error":"#).utf8) + error + Array("}".utf8)
+    }
 }

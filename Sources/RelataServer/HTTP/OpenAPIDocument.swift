@@ -120,6 +120,8 @@ enum OpenAPIDocument {
             ]],
             "GetDataAnswer": ["type": "object", "required": ["tables"], "properties": [
                 "tables": ["type": "array", "items": ["type": "object", "required": ["name", "fields", "rows"]]], "schema": ["type": "object"],
+                // Present only when the read failed after the answer began (the tables are then incomplete).
+                "error": ["type": "object", "required": ["code", "message"]],
             ]],
             "Delta": ["type": "object", "required": ["tableName", "keyFields", "loggedFields", "changes"], "properties": [
                 "tableName": ["type": "string"], "keyFields": ["type": "array", "items": ["type": "string"]],

@@ -4,18 +4,44 @@ import Logging
 import NIOCore
 import Relata
 import RelataScript
+import ServiceLifecycle
 
-/// Where and how the server listens.
+/// Where and how the server listens, and the limits that keep one client from holding up the
+/// others (`Documentation/Server.md` lists each with its `relata serve` option).
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
-    /// The largest request body accepted (a larger one is answered 413).
+    /// The largest request body accepted once the request's session is known (a larger one is answered 413).
     public var maxBodyBytes: Int
+    /// The largest body of a request whose session is not known yet: a login, or any request
+    /// without a valid session (a stranger cannot make the server read megabytes).
+    public var maxBodyBytesBeforeSession: Int
+    /// How long a connection may stay idle, and how long a request's head may take to arrive.
+    public var idleTimeout: Duration
+    /// How long a request's whole body may take to arrive (answered 408 after).
+    public var bodyTimeout: Duration
+    /// How long one write of an answer may wait for the client to read before the connection is closed.
+    public var writeTimeout: Duration
+    /// Password checks that run at once, and logins that may wait for one (more are answered 503).
+    public var loginWorkers: Int
+    public var loginQueue: Int
+    /// How long requests in flight may take to finish when the server is asked to stop.
+    public var shutdownGrace: Duration
 
-    public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20) {
+    public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20, maxBodyBytesBeforeSession: Int = 64 << 10,
+                idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(15),
+                loginWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), loginQueue: Int = 16,
+                shutdownGrace: Duration = .seconds(10)) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
+        self.maxBodyBytesBeforeSession = maxBodyBytesBeforeSession
+        self.idleTimeout = idleTimeout
+        self.bodyTimeout = bodyTimeout
+        self.writeTimeout = writeTimeout
+        self.loginWorkers = loginWorkers
+        self.loginQueue = loginQueue
+        self.shutdownGrace = shutdownGrace
     }
 }
 
@@ -32,7 +58,7 @@ public enum RelataHTTPServer {
 
     public static func application(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: RelataRequestContext.self)
         router.add(middleware: LogRequestsMiddleware(.info))
         router.get("health") { _, _ in
             try json(["status": "ok", "protocol": "v\(protocolVersion)"], status: .ok)
@@ -41,6 +67,7 @@ public enum RelataHTTPServer {
         router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
         }
+        let logins = LoginQueue(workers: configuration.loginWorkers, waiting: configuration.loginQueue)
         router.post("v1/:service/:method") { request, context in
             let service = context.parameters.get("service") ?? ""
             let method = context.parameters.get("method") ?? ""
@@ -48,7 +75,7 @@ public enum RelataHTTPServer {
             logger[metadataKey: "service"] = "\(service)/\(method)"
             do {
                 var response = try await handle(service: service, method: method, request: request, context: context,
-                                                 services: services, configuration: configuration)
+                                                 services: services, logins: logins, configuration: configuration)
                 response.headers[.init("x-request-id")!] = context.id
                 return response
             } catch {
@@ -57,24 +84,50 @@ public enum RelataHTTPServer {
                 return response
             }
         }
+        let idle = configuration.idleTimeout.components
         return Application(router: router,
+                           server: .http1(configuration: .init(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "relata"),
                            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
                            logger: logger)
     }
 
-    private static func handle(service: String, method: String, request: Request, context: BasicRequestContext,
-                               services: ServerServices, configuration: ServerConfiguration) async throws -> Response {
-        let body = try await readBody(request, limit: configuration.maxBodyBytes)
+    /// Runs a server until SIGINT or SIGTERM: requests in flight get
+    /// ``ServerConfiguration/shutdownGrace`` to finish, then are cancelled; the databases are
+    /// closed last. The stop completes within seconds even when a database has gone.
+    ///
+    /// ```swift
+    /// try await RelataHTTPServer.run(services: services, configuration: ServerConfiguration(port: 7099))
+    /// ```
+    public static func run(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
+                           onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
+        let app = application(services: services, configuration: configuration, logger: logger, onServerRunning: onServerRunning)
+        var group = ServiceGroupConfiguration(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownGrace
+        group.maximumCancellationDuration = .seconds(5)
+        defer { services.close() }
+        try await ServiceGroup(configuration: group).run()
+    }
+
+    private static func handle(service: String, method: String, request: Request, context: RelataRequestContext,
+                               services: ServerServices, logins: LoginQueue, configuration: ServerConfiguration) async throws -> Response {
         if service == "LoginService" {
             switch method {
             case "Login":
+                let body = try await readBody(request, limit: configuration.maxBodyBytesBeforeSession, within: configuration.bodyTimeout)
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
                 let login = try LoginString(message.loginString)
                 let domain = try services.domain(named: login.domain)
                 let provider = domain.login
-                // The throttle's queries and the slow password hash: off the cooperative pool too.
-                guard var authenticated = try await OffCooperativePool.run({ try provider.authenticate(login) }) else {
+                let domainName = domain.name
+                // The throttle's queries and the slow password hash: on the login queue's threads.
+                let checked: Session?
+                do {
+                    checked = try await logins.run { try provider.authenticate(login, in: domainName) }
+                } catch is LoginQueue.Full {
+                    throw ProtocolError.busy("too many logins are being checked; try again in a second", retryAfter: 1)
+                }
+                guard var authenticated = checked else {
                     throw ProtocolError.loginFailed("the user name or the password is wrong")
                 }
                 authenticated.values["Domain"] = .string(domain.name)
@@ -93,6 +146,7 @@ public enum RelataHTTPServer {
                 throw ProtocolError.notFound("LoginService has no method '\(method)' (methods: Login, Logout)")
             }
         }
+        // The session first: a request without one is refused before its body is read.
         let sessions = services.sessions
         guard let token = bearerToken(request), let session = try await OffCooperativePool.run({ try sessions.session(for: token) }) else {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
@@ -100,6 +154,7 @@ public enum RelataHTTPServer {
         guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
             throw ProtocolError.sessionNotFound("the session's domain is no longer served: log in again")
         }
+        let body = try await readBody(request, limit: configuration.maxBodyBytes, within: configuration.bodyTimeout)
         let dataService = try domain.dataService(named: service)
         let (schema, version) = dataService.versionedSchema
         switch method {
@@ -109,8 +164,8 @@ public enum RelataHTTPServer {
             let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
             let read = try await dataService.checkRead(message.requests, session: session)
             let binary = request.headers[.accept]?.contains(RowStream.contentType) == true
-            return try GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
-                                              binary: binary, logger: context.logger)
+            return try await GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
+                                                    binary: binary, writeTimeout: configuration.writeTimeout, context: context)
         case "UpdateData":
             if let validated = request.headers.first(where: { $0.name.canonicalName == rulesVersionHeader })?.value, validated != version {
                 throw ProtocolError.staleRules("the changes were validated with rules \(validated); the server's rules are now \(version): download the schema (GetSchema), validate again and resend")
@@ -131,7 +186,8 @@ public enum RelataHTTPServer {
             let message = try decode(ProtocolMessages.SQLGetDataRequest.self, from: body)
             let read = try await dataService.checkRead([message.dataRequest], session: session)
             let binary = request.headers[.accept]?.contains(RowStream.contentType) == true
-            return try GetDataAnswer.response(for: read, from: dataService, schema: nil, binary: binary, logger: context.logger)
+            return try await GetDataAnswer.response(for: read, from: dataService, schema: nil, binary: binary,
+                                                    writeTimeout: configuration.writeTimeout, context: context)
         default:
             throw ProtocolError.notFound("DataService has no method '\(method)' (methods: GetSchema, GetData, UpdateData, ExecuteCommand, SQLGetData)")
         }
@@ -140,10 +196,21 @@ public enum RelataHTTPServer {
     /// The rules version a client validated its changes with (`X-Relata-Rules-Version`).
     static let rulesVersionHeader = "x-relata-rules-version"
 
-    private static func readBody(_ request: Request, limit: Int) async throws -> Data {
+    /// The request's body, at most `limit` bytes (413 beyond), arriving within `timeout` (408 after).
+    private static func readBody(_ request: Request, limit: Int, within timeout: Duration) async throws -> Data {
         do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return Data(buffer.readableBytesView)
+            return try await withThrowingTaskGroup(of: Data?.self) { group in
+                group.addTask { Data(try await request.body.collect(upTo: limit).readableBytesView) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let body = first else {
+                    throw ProtocolError.timedOut("the request body did not arrive within \(timeout)")
+                }
+                return body
+            }
         } catch is NIOTooManyBytesError {
             throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
         }
@@ -176,21 +243,34 @@ public enum RelataHTTPServer {
 
     /// Every error as a JSON answer with the right status; nothing reaches the client as a bare 500.
     static func errorResponse(for error: any Error, logger: Logger) -> Response {
-        let (status, answer) = errorAnswer(for: error, logger: logger)
-        return (try? json(answer, status: status)) ?? Response(status: .internalServerError)
+        let (status, answer, retryAfter) = errorAnswer(for: error, logger: logger)
+        var response = (try? json(answer, status: status)) ?? Response(status: .internalServerError)
+        if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
+        // A body that never arrived leaves the connection in no state to read another request.
+        if status == .requestTimeout { response.headers[.connection] = "close" }
+        return response
     }
 
-    /// The protocol's error answer for an error, and its HTTP status.
-    static func errorAnswer(for error: any Error, logger: Logger) -> (HTTPResponse.Status, ProtocolMessages.ErrorAnswer) {
+    /// The protocol's error answer for an error, its HTTP status, and for a refusal that may
+    /// succeed later, the seconds to wait (`Retry-After`).
+    static func errorAnswer(for error: any Error, logger: Logger) -> (HTTPResponse.Status, ProtocolMessages.ErrorAnswer, retryAfter: Int?) {
         let status: HTTPResponse.Status
         let details: ProtocolMessages.ErrorAnswer.Details
+        var retryAfter: Int?
         switch error {
         case let error as ProtocolError:
             status = error.status
             details = .init(code: error.code, message: error.message)
+            if case .busy(_, let seconds) = error { retryAfter = seconds }
         case let error as LoginService.LockedOut:
             status = .tooManyRequests
             details = .init(code: "lockedOut", message: "too many failed logins for this user; try again in \(error.retryAfter) s")
+            retryAfter = error.retryAfter
+        case let error as SQLError where error.kind == .unavailable:
+            status = .serviceUnavailable
+            details = .init(code: "unavailable", message: "the database cannot take the request now: \(error.message)")
+            retryAfter = 1
+            logger.warning("database unavailable: \(error.message)")
         case let error as RelataError where error.code == .permissionDenied:
             status = .forbidden
             details = .init(code: error.code.rawValue, message: error.message, table: error.table)
@@ -209,14 +289,16 @@ public enum RelataHTTPServer {
             details = .init(code: "internal", message: "the server failed: \(error)")
             logger.error("request failed: \(error)")
         }
-        return (status, ProtocolMessages.ErrorAnswer(error: details))
+        return (status, ProtocolMessages.ErrorAnswer(error: details), retryAfter)
     }
 }
 
 /// A request the protocol itself refuses, with its HTTP status.
 enum ProtocolError: Error {
     case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String)
-    case staleRules(String)
+    case staleRules(String), timedOut(String)
+    /// The server is too busy for the request now; the client may retry after `retryAfter` seconds.
+    case busy(String, retryAfter: Int)
 
     var status: HTTPResponse.Status {
         switch self {
@@ -225,6 +307,8 @@ enum ProtocolError: Error {
         case .notFound: return .notFound
         case .tooLarge: return .contentTooLarge
         case .staleRules: return .conflict
+        case .timedOut: return .requestTimeout
+        case .busy: return .serviceUnavailable
         }
     }
 
@@ -236,13 +320,15 @@ enum ProtocolError: Error {
         case .notFound: return "notFound"
         case .tooLarge: return "tooLarge"
         case .staleRules: return "staleRules"
+        case .timedOut: return "timedOut"
+        case .busy: return "busy"
         }
     }
 
     var message: String {
         switch self {
         case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
-             .staleRules(let text): return text
+             .staleRules(let text), .timedOut(let text), .busy(let text, _): return text
         }
     }
 

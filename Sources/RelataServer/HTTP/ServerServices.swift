@@ -60,6 +60,15 @@ public final class ServerServices: Sendable {
         try self.init(domains: [ServerDomain(name: "default", login: login, dataServices: dataServices)], sessions: login.sessions)
     }
 
+    /// Closes every database the services use (their PostgreSQL connections; SQLite files close
+    /// with their last use). ``RelataHTTPServer/run(services:configuration:logger:onServerRunning:)`` calls it when the server stops.
+    public func close() {
+        for domain in domains {
+            for service in domain.dataServices.values { service.storage.database.close() }
+        }
+        sessions.database.close()
+    }
+
     /// The domain a login string or session names; the first when none is named.
     func domain(named name: String?) throws -> ServerDomain {
         guard let name else { return domains[0] }

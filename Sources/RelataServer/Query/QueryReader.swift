@@ -7,8 +7,9 @@ import Relata
 /// Either way the client receives the same rows.
 struct QueryReader {
     let storage: SQLStorage
-    /// How long the compiled query may run in the database.
-    var timeLimit: Duration = .seconds(30)
+    /// Bounds computing the answer — the compiled query in the database, or the engine — not
+    /// streaming it to the client; cancelled when the client goes.
+    var workLimit = WorkLimit(timeLimit: .seconds(30))
     var batchRows = 4096
     var batchBytes = 1 << 20
 
@@ -28,8 +29,10 @@ struct QueryReader {
         do {
             compiled = try compiler.compile(resolved)
         } catch let notExact as SQLQueryCompiler.NotExact {
-            let tables = try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
-            let rows = try query.rows(of: resolved, over: tables, parameters: request.parameters)
+            let rows = try answerWithinTheLimit {
+                let tables = try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
+                return try query.rows(of: resolved, over: tables, parameters: request.parameters, limit: workLimit)
+            }
             try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(rows.count, limit)))
             var batch = RowBatch(fields: resolved.fields, rows: batchRows, bytes: batchBytes)
             for row in rows.prefix(limit) { try batch.append(row, emit: emit) }
@@ -40,14 +43,14 @@ struct QueryReader {
 
         // The count computes the whole answer, so it is what the time limit bounds; the rows then
         // stream at the client's pace, which no limit should count against the query.
-        let count = try databaseAnswer {
-            try connection.limitingTime(to: timeLimit) {
+        let count = try answerWithinTheLimit {
+            try connection.limiting(workLimit) {
                 try connection.value("SELECT COUNT(*) FROM (\(compiled.sql)) AS relata_answer", compiled.arguments, reading: SQLStorage.count)
             }
         }?.integerValue ?? 0
         try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(Int(count), limit)))
         var batch = RowBatch(fields: resolved.fields, rows: batchRows, bytes: batchBytes)
-        let total = try databaseAnswer {
+        let total = try answerWithinTheLimit {
             try connection.query(compiled.sql, compiled.arguments, limit: limit, into: &batch, emit: emit)
         }
         try batch.flush(emit: emit)
@@ -83,14 +86,21 @@ struct QueryReader {
     }
 
     /// An integer overflowing in the database fails the query as it fails in Relata: an
-    /// evaluation error, not a server failure; so does a query stopped at its time limit.
-    private func databaseAnswer<Result>(_ work: () throws -> Result) throws -> Result {
+    /// evaluation error, not a server failure; so does a query stopped at its time limit, in the
+    /// database or in the engine.
+    private func answerWithinTheLimit<Result>(_ work: () throws -> Result) throws -> Result {
         do {
             return try work()
         } catch let error as SQLError where error.kind == .timeLimitExceeded {
-            throw RelataError(.timeLimitExceeded, "the query ran longer than \(timeLimit) and was stopped; narrow it (WHERE, a more selective join, LIMIT)")
+            throw Self.timeLimitExceeded(workLimit)
+        } catch is WorkLimit.Exceeded {
+            throw Self.timeLimitExceeded(workLimit)
         } catch let error as SQLError where error.message.contains("overflow") || error.message.contains("out of range") {
             throw RelataError(.expressionEvaluation, "an integer in the query overflows 64 bits (the database says: \(error.message))")
         }
+    }
+
+    static func timeLimitExceeded(_ limit: WorkLimit) -> RelataError {
+        RelataError(.timeLimitExceeded, "the query ran longer than \(limit.timeLimit ?? .zero) and was stopped; narrow it (WHERE, a more selective join, LIMIT)")
     }
 }

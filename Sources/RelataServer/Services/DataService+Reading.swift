@@ -87,18 +87,25 @@ extension DataService {
 
     /// Sends a checked read as events — each table, its rows in batches, its end — then runs
     /// `afterGetData`. Each request reads in a transaction of its own on a reader connection,
-    /// beside the writer; only a where expression that names a calculated field borrows a
-    /// rule runtime for the read. `emit` runs on the reading thread and may block (it is
-    /// how a slow receiver holds the read back); what it throws stops the read.
-    package func stream(_ read: CheckedRead, emit: @escaping @Sendable (RowStreamEvent) throws -> Void) async throws {
+    /// beside the writer. `emit` runs on the reading thread and may block (it is how a slow
+    /// receiver holds the read back); what it throws stops the read.
+    ///
+    /// A where expression that names a calculated field needs a rule runtime: that read is
+    /// computed whole first and sent after, so no runtime (nor its reader) waits for a slow
+    /// receiver. `limit` bounds computing (a query, a filter), not the time `emit` waits; it
+    /// defaults to the service's query time limit.
+    package func stream(_ read: CheckedRead, limit: WorkLimit? = nil, emit: @escaping @Sendable (RowStreamEvent) throws -> Void) async throws {
         let storage = self.storage
         let schema = read.rules.schema
+        let limit = limit ?? WorkLimit(timeLimit: queryTimeLimit)
+        let emit: @Sendable (RowStreamEvent) throws -> Void = { event in try limit.excluding { try emit(event) } }
         for (request, checked) in zip(read.requests, read.reads) {
+            try limit.check()
             let expression: Relata.Expression?
             switch checked {
             case .table(let filter): expression = filter
             case .query(let query, let resolved):
-                let reader = QueryReader(storage: storage, timeLimit: queryTimeLimit)
+                let reader = QueryReader(storage: storage, workLimit: limit)
                 _ = try await storage.asyncRead { connection in
                     try reader.read(request, query: query, resolved: resolved, in: connection, emit: emit)
                 }
@@ -108,18 +115,23 @@ extension DataService {
             let calculated = Set(definition.calculatedFields.map { $0.name.lowercased() })
             if let expression, expression.fieldNames.contains(where: { calculated.contains($0.lowercased()) }) {
                 let session = read.session
-                try await read.rules.pool.perform { runtime in
+                let computed = try await read.rules.pool.perform { runtime in
                     try storage.read { connection in
                         let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
-                        try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
-                            try TableReader(storage: storage, data: data).read(request, expression: expression, in: connection, emit: emit)
+                        return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                            var events: [RowStreamEvent] = []
+                            try TableReader(storage: storage, data: data, workLimit: limit)
+                                .read(request, expression: expression, in: connection) { events.append($0) }
+                            return events
                         }
                     }
                 }
+                // Sending may wait for the receiver: on a thread of its own, not the cooperative pool.
+                try await OffCooperativePool.run { for event in computed { try emit(event) } }
             } else {
                 try await storage.asyncRead { connection in
                     let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: nil)
-                    try TableReader(storage: storage, data: data).read(request, expression: expression, in: connection, emit: emit)
+                    try TableReader(storage: storage, data: data, workLimit: limit).read(request, expression: expression, in: connection, emit: emit)
                 }
             }
         }

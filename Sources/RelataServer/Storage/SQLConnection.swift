@@ -31,8 +31,9 @@ public protocol SQLConnection: AnyObject {
                row: ([Value]) throws -> Bool) throws
 
     /// Runs `work` — a query's statements — and fails it with ``SQLError/Kind/timeLimitExceeded``
-    /// once it has run for `limit`, so no query can hold a connection (and a core) for ever.
-    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result
+    /// once `limit`'s time is up, or with `CancellationError` once it is cancelled (its client
+    /// went), so no query can hold a connection (and a core) for ever.
+    func limiting<Result>(_ limit: WorkLimit, _ work: () throws -> Result) throws -> Result
 
     /// Starts a transaction that writes (taking the database's write lock at once, where it has one).
     func begin() throws
@@ -66,6 +67,12 @@ public protocol SQLDatabase: Sendable {
     func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result
     /// Runs `work` with a connection and no transaction open: the work begins and ends its own.
     func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
+    /// Closes the database's connections when the server stops (nothing by default).
+    func close()
+}
+
+extension SQLDatabase {
+    public func close() {}
 }
 
 extension SQLDatabase {
@@ -100,6 +107,9 @@ public struct SQLError: Error, CustomStringConvertible {
         case constraint
         /// A query ran longer than its time limit and was stopped.
         case timeLimitExceeded
+        /// The database could not take the work now: every connection stayed busy, it did not
+        /// answer in time, or it is closing. Trying again later may succeed.
+        case unavailable
         /// Anything else (a lost connection, a lock that timed out, a statement it could not run).
         case other
     }

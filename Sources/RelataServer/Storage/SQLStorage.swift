@@ -15,7 +15,7 @@ public final class SQLStorage: Sendable {
     public let schema: SchemaDefinition
     /// How SQL is spelled for the database.
     public let dialect: any SQLDialect
-    private let database: any SQLDatabase
+    let database: any SQLDatabase
 
     /// Keeps a schema's tables in a database, creating those that are missing.
     public init(database: any SQLDatabase, schema: SchemaDefinition) throws {

@@ -14,6 +14,8 @@ struct TableReader {
     /// The most rows in one batch, and the bytes after which a batch is sent early.
     var batchRows = 4096
     var batchBytes = 1 << 20
+    /// Checked before each batch the where expression filters: past its time or cancelled, the read stops.
+    var workLimit: WorkLimit? = nil
 
     /// Emits the request's table, its rows in batches, and its end.
     func read(_ request: DataRequest, expression: Relata.Expression?, in connection: any SQLConnection,
@@ -63,6 +65,7 @@ struct TableReader {
         var total = 0
         if let expression = filter {
             let table = try data.table(definition.name)
+            try checkWorkLimit()
             if table.rowCount > 0 {
                 // A table that looks up its own rows holds them all already: filter those.
                 for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit) {
@@ -74,6 +77,7 @@ struct TableReader {
                 var chunk: [[Value]] = []
                 chunk.reserveCapacity(batchRows)
                 func filterChunk() throws {
+                    try checkWorkLimit()
                     try table.loadRows(chunk)
                     for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
                         try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
@@ -94,5 +98,13 @@ struct TableReader {
         }
         try batch.flush(emit: emit)
         try emit(.tableEnd(rows: total))
+    }
+
+    private func checkWorkLimit() throws {
+        do {
+            try workLimit?.check()
+        } catch let exceeded as WorkLimit.Exceeded {
+            throw RelataError(.timeLimitExceeded, "filtering the rows ran longer than \(exceeded.timeLimit) and was stopped; narrow the where expression")
+        }
     }
 }

@@ -7,6 +7,9 @@ struct QueryEngine {
     let tables: [String: DataTable]
     let parameters: [String: Value]
     let text: String
+    /// Checked as the engine works (each query and subquery run, and every 1,024 rows of its
+    /// loops): past its time or cancelled, the answer stops.
+    var limit: WorkLimit? = nil
 
     /// The answer's rows, each a value per column.
     func answer(_ statement: SelectStatement, outer: OuterRow?) throws -> [[Value]] {
@@ -19,6 +22,7 @@ struct QueryEngine {
     }
 
     private func run(_ statement: SelectStatement, outer: OuterRow?) throws -> [[Value]] {
+        try limit?.check()
         var rows = try joined(statement, outer: outer)
         if let filter = statement.filter {
             rows = rows.keeping(try matching(filter, in: names(rows, outer)))
@@ -33,7 +37,7 @@ struct QueryEngine {
         var kept = Array(0..<count)
         if let having = statement.having {
             let condition = try compiler(scope).condition(having)
-            kept = try kept.filter { try condition($0) == .yes }
+            kept = try kept.filter { try checkpoint($0); return try condition($0) == .yes }
         }
         let columns = try statement.columnExpressions.map { try compiler(scope).value($0) }
         if statement.orderBy.isEmpty && !statement.distinct {
@@ -42,11 +46,17 @@ struct QueryEngine {
             if case .literal(.integer(let limit)) = statement.limit { kept = Array(kept.prefix(Int(clamping: limit))) }
             var values: [[Value]] = []
             values.reserveCapacity(kept.count)
-            for row in kept { values.append(try columns.map { try $0(row) }) }
+            for row in kept {
+                try checkpoint(row)
+                values.append(try columns.map { try $0(row) })
+            }
             return values
         }
         let keys = try statement.orderBy.map { try compiler(scope).value($0.expression) }
-        var answer = try kept.map { row in (values: try columns.map { try $0(row) }, keys: try keys.map { try $0(row) }) }
+        var answer = try kept.map { row in
+            try checkpoint(row)
+            return (values: try columns.map { try $0(row) }, keys: try keys.map { try $0(row) })
+        }
         if statement.distinct {
             var seen = Set<[Value]>()
             answer = answer.filter { seen.insert($0.values.map(QueryKey.of)).inserted }
@@ -109,6 +119,7 @@ struct QueryEngine {
             var sample: Value?
             // Inserted last to first, so each key's matches come out in table order.
             for position in right.indices.reversed() {
+                try checkpoint(position)
                 let key = try readRight(position)
                 if !key.isNull {
                     index.insert(QueryKey.of(key), slot: right[position])
@@ -119,6 +130,7 @@ struct QueryEngine {
             leftRows.reserveCapacity(left.count)
             rightSlots.reserveCapacity(left.count)
             for row in 0..<left.count {
+                try checkpoint(row)
                 let key = try readLeft(row)
                 guard !key.isNull else { continue }
                 if let right = sample {
@@ -140,6 +152,7 @@ struct QueryEngine {
             let (pairs, overflow) = left.count.multipliedReportingOverflow(by: right.count)
             if overflow || pairs > Self.maxJoinedRows { throw tooManyRows(condition) }
             for row in 0..<left.count {
+                try checkpoint(row)
                 for slot in right {
                     leftRows.append(row)
                     rightSlots.append(slot)
@@ -158,7 +171,7 @@ struct QueryEngine {
                                        slots: left.keeping(leftRows).slots + [rightSlots])
             let test = try compiler(names(candidates, outer)).condition(condition)
             var kept: [Int] = []
-            for index in 0..<candidates.count where try test(index) == .yes {
+            for index in 0..<candidates.count where try checkpoint(index) && test(index) == .yes {
                 kept.append(index)
                 if kind == .left { matched[leftRows[index]] = true }
             }
@@ -269,6 +282,7 @@ struct QueryEngine {
             // One key: no array per row.
             var index: [Value: Int] = [:]
             for row in 0..<rows.count {
+                try checkpoint(row)
                 let key = QueryKey.of(try keys[0](row))
                 if let group = index[key] {
                     members[group].append(row)
@@ -280,6 +294,7 @@ struct QueryEngine {
         } else {
             var index: [[Value]: Int] = [:]
             for row in 0..<rows.count {
+                try checkpoint(row)
                 let key = try keys.map { QueryKey.of(try $0(row)) }
                 if let group = index[key] {
                     members[group].append(row)
@@ -294,8 +309,9 @@ struct QueryEngine {
             let node = ExpressionNode.aggregate(function, argument, distinct: distinct, offset: 0).withoutPositions
             guard aggregates[node] == nil else { continue }
             let read = try argument.map { try compiler(names).value($0) }
-            aggregates[node] = try members.map { group in
-                try Aggregate(function: function, distinct: distinct, offset: offset).value(of: group, reading: read)
+            aggregates[node] = try members.enumerated().map { number, group in
+                try checkpoint(number)
+                return try Aggregate(function: function, distinct: distinct, offset: offset).value(of: group, reading: read)
             }
         }
         return QueryNames.Groups(firstRows: members.map { $0.first ?? -1 }, aggregates: aggregates)
@@ -318,7 +334,14 @@ struct QueryEngine {
 
     private func matching(_ condition: ExpressionNode, in names: QueryNames) throws -> [Int] {
         let test = try compiler(names).condition(condition)
-        return try (0..<names.rows.count).filter { try test($0) == .yes }
+        return try (0..<names.rows.count).filter { try checkpoint($0) && test($0) == .yes }
+    }
+
+    /// Checks the limit every 1,024 rows of a loop; always true (so it reads in a condition).
+    @discardableResult
+    private func checkpoint(_ row: Int) throws -> Bool {
+        if row & 1023 == 0, let limit { try limit.check() }
+        return true
     }
 }
 

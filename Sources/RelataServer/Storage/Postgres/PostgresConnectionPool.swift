@@ -4,45 +4,95 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
+/// How long a PostgreSQL database may keep Relata waiting.
+public struct PostgresTimeLimits: Sendable {
+    /// How long a unit of work waits for a connection when all are lent.
+    public var acquire: Duration
+    /// How long connecting (and logging in) may take.
+    public var connect: Duration
+    /// How long one statement may run: PostgreSQL stops it then (`statement_timeout`), and
+    /// Relata stops waiting for its answer a little later, closing the connection, in case
+    /// the answer never comes.
+    public var statement: Duration
+    /// How long closing every connection may take when the server stops.
+    public var close: Duration
+
+    public init(acquire: Duration = .seconds(30), connect: Duration = .seconds(10), statement: Duration = .seconds(300),
+                close: Duration = .seconds(5)) {
+        self.acquire = acquire
+        self.connect = connect
+        self.statement = statement
+        self.close = close
+    }
+
+    /// How much longer than a statement's own limit Relata waits for PostgreSQL to report it stopped.
+    static let answerGrace: Duration = .seconds(5)
+}
+
 /// The connections of one ``PostgresDatabase``: opened when needed, up to a maximum, and
-/// kept for the next unit of work; a unit that finds them all lent waits for one. A
-/// connection that broke while lent is closed and forgotten, never lent again.
+/// kept for the next unit of work; a unit that finds them all lent waits for one, for at most
+/// ``PostgresTimeLimits/acquire``. A connection that broke or stopped answering while lent is
+/// closed and forgotten, never lent again. After ``closeAll()`` nothing more is lent, and
+/// each lent connection is closed as it comes back.
 final class PostgresConnectionPool: @unchecked Sendable {
-    // @unchecked Sendable: `idle` and `open` are read and written only while `condition` is locked;
-    // the other properties are constants.
+    // @unchecked Sendable: `idle`, `open` and `closed` are read and written only while `condition`
+    // is locked; the other properties are constants.
     let logger: Logger
+    let limits: PostgresTimeLimits
     private let configuration: PostgresConnection.Configuration
     private let maxConnections: Int
     private let condition = NSCondition()
     private var idle: [PostgresConnection] = []
     private var open = 0
     private var nextID = 0
+    private var closed = false
 
-    init(configuration: PostgresConnection.Configuration, maxConnections: Int, logger: Logger) {
+    init(configuration: PostgresConnection.Configuration, maxConnections: Int, limits: PostgresTimeLimits, logger: Logger) {
         self.configuration = configuration
         self.maxConnections = maxConnections
+        self.limits = limits
         self.logger = logger
     }
 
     /// Runs `work` with a connection of its own. Called on a thread that may wait (never an event loop).
-    func withConnection<Result>(_ work: (PostgresConnection) throws -> Result) throws -> Result {
-        let connection = try lease()
+    ///
+    /// - Throws: ``SQLError/Kind/unavailable`` when no connection is free within the acquire
+    ///   limit, PostgreSQL cannot be reached, or the pool is closed.
+    func withConnection<Result>(_ work: (PostgresSQLConnection) throws -> Result) throws -> Result {
+        let connection = PostgresSQLConnection(try lease(), limits: limits, logger: logger)
         defer { giveBack(connection) }
         return try work(connection)
     }
 
+    /// Closes every connection, waiting at most ``PostgresTimeLimits/close`` for them all; lent
+    /// ones are closed when their work ends. Nothing is lent afterwards.
     func closeAll() {
-        condition.lock()
-        let closing = idle
-        idle = []
-        open -= closing.count
-        condition.unlock()
-        for connection in closing { try? connection.close().wait() }
+        let closing: [PostgresConnection] = condition.withLock {
+            closed = true
+            defer { idle = [] }
+            open -= idle.count
+            condition.broadcast()
+            return idle
+        }
+        let deadline = ContinuousClock.now + limits.close
+        for connection in closing {
+            _ = try? connection.closing().wait(atMost: max(deadline - ContinuousClock.now, .zero))
+        }
     }
 
     private func lease() throws -> PostgresConnection {
+        let deadline = Date(timeIntervalSinceNow: Self.seconds(limits.acquire))
         condition.lock()
-        while idle.isEmpty && open >= maxConnections { condition.wait() }
+        while !closed, idle.isEmpty, open >= maxConnections {
+            guard condition.wait(until: deadline) else {
+                condition.unlock()
+                throw SQLError(.unavailable, "all \(maxConnections) connections to PostgreSQL stayed busy for \(limits.acquire); try again shortly")
+            }
+        }
+        guard !closed else {
+            condition.unlock()
+            throw SQLError(.unavailable, "the connections to PostgreSQL are closed: the server is stopping")
+        }
         if let connection = idle.popLast() {
             condition.unlock()
             return connection
@@ -52,26 +102,74 @@ final class PostgresConnectionPool: @unchecked Sendable {
         let id = nextID
         condition.unlock()
         do {
-            return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration,
-                                                  id: id, logger: logger).wait()
+            return try connect(id: id)
         } catch {
-            condition.lock()
-            open -= 1
-            condition.signal()
-            condition.unlock()
-            if let error = error as? PSQLError { throw PostgresValues.sqlError(error) }
-            throw SQLError(.other, "could not connect to PostgreSQL: \(error)")
+            condition.withLock {
+                open -= 1
+                condition.signal()
+            }
+            throw error
         }
     }
 
-    private func giveBack(_ connection: PostgresConnection) {
-        condition.lock()
-        if connection.isClosed {
-            open -= 1
-        } else {
-            idle.append(connection)
+    /// A new connection whose statements PostgreSQL stops after ``PostgresTimeLimits/statement``.
+    private func connect(id: Int) throws -> PostgresConnection {
+        let connecting = PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration,
+                                                    id: id, logger: logger)
+        let connection: PostgresConnection
+        do {
+            guard let made = try connecting.wait(atMost: limits.connect) else {
+                connecting.whenSuccess { $0.closeWithoutWaiting() }
+                throw SQLError(.unavailable, "PostgreSQL did not accept a connection within \(limits.connect)")
+            }
+            connection = made
+        } catch let error as PSQLError {
+            throw PostgresValues.sqlError(error)
+        } catch let error as SQLError {
+            throw error
+        } catch {
+            throw SQLError(.unavailable, "could not connect to PostgreSQL: \(error)")
         }
-        condition.signal()
-        condition.unlock()
+        do {
+            let session = PostgresSQLConnection(connection, limits: limits, logger: logger)
+            try session.execute("SET statement_timeout = \(PostgresSQLConnection.milliseconds(limits.statement))", [])
+            return connection
+        } catch {
+            connection.closeWithoutWaiting()
+            throw error
+        }
+    }
+
+    private func giveBack(_ session: PostgresSQLConnection) {
+        let connection = session.connection
+        let keep = !session.isBroken && !connection.isClosed
+        let closeIt = condition.withLock {
+            defer { condition.signal() }
+            guard keep, !closed else {
+                open -= 1
+                return keep
+            }
+            idle.append(connection)
+            return false
+        }
+        if closeIt { _ = try? connection.closing().wait(atMost: limits.close) }
+    }
+
+    static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}
+
+extension PostgresConnection {
+    /// Closing, as a future to wait on (the async `close()` is for tasks).
+    func closing() -> EventLoopFuture<Void> {
+        let future: EventLoopFuture<Void> = close()
+        return future
+    }
+
+    /// Starts closing, without waiting for it to finish.
+    func closeWithoutWaiting() {
+        closing().whenComplete { _ in }
     }
 }

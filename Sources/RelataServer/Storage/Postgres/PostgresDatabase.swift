@@ -21,22 +21,26 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Connects to the database a URL names: `postgres://user:password@host:port/database`.
     ///
-    /// - Parameter maxConnections: the most connections open at once; a unit of work waits for one beyond that.
+    /// - Parameters:
+    ///   - maxConnections: the most connections open at once; a unit of work waits for one beyond that.
+    ///   - limits: how long a connection, a statement's answer and closing may take (nothing waits for ever).
     /// - Throws: ``RelataError/Code/invalidArgument`` for a URL that is not such a URL (the password is never repeated);
     ///   ``SQLError`` when the first connection fails.
-    public init(url: String, maxConnections: Int = 2 * System.coreCount, logger: Logger = Logger(label: "relata.postgres")) throws {
-        pool = PostgresConnectionPool(configuration: try Self.configuration(from: url), maxConnections: max(1, maxConnections), logger: logger)
+    public init(url: String, maxConnections: Int = 4 * System.coreCount, limits: PostgresTimeLimits = PostgresTimeLimits(),
+                logger: Logger = Logger(label: "relata.postgres")) throws {
+        pool = PostgresConnectionPool(configuration: try Self.configuration(from: url), maxConnections: max(1, maxConnections),
+                                      limits: limits, logger: logger)
         try pool.withConnection { _ in }   // fails now, with the database's words, rather than at the first request
     }
 
-    /// Closes every connection.
+    /// Closes every connection (within ``PostgresTimeLimits/close``); nothing is lent afterwards.
+    /// A server closes its databases when it stops.
     public func close() {
         pool.closeAll()
     }
 
     public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
-        try pool.withConnection { connection in
-            let session = PostgresSQLConnection(connection, logger: pool.logger)
+        try pool.withConnection { session in
             try session.begin(readOnly: true)
             return try session.committing(work)
         }
@@ -49,8 +53,7 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
-        try pool.withConnection { connection in
-            let session = PostgresSQLConnection(connection, logger: pool.logger)
+        try pool.withConnection { session in
             do {
                 return try work(session)
             } catch {
@@ -80,16 +83,27 @@ public final class PostgresDatabase: SQLDatabase {
     }
 }
 
-/// One PostgreSQL connection lent to a unit of work: each statement is sent and its answer awaited.
+/// One PostgreSQL connection lent to a unit of work: each statement is sent and its answer
+/// awaited — for at most the statement's time limit and a grace; an answer that does not come
+/// by then closes the connection (``isBroken``) and fails the statement.
 final class PostgresSQLConnection: SQLConnection {
-    private let connection: PostgresConnection
+    let connection: PostgresConnection
     private let logger: Logger
+    private let limits: PostgresTimeLimits
     var dialect: any SQLDialect { PostgresDialect() }
     private(set) var inTransaction = false
+    /// The connection stopped answering and was closed: it is never lent again.
+    private(set) var isBroken = false
+    /// How long the statement being run may take (``limiting(_:_:)`` shortens it).
+    private var statementLimit: Duration
+    /// Cancels the statement being run: its connection is closed (PostgreSQL then stops it).
+    private var cancellation: WorkLimit?
 
-    init(_ connection: PostgresConnection, logger: Logger) {
+    init(_ connection: PostgresConnection, limits: PostgresTimeLimits, logger: Logger) {
         self.connection = connection
+        self.limits = limits
         self.logger = logger
+        statementLimit = limits.statement
     }
 
     @discardableResult
@@ -131,12 +145,21 @@ final class PostgresSQLConnection: SQLConnection {
         return true
     }
 
-    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result {
+    func limiting<Result>(_ limit: WorkLimit, _ work: () throws -> Result) throws -> Result {
         // Reads run in a transaction of their own, which the setting lasts for.
-        let (seconds, attoseconds) = limit.components
-        let milliseconds = max(1, Int64(clamping: seconds) &* 1000 &+ attoseconds / 1_000_000_000_000_000)
-        _ = try run("SET LOCAL statement_timeout = \(milliseconds)", [])
+        let remaining = limit.remaining ?? statementLimit
+        _ = try run("SET LOCAL statement_timeout = \(Self.milliseconds(remaining))", [])
+        let outer = (statementLimit, cancellation)
+        statementLimit = min(remaining, outer.0)
+        cancellation = limit
+        defer { (statementLimit, cancellation) = outer }
         return try work()
+    }
+
+    /// A duration in whole milliseconds, at least 1, as `statement_timeout` takes it.
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return max(1, min(seconds, Int64(Int32.max) / 1000) * 1000 + attoseconds / 1_000_000_000_000_000)
     }
 
     func begin() throws {
@@ -163,10 +186,32 @@ final class PostgresSQLConnection: SQLConnection {
         try SQLError.checkStorable(arguments)
         var binds = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
+        guard !isBroken else { throw SQLError(.unavailable, "the connection to PostgreSQL was closed after an answer did not come") }
+        let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
+        let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+        let deadline = ContinuousClock.now + waitLimit
         do {
-            return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            // Waited for in slices, so a cancelled read gives its connection up within a tenth of a second.
+            while ContinuousClock.now < deadline {
+                if let result = try answer.wait(atMost: min(.milliseconds(100), deadline - ContinuousClock.now)) { return result }
+                if cancellation?.isCancelled == true {
+                    abandon()
+                    throw CancellationError()
+                }
+            }
         } catch let error as PSQLError {
             throw PostgresValues.sqlError(error)
         }
+        logger.error("PostgreSQL did not answer a statement within \(waitLimit); its connection is closed")
+        abandon()
+        throw SQLError(.unavailable, "PostgreSQL did not answer within \(waitLimit); the connection was closed")
+    }
+
+    /// Closes the connection while a statement is running: PostgreSQL stops the statement when it
+    /// sees the connection gone, and the pool never lends the connection again.
+    private func abandon() {
+        isBroken = true
+        inTransaction = false
+        connection.closeWithoutWaiting()
     }
 }

@@ -101,20 +101,21 @@ final class SQLiteConnection: SQLConnection, RowBatchReading {
         }
     }
 
-    func limitingTime<Result>(to limit: Duration, _ work: () throws -> Result) throws -> Result {
+    func limiting<Result>(_ limit: WorkLimit, _ work: () throws -> Result) throws -> Result {
         guard let connection = db.sqliteConnection else { return try work() }
-        // SQLite calls the handler every few thousand instructions; past the deadline it stops the statement.
-        let deadline = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        defer { deadline.deallocate() }
-        let (seconds, attoseconds) = limit.components
-        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
-        deadline.pointee = DispatchTime.now().uptimeNanoseconds &+ nanoseconds
+        // SQLite calls the handler every few thousand instructions; past the deadline, or once
+        // cancelled, it stops the statement.
         sqlite3_progress_handler(connection, 10_000, { context in
             guard let context else { return 0 }
-            return DispatchTime.now().uptimeNanoseconds > context.load(as: UInt64.self) ? 1 : 0
-        }, deadline)
+            let limit = Unmanaged<WorkLimit>.fromOpaque(context).takeUnretainedValue()
+            return limit.isExpired || limit.isCancelled ? 1 : 0
+        }, Unmanaged.passUnretained(limit).toOpaque())
         defer { sqlite3_progress_handler(connection, 0, nil, nil) }
-        return try work()
+        do {
+            return try work()
+        } catch let error as SQLError where error.kind == .timeLimitExceeded && limit.isCancelled {
+            throw CancellationError()
+        }
     }
 
     func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
