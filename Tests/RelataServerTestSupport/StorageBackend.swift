@@ -13,19 +13,20 @@ public enum StorageBackend: String, CaseIterable, Sendable, CustomStringConverti
     /// PostgreSQL comes from `RELATA_POSTGRES_URL` (`Scripts/test.sh` starts a throwaway cluster
     /// and sets it): each call makes a database of its own there. Without it the test fails
     /// with a message saying so — it is never skipped.
-    public func makeDatabase(in folder: URL) throws -> (database: any SQLDatabase, cleanup: @Sendable () -> Void) {
-        let (databases, cleanup) = try makeSharedDatabase(connections: 1, in: folder)
+    /// `readers`: the reads that may run at once (SQLite's readers, PostgreSQL's connections).
+    public func makeDatabase(in folder: URL, readers: Int = 4) throws -> (database: any SQLDatabase, cleanup: @Sendable () -> Void) {
+        let (databases, cleanup) = try makeSharedDatabase(connections: 1, in: folder, readers: readers)
         return (databases[0], cleanup)
     }
 
     /// One fresh database opened `connections` times, as that many server instances would open it.
-    public func makeSharedDatabase(connections: Int, in folder: URL) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
+    public func makeSharedDatabase(connections: Int, in folder: URL, readers: Int = 4) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
         switch self {
         case .sqlite:
             let path = folder.appendingPathComponent("shop.sqlite").path
-            return (try (0..<connections).map { _ in try SQLiteDatabase(path: path) }, {})
+            return (try (0..<connections).map { _ in try SQLiteDatabase(path: path, maxReaders: readers) }, {})
         case .postgres:
-            return try TestPostgres.makeDatabase(connections: connections)
+            return try TestPostgres.makeDatabase(connections: connections, maxConnections: readers)
         }
     }
 
@@ -71,9 +72,9 @@ public enum TestPostgres {
     }
 
     /// A database of its own (`relata_test_…`) opened `connections` times, dropped by `cleanup`.
-    public static func makeDatabase(connections: Int) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
+    public static func makeDatabase(connections: Int, maxConnections: Int = 4) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
         let (url, drop) = try makeDatabaseURL()
-        let databases = try (0..<connections).map { _ in try PostgresDatabase(url: url, maxConnections: 4, logger: quiet) }
+        let databases = try (0..<connections).map { _ in try PostgresDatabase(url: url, maxConnections: maxConnections, logger: quiet) }
         return (databases, {
             for database in databases { database.close() }
             drop()

@@ -243,6 +243,54 @@ import Testing
         #expect(quick[0].rows == [[2_000]], "the server goes on answering")
     }
 
+    /// A query the in-memory engine answers (string functions are not compiled) is bounded by
+    /// the same time limit — correlated subqueries included — and stops when its client goes.
+    @Test(.timeLimit(.minutes(3)), arguments: StorageBackend.allCases)
+    func anEngineQueryThatRunsTooLongOrLosesItsClientIsStopped(backend: StorageBackend) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-slow-engine-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let (database, cleanup) = try backend.makeDatabase(in: folder)
+        defer {
+            cleanup()
+            try? FileManager.default.removeItem(at: folder)
+        }
+        let numbers = try DataTable(name: "Numbers", fields: [FieldDefinition("N", .integer, primaryKey: true), FieldDefinition("Name", .string, size: 20)])
+        try numbers.loadRows((0..<3_000).map { [.integer(Int64($0)), .string("n\($0)")] })
+        let storage = try SQLStorage(database: database, schema: SchemaDefinition(name: "Big", tables: [
+            TableDefinition(name: "Numbers", fields: numbers.fields),
+        ]))
+        _ = try storage.seedIfEmpty(with: [numbers])
+        let service = try DataService(storage: storage, runtimes: 1, queryTimeLimit: .milliseconds(500))
+        // Nine million correlated subquery rows per outer row, none of them SQL's: hours in the engine.
+        let slow = """
+            SELECT COUNT(*) AS N FROM Numbers a WHERE EXISTS (
+                SELECT b.N FROM Numbers b WHERE UPPER(b.Name) <> LOWER(a.Name) AND EXISTS (
+                    SELECT c.N FROM Numbers c WHERE UPPER(c.Name) = UPPER(b.Name) AND c.N = a.N + b.N + 100000))
+            """
+        let started = ContinuousClock.now
+        do {
+            _ = try await service.getData([DataRequest(sql: slow)], session: Session())
+            Issue.record("the engine ran the query to its end")
+        } catch let error as RelataError {
+            #expect(error.code == .timeLimitExceeded, "\(error)")
+            #expect(error.message.contains("was stopped"))
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "stopped at 0.5 s (room left for a busy machine)")
+
+        // No time limit, but the client goes after 0.3 s: the work stops too.
+        let patient = try DataService(storage: storage, runtimes: 1, queryTimeLimit: .seconds(3600))
+        let read = try await patient.checkRead([DataRequest(sql: slow)], session: Session())
+        let limit = WorkLimit(timeLimit: nil)
+        let cancelling = Task {
+            try await Task.sleep(for: .milliseconds(300))
+            limit.cancel()
+        }
+        let cancelledAt = ContinuousClock.now
+        await #expect(throws: CancellationError.self) { try await patient.stream(read, limit: limit) { _ in } }
+        #expect(ContinuousClock.now - cancelledAt < .seconds(30))
+        cancelling.cancel()
+    }
+
     /// A query the engine answers on the server reads only the rows its first conditions keep,
     /// when those compile exactly; a table a subquery reads too is read whole.
     @Test(arguments: StorageBackend.allCases)

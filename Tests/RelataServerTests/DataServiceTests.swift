@@ -55,9 +55,9 @@ import Testing
         let service: DataService
         private let cleanup: @Sendable () -> Void
 
-        init(schema: SchemaDefinition? = nil, backend: StorageBackend = .sqlite) throws {
+        init(schema: SchemaDefinition? = nil, backend: StorageBackend = .sqlite, readers: Int = 4) throws {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            (database, cleanup) = try backend.makeDatabase(in: folder)
+            (database, cleanup) = try backend.makeDatabase(in: folder, readers: readers)
             let storage = try SQLStorage(database: database, schema: schema ?? DataServiceTests.schema())
             let (clients, orders, details) = try DataServiceTests.clientTables()
             #expect(try storage.seedIfEmpty(with: [clients, orders, details]))

@@ -14,8 +14,8 @@ import Testing
         let database: DataServiceTests.Database
         let services: ServerServices
 
-        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20, backend: StorageBackend = .sqlite) throws {
-            database = try DataServiceTests.Database(schema: schema, backend: backend)
+        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20, backend: StorageBackend = .sqlite, readers: Int = 4) throws {
+            database = try DataServiceTests.Database(schema: schema, backend: backend, readers: readers)
             let sessions = backend == .postgres ? try SessionStore(database: database.database)
                 : try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
             let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4), roles: ["Sales"], values: ["UserId": 7])
@@ -26,6 +26,11 @@ import Testing
 
         func test(_ body: @Sendable @escaping (LiveClient) async throws -> Void) async throws {
             try await withLiveServer(services, maxBodyBytes: maxBodyBytes, body)
+        }
+
+        /// Serves with limits of the test's choosing (a short timeout, a small login queue).
+        func test(_ configuration: ServerConfiguration, _ body: @Sendable @escaping (LiveClient) async throws -> Void) async throws {
+            try await withLiveServer(services, configuration: configuration, body)
         }
     }
 

@@ -37,8 +37,13 @@ struct LiveClient: Sendable {
 
 func withLiveServer(_ services: ServerServices, maxBodyBytes: Int = 1 << 20,
                     _ body: @Sendable (LiveClient) async throws -> Void) async throws {
+    try await withLiveServer(services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes), body)
+}
+
+func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration,
+                    _ body: @Sendable (LiveClient) async throws -> Void) async throws {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes)) { port in
+    let app = RelataHTTPServer.application(services: services, configuration: configuration) { port in
         continuation.yield(port)
     }
     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -14,7 +14,7 @@ import Testing
 @Suite struct StreamedGetDataTests {
     /// The shop with a lookup field (Orders.ClientName), a calculated one (OrderDetails.LineTotal)
     /// and an `afterGetData` that refuses reading the audit log.
-    static func server(_ backend: StorageBackend = .sqlite) throws -> HTTPProtocolTests.Server {
+    static func server(_ backend: StorageBackend = .sqlite, readers: Int = 4) throws -> HTTPProtocolTests.Server {
         let shop = try DataServiceTests.schema()
         var tables = shop.tables
         tables[1].lookupFields = [LookupFieldDefinition(name: "ClientName", sourceField: "ClientId", lookupTable: "Clients",
@@ -26,7 +26,7 @@ import Testing
             }
             """, fileName: "schema.js")
         return try HTTPProtocolTests.Server(schema: SchemaDefinition(name: shop.name, tables: tables, script: script, updateOrder: shop.updateOrder),
-                                            backend: backend)
+                                            backend: backend, readers: readers)
     }
 
     static func getData(_ client: LiveClient, _ requests: [DataRequest], token: String, binary: Bool,
@@ -183,7 +183,7 @@ import Testing
                 try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                                 + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
                                 body: request)
-                #expect(try await socket.receiveSome().starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
+                #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
                 // While this client reads nothing more, a change still applies.
                 let stored: Value = round == 0 ? "Acme" : .string("Acme \(round - 1)")
                 let clients = try DataTable(TableData(name: "Clients", fields: clientFields, rows: [[1, stored, .decimal(1000)]]))
@@ -197,61 +197,5 @@ import Testing
             let again = try await Self.getData(client, [DataRequest(table: "Clients", maxRecords: 3)], token: token, binary: true)
             #expect(try RowStreamTables(again.body).tables.first?.rows.first?["Name"] == "Acme 6")
         }
-    }
-}
-
-/// A bare TCP connection, for a client that stops reading.
-private final class RawConnection {
-    private let descriptor: Int32
-
-    init(port: Int) throws {
-        #if os(Linux)
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #else
-        descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #endif
-        var small: Int32 = 4096
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard descriptor >= 0, connected == 0 else { throw RelataError(.fileFailed, "cannot connect to port \(port)") }
-    }
-
-    func send(_ head: String, body: Data) throws {
-        let bytes = Array(head.utf8) + Array(body)
-        var sent = 0
-        while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { throw RelataError(.fileFailed, "the connection closed") }
-            sent += count
-        }
-    }
-
-    /// The first bytes that arrive. The blocking read runs on a thread of its own: blocking a
-    /// thread of Swift's cooperative pool (one per core) could starve the server under test.
-    func receiveSome() async throws -> [UInt8] {
-        let descriptor = self.descriptor
-        let bytes: [UInt8] = await withCheckedContinuation { continuation in
-            Thread {
-                var buffer = [UInt8](repeating: 0, count: 1024)
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                continuation.resume(returning: count > 0 ? Array(buffer[0..<count]) : [])
-            }.start()
-        }
-        guard !bytes.isEmpty else { throw RelataError(.fileFailed, "nothing arrived") }
-        return bytes
-    }
-
-    func close() {
-        #if os(Linux)
-        _ = Glibc.close(descriptor)
-        #else
-        _ = Darwin.close(descriptor)
-        #endif
     }
 }

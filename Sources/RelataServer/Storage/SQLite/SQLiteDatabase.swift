@@ -15,10 +15,14 @@ public final class SQLiteDatabase: SQLDatabase {
 
     /// Opens (or creates) a database file; `:memory:` makes a private in-memory database.
     ///
-    /// - Parameter synchronous: false lets commits return before the disk has them (SQLite's
-    ///   `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
-    public init(path: String, synchronous: Bool = true) throws {
+    /// - Parameters:
+    ///   - synchronous: false lets commits return before the disk has them (SQLite's
+    ///     `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
+    ///   - maxReaders: reads that run at once beside the writer (each a connection of its own);
+    ///     more wait. A client that stops reading holds one only until the server's write timeout.
+    public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
+        configuration.maximumReaderCount = max(1, maxReaders)
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)

@@ -1,0 +1,196 @@
+import Foundation
+import Relata
+import RelataScript
+@testable import RelataServer
+import RelataServerTestSupport
+import RelataTestSupport
+import Testing
+
+/// Clients no well-behaved library would be — one that stops reading, trickles its request,
+/// sends half a body, floods logins — hold nothing another client needs, and every request
+/// they make ends. Each test is bounded in time; every wait has a deadline.
+@Suite(.timeLimit(.minutes(5))) struct HostileClientTests {
+    static func getDataBody(_ requests: [DataRequest]) throws -> Data {
+        try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests))
+    }
+
+    static func rawGetData(_ socket: RawConnection, token: String, body: Data) throws {
+        try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                        + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
+    }
+
+    /// Adds `count` order lines to order 10 (ids from 1,000 on).
+    static func addDetails(_ count: Int, to service: DataService) throws {
+        try service.storage.write { connection in
+            try connection.begin()
+            let dialect = connection.dialect
+            let columns = ["DetailId", "OrderId", "Product", "Quantity", "UnitPrice"]
+            let head = "INSERT INTO \(dialect.quote("OrderDetails")) (\(columns.map(dialect.quote).joined(separator: ", "))) VALUES "
+            for start in stride(from: 1000, to: 1000 + count, by: 200) {
+                let ids = start..<min(start + 200, 1000 + count)
+                let rows = ids.indices.map { row in "(" + (1...5).map { dialect.placeholder((row - start) * 5 + $0) }.joined(separator: ", ") + ")" }
+                let arguments = ids.flatMap { id -> [Value] in
+                    [.integer(Int64(id)), 10, .string("Product number \(id) with a long name to fill the stream"), .integer(Int64(id % 7 + 1)), .decimal(Decimal(id % 100 + 1))]
+                }
+                try connection.execute(head + rows.joined(separator: ", "), arguments)
+            }
+            try connection.commit()
+        }
+    }
+
+    /// Runs `work` and fails the test when it takes longer than `bound`.
+    static func within<Result>(_ bound: Duration, _ what: String, _ work: () async throws -> Result) async throws -> Result {
+        let started = ContinuousClock.now
+        let result = try await work()
+        let took = ContinuousClock.now - started
+        #expect(took < bound, "\(what) took \(took)")
+        return result
+    }
+
+    /// A client that stops reading a large answer loses its connection after the write
+    /// timeout, mid-answer, and its database reader is free again: twice as many stalled
+    /// readers as the database has readers leave every other read working.
+    @Test(arguments: StorageBackend.allCases)
+    func aStalledReaderLosesItsConnectionAndHoldsNoReader(backend: StorageBackend) async throws {
+        let server = try StreamedGetDataTests.server(backend, readers: 2)
+        try StreamedGetDataTests.addClients(150_000, to: server.database.service)
+        var configuration = ServerConfiguration(port: 0)
+        configuration.writeTimeout = .seconds(1)
+        try await server.test(configuration) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let body = try Self.getDataBody([DataRequest(table: "Clients")])
+            let whole = try await StreamedGetDataTests.getData(client, [DataRequest(table: "Clients")], token: token, binary: true).body.count
+            var stalled: [RawConnection] = []
+            defer { stalled.forEach { $0.close() } }
+            for _ in 0..<4 {
+                let socket = try RawConnection(port: client.port)
+                try Self.rawGetData(socket, token: token, body: body)
+                #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)))
+                stalled.append(socket)
+            }
+            for round in 0..<4 {
+                let answer = try await Self.within(.seconds(10), "a read beside 4 stalled ones (round \(round))") {
+                    try await StreamedGetDataTests.getData(client, [DataRequest(table: "Orders")], token: token, binary: true)
+                }
+                #expect(answer.status == 200)
+            }
+            for socket in stalled {
+                let received = await socket.bytesUntilClosed(within: .seconds(60))
+                #expect(received.map { $0 < whole } == true, "cut off mid-answer: \(received.map(String.init) ?? "still open") of \(whole) bytes")
+            }
+        }
+    }
+
+    /// Reads whose where expression names a calculated field need a rule runtime: a client
+    /// that stops reading their answers holds none, so logins, applies and other such reads go on.
+    @Test(arguments: StorageBackend.allCases)
+    func stalledCalculatedFieldReadersHoldNoRuleRuntime(backend: StorageBackend) async throws {
+        let server = try StreamedGetDataTests.server(backend)
+        try Self.addDetails(20_000, to: server.database.service)
+        var configuration = ServerConfiguration(port: 0)
+        configuration.writeTimeout = .seconds(120)   // the runtimes must be free long before
+        try await server.test(configuration) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let body = try Self.getDataBody([DataRequest(table: "OrderDetails", where: "LineTotal > 0")])
+            var stalled: [RawConnection] = []
+            defer { stalled.forEach { $0.close() } }
+            for _ in 0..<4 {   // twice the service's rule runtimes
+                let socket = try RawConnection(port: client.port)
+                try Self.rawGetData(socket, token: token, body: body)
+                #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)))
+                stalled.append(socket)
+            }
+            _ = try await Self.within(.seconds(10), "a login") { try #require(try await HTTPProtocolTests.login(client)) }
+            let calculated = try await Self.within(.seconds(10), "a calculated-field read") {
+                try await StreamedGetDataTests.getData(client, [DataRequest(table: "OrderDetails", where: "LineTotal > 100", maxRecords: 5)],
+                                                       token: token, binary: true)
+            }
+            #expect(try RowStreamTables(calculated.body).tables.first?.rowCount == 5)
+            let (clients, _, _) = try DataServiceTests.clientTables()
+            try clients.rows[0].setValue("Acme Renamed", forKey: "Name")
+            let update = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [clients.makeDelta()]))
+            let applied = try await Self.within(.seconds(10), "an apply") {
+                try await client.request("/v1/DataService/UpdateData", body: update, token: token)
+            }
+            let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: applied.body)
+            #expect(processed.deltas.first?.changes.first?.status == .resolved)
+        }
+    }
+
+    /// A request head that never ends and a body that never arrives are cut off; a stranger's
+    /// body is never read past the small limit.
+    @Test func slowHeadsHalfSentBodiesAndLargeAnonymousBodiesAreCutOff() async throws {
+        let server = try HTTPProtocolTests.Server()
+        var configuration = ServerConfiguration(port: 0)
+        configuration.idleTimeout = .seconds(3)
+        configuration.bodyTimeout = .seconds(1)
+        configuration.maxBodyBytesBeforeSession = 1 << 10
+        try await server.test(configuration) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            var sockets: [RawConnection] = []
+            defer { sockets.forEach { $0.close() } }
+            // Slowloris: a head trickled and never finished.
+            for _ in 0..<20 {
+                let socket = try RawConnection(port: client.port)
+                try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                sockets.append(socket)
+            }
+            // Half a body, from a client with a session.
+            let half = try RawConnection(port: client.port)
+            sockets.append(half)
+            try half.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                          + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"requests\":")
+            let answer = String(decoding: try await half.receiveSome(within: .seconds(30)), as: UTF8.self)
+            #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(200))")
+            #expect(await half.closedByTheServer(within: .seconds(30)))
+            for socket in sockets.prefix(20) {
+                #expect(await socket.closedByTheServer(within: .seconds(30)), "an unfinished head is cut off")
+            }
+            // A large body without a session, or to log in: refused without reading it.
+            let large = Data(repeating: UInt8(ascii: " "), count: 4 << 10) + Data("{}".utf8)
+            let anonymous = try await client.request("/v1/DataService/GetData", body: large)
+            #expect(anonymous.status == 401)
+            let login = try await client.request("/v1/LoginService/Login", body: large)
+            #expect(login.status == 413)
+            // A client with a session still gets the large limit.
+            let body = try Self.getDataBody([DataRequest(table: "Clients")])
+            let padded = Data(repeating: UInt8(ascii: " "), count: 4 << 10) + body
+            #expect(try await client.request("/v1/DataService/GetData", body: padded, token: token).status == 200)
+        }
+    }
+
+    /// Logins with names nobody has (which no lockout stops) queue for the password checks;
+    /// beyond the queue they are answered 503 with Retry-After at once; a logged-in user's
+    /// requests never wait for them.
+    @Test func aLoginFloodLeavesLoggedInUsersFast() async throws {
+        let server = try HTTPProtocolTests.Server()
+        var configuration = ServerConfiguration(port: 0)
+        configuration.loginWorkers = 1
+        configuration.loginQueue = 2
+        try await server.test(configuration) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let flood = Task {
+                try await withThrowingTaskGroup(of: LiveClient.Response.self) { group in
+                    for attempt in 0..<24 {
+                        group.addTask {
+                            let body = try JSONEncoder().encode(ProtocolMessages.LoginRequest(loginString: "User=nobody\(attempt);Password=guess"))
+                            return try await client.request("/v1/LoginService/Login", body: body)
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            for round in 0..<5 {
+                let answer = try await Self.within(.seconds(3), "a read during a login flood (round \(round))") {
+                    try await StreamedGetDataTests.getData(client, [DataRequest(table: "Clients")], token: token, binary: true)
+                }
+                #expect(answer.status == 200)
+            }
+            let answers = try await flood.value
+            let busy = answers.filter { $0.status == 503 }
+            #expect(!busy.isEmpty, "a full login queue refuses at once")
+            #expect(busy.allSatisfy { $0.header("Retry-After") == "1" })
+            #expect(answers.allSatisfy { $0.status == 503 || $0.status == 401 })
+        }
+    }
+}
