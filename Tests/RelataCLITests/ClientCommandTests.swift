@@ -128,15 +128,9 @@ import Testing
         try withServer { url in
             let home = try TemporaryFolder()
             let app = RelataProcess.binary.deletingLastPathComponent().appendingPathComponent("relata-data-access")
-            let process = Process()
-            process.executableURL = app
-            process.environment = ProcessInfo.processInfo.environment.merging(["RELATA_SERVER": url, "DATA_ACCESS_HOME": home.url.path]) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "\(text)")
+            let result = try RelataProcess.run(app, [], environment: ["RELATA_SERVER": url, "DATA_ACCESS_HOME": home.url.path])
+            let text = result.output
+            #expect(result.status == 0, "\(text)\(result.errorOutput)")
             #expect(text.contains("data ready from the server: 40 clients"))
             #expect(text.contains("refused here: a discount of 50% is outside 0–30% (rules/Clients.js:13:9)"))
             #expect(text.contains("applied: order 151, line 435 refers to order 151; pending now: false"))

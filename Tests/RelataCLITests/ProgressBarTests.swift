@@ -9,16 +9,9 @@ import Testing
     func drawnOnATerminal() throws {
         // script(1) runs the command with a pseudo-terminal as its standard output and error.
         let command = "\(RelataProcess.binary.path) test \(RelataProcess.pcTradeSchema)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.script)
-        process.arguments = ["-qec", command, "/dev/null"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let result = try RelataProcess.run(URL(fileURLWithPath: Self.script), ["-qec", command, "/dev/null"])
+        let text = result.output + result.errorOutput
+        #expect(result.status == 0)
         #expect(text.contains("\r\u{1B}[2K[########################] 28/28"))
     }
 

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import RelataServerTestSupport
 import Testing
 
 /// `relata serve`: a real server process, reached over a socket.
@@ -21,25 +22,35 @@ import Testing
             process.standardError = errors
             try process.run()
             // The first line says where it listens: "serving PCTrade on http://127.0.0.1:PORT …".
-            var line = Data()
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline, process.isRunning {
-                let byte = output.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty || byte == Data("\n".utf8) { break }
-                line.append(byte)
+            // Read on a thread of its own, waited for with a deadline: a server that never says
+            // it listens is killed, and the test fails instead of hanging.
+            let firstLine = ConditionFlag()
+            let line = LineBuffer()
+            let reader = output.fileHandleForReading
+            Thread {
+                while true {
+                    let byte = reader.readData(ofLength: 1)
+                    if byte.isEmpty || byte == Data("\n".utf8) { break }
+                    line.append(byte)
+                }
+                firstLine.set()
+            }.start()
+            if !firstLine.wait(for: .seconds(120)) {
+                Issue.record("relata serve did not say where it listens within 120 s; killed")
+                Foundation.kill(process.processIdentifier, SIGKILL)
             }
-            let text = String(decoding: line, as: UTF8.self)
+            let text = line.text
             guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
                   let port = Int(text[range].split(separator: ":").last ?? "") else { return }
             self.port = port
         }
 
         /// A test that stops early (a failed `#require`, a thrown error) leaves no server behind.
-        deinit { if process.isRunning { process.terminate() } }
+        deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
 
+        /// Stops the server with SIGTERM; one still running 30 s later is killed (and the test fails).
         func stop() -> Int32 {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
+            if !stopping(process, within: .seconds(30)) { Issue.record("relata serve ignored SIGTERM for 30 s and was killed") }
             return process.terminationStatus
         }
 
@@ -209,5 +220,44 @@ extension ServeCommandTests {
         let change = ((answer["deltas"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first
         #expect(change?["message"] as? String == "no bad labels")
         #expect(server.stop() == 0)
+    }
+}
+
+extension ServeCommandTests {
+    /// A server on PostgreSQL (`--config`, sessions there too) closes its connections when it
+    /// stops — no crash — and stops within seconds even after its database has gone.
+    @Test(.timeLimit(.minutes(5)))
+    func aServerOnPostgreSQLStopsCleanlyEvenWhenItsDatabaseIsGone() async throws {
+        let folder = try TemporaryFolder()
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        let dropped = ConditionFlag()
+        defer { if !dropped.isSet { drop() } }
+        let config = try folder.write("server.json", """
+            {"port": 0, "sessions": "\(url)", "domains": [
+              {"name": "Shop", "usersFile": "\(RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json").path)",
+               "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "\(url)"}]}]}
+            """)
+        let login = #"{"loginString": "User=demo;Password=demo"}"#
+        let read = #"{"requests": [{"table": "Clients", "parameters": {}}]}"#
+        let server = try Server(["--config", config])
+        try #require(server.port > 0)
+        let (_, answer) = try await server.post("/v1/LoginService/Login", login)
+        let token = try #require(answer["token"] as? String)
+        #expect(try await server.post("/v1/DataService/GetData", read, token: token).0 == 200)
+        #expect(server.stop() == 0, "SIGTERM stops it gracefully")
+        #expect(!server.errorOutput.contains("deinitialized before being closed"))
+
+        let again = try Server(["--config", config])
+        try #require(again.port > 0)
+        let (_, second) = try await again.post("/v1/LoginService/Login", login)
+        let secondToken = try #require(second["token"] as? String)
+        drop()
+        dropped.set()
+        // The database is gone: requests fail (they do not hang), and the server still stops.
+        let (status, _) = try await again.post("/v1/DataService/GetData", read, token: secondToken)
+        #expect(status >= 500 || status == 401, "status \(status)")
+        let started = ContinuousClock.now
+        #expect(again.stop() == 0)
+        #expect(ContinuousClock.now - started < .seconds(30))
     }
 }

@@ -93,9 +93,13 @@ final class PostgresConnectionPool: @unchecked Sendable {
             condition.unlock()
             throw SQLError(.unavailable, "the connections to PostgreSQL are closed: the server is stopping")
         }
-        if let connection = idle.popLast() {
-            condition.unlock()
-            return connection
+        while let connection = idle.popLast() {
+            // One the server closed while it was idle is forgotten, not lent.
+            guard connection.isClosed else {
+                condition.unlock()
+                return connection
+            }
+            open -= 1
         }
         open += 1
         nextID += 1

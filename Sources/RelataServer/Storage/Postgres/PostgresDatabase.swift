@@ -186,7 +186,10 @@ final class PostgresSQLConnection: SQLConnection {
         try SQLError.checkStorable(arguments)
         var binds = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
-        guard !isBroken else { throw SQLError(.unavailable, "the connection to PostgreSQL was closed after an answer did not come") }
+        guard !isBroken, !connection.isClosed else {
+            isBroken = true
+            throw SQLError(.unavailable, "the connection to PostgreSQL is closed")
+        }
         let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let deadline = ContinuousClock.now + waitLimit
@@ -197,6 +200,12 @@ final class PostgresSQLConnection: SQLConnection {
                 if cancellation?.isCancelled == true {
                     abandon()
                     throw CancellationError()
+                }
+                // postgres-nio may never complete a query on a connection the server closed
+                // (a terminated backend, a dropped database): a closed connection fails at once.
+                if connection.isClosed {
+                    abandon()
+                    throw SQLError(.unavailable, "the connection to PostgreSQL closed before the answer came")
                 }
             }
         } catch let error as PSQLError {

@@ -1,0 +1,97 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import Relata
+@testable import RelataServer
+import RelataServerTestSupport
+import Testing
+
+/// Nothing waits on PostgreSQL for ever: an answer that never comes, a pool whose connections
+/// are all lent, a database that was closed — each fails within its limit, clearly.
+@Suite(.timeLimit(.minutes(3))) struct PostgresLimitsTests {
+    static func database(maxConnections: Int, limits: PostgresTimeLimits) throws -> (PostgresDatabase, @Sendable () -> Void) {
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        return (try PostgresDatabase(url: url, maxConnections: maxConnections, limits: limits), drop)
+    }
+
+    /// The backend serving the connection is stopped (SIGSTOP): PostgreSQL itself can no longer
+    /// end the statement, and the answer never comes. The wait ends at the statement's limit
+    /// and a grace, the connection is closed, and the next unit of work gets a new one.
+    @Test func aStatementWhoseAnswerNeverComesFailsWithinItsLimit() throws {
+        let (database, drop) = try Self.database(maxConnections: 1, limits: PostgresTimeLimits(statement: .seconds(1)))
+        defer {
+            database.close()
+            drop()
+        }
+        let started = ContinuousClock.now
+        #expect {
+            try database.write { connection in
+                let pid = try #require(try connection.value("SELECT pg_backend_pid()", [], reading: FieldDefinition("pid", .integer))?.integerValue)
+                try #require(kill(pid_t(pid), SIGSTOP) == 0, "the test stops the backend (it runs as root or as the cluster's owner)")
+                defer { kill(pid_t(pid), SIGCONT) }
+                try connection.execute("SELECT 1", [])
+            }
+        } throws: { error in
+            (error as? SQLError)?.kind == .unavailable && "\(error)".contains("did not answer within")
+        }
+        #expect(ContinuousClock.now - started < .seconds(30), "1 s and a 5 s grace (room for a busy machine)")
+        let again = try database.read { try $0.value("SELECT 2", [], reading: FieldDefinition("n", .integer)) }
+        #expect(again == 2, "the broken connection is not lent again")
+    }
+
+    /// Every connection lent for longer than the acquire limit: the next unit of work is
+    /// refused (503 on the wire) instead of waiting in line for ever.
+    @Test func aPoolWhoseConnectionsStayLentRefusesAfterTheAcquireLimit() async throws {
+        let (database, drop) = try Self.database(maxConnections: 1, limits: PostgresTimeLimits(acquire: .milliseconds(300)))
+        defer {
+            database.close()
+            drop()
+        }
+        let holding = ConditionFlagForPool()
+        let holder = Thread {
+            try? database.read { _ in
+                holding.set()
+                usleep(3_000_000)
+            }
+        }
+        holder.start()
+        #expect(holding.wait(seconds: 30))
+        let started = ContinuousClock.now
+        #expect { try database.read { _ in } } throws: { error in
+            (error as? SQLError)?.kind == .unavailable && "\(error)".contains("stayed busy")
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+    }
+
+    @Test func aClosedDatabaseLendsNothing() throws {
+        let (database, drop) = try Self.database(maxConnections: 2, limits: PostgresTimeLimits())
+        defer { drop() }
+        database.close()
+        #expect { try database.read { _ in } } throws: { error in
+            (error as? SQLError)?.kind == .unavailable && "\(error)".contains("closed")
+        }
+    }
+}
+
+/// A flag one thread sets and another waits for, with a deadline.
+final class ConditionFlagForPool: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written under `condition`.
+    private let condition = NSCondition()
+    private var value = false
+
+    func set() {
+        condition.withLock {
+            value = true
+            condition.broadcast()
+        }
+    }
+
+    func wait(seconds: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while !value, condition.wait(until: deadline) {}
+        return value
+    }
+}
