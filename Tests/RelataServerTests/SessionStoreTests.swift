@@ -1,6 +1,6 @@
 import Foundation
 import Relata
-import RelataServer
+@testable import RelataServer
 import RelataServerTestSupport
 import Testing
 
@@ -54,5 +54,40 @@ import Testing
         for instance in [0, 1, 0] { #expect(try attempt(instance, "wrong") == nil) }
         #expect(throws: LoginService.LockedOut.self, "three failures through two instances lock the name on both") { try attempt(1, "right") }
         #expect(throws: LoginService.LockedOut.self) { try attempt(0, "right") }
+    }
+
+    /// What strangers make the server store is bounded: a failed login is a fixed-size digest
+    /// (a 1 MiB user name stores 64 characters), the records are capped, and a lockout is per
+    /// domain and name — names that differ only in their Unicode encoding are one name.
+    @Test(arguments: StorageBackend.allCases)
+    func failedLoginsAreDigestsCappedAndCountedPerDomain(backend: StorageBackend) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-throttle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (database, cleanup) = try backend.makeDatabase(in: folder)
+        defer { cleanup() }
+        let sessions = try SessionStore(database: database)
+        let users = [ServerUser(name: "José", passwordHash: ServerUser.hash(password: "right", cost: 4))]
+        let service = LoginService(providers: [StaticUsers(users)], sessions: sessions, failedLoginLimit: 3, maxFailureRecords: 5)
+        func stored() throws -> [[Value]] {
+            try database.read { try $0.rows("SELECT user_name FROM relata_login_failures", [], reading: [FieldDefinition("name", .string)]) }
+        }
+
+        let huge = String(repeating: "x", count: 1 << 20)
+        #expect(try service.authenticate(LoginString("User=\(huge);Password=guess"), in: "Shop") == nil)
+        #expect(try stored().map { $0[0].stringValue?.count } == [64], "a digest, not the name")
+
+        for attempt in 0..<10 { _ = try service.authenticate(LoginString("User=stranger\(attempt);Password=guess"), in: "Shop") }
+        #expect(try stored().count == 5, "capped")
+
+        // Composed "é" and "e" + combining accent: one name to the lockout.
+        for name in ["Jos\u{E9}", "Jose\u{301}", "Jos\u{E9}"] {
+            #expect(try service.authenticate(LoginString("User=\(name);Password=wrong"), in: "Shop") == nil)
+        }
+        #expect(throws: LoginService.LockedOut.self) { try service.authenticate(LoginString("User=José;Password=right"), in: "Shop") }
+        #expect(try service.authenticate(LoginString("User=José;Password=right"), in: "Lab") != nil, "another domain is not locked")
+        #expect(throws: LoginService.LockedOut.self, "domain names are case-insensitive") {
+            try service.authenticate(LoginString("User=José;Password=right"), in: "SHOP")
+        }
     }
 }

@@ -114,12 +114,16 @@ public final class LoginService: Sendable {
     private let throttle: LoginThrottle
 
     /// - Parameters:
-    ///   - failedLoginLimit: failed logins for one user name, within `lockout`, after which that
-    ///     name is locked out until `lockout` has passed.
-    public init(providers: [any LoginProvider], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300)) {
+    ///   - failedLoginLimit: failed logins for one user name in a domain, within `lockout`, after
+    ///     which that name is locked out there until `lockout` has passed.
+    ///   - maxFailureRecords: the most failed logins remembered (the oldest are forgotten first), so
+    ///     strangers cannot grow the sessions' database.
+    public init(providers: [any LoginProvider], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300),
+                maxFailureRecords: Int = 100_000) {
         self.providers = providers
         self.sessions = sessions
-        throttle = LoginThrottle(database: sessions.database, limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds))
+        throttle = LoginThrottle(database: sessions.database, limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds),
+                                 maxRecords: maxFailureRecords)
     }
 
     /// Users listed in the configuration.
