@@ -4,7 +4,7 @@ import Testing
 /// Bad input never crashes `relata`: every error names its file and place, nothing the user
 /// has is overwritten, and the exit status follows one rule (0 pass, 1 the rules said no,
 /// 2 bad input, 3 a rule is broken, 64 a wrong command line).
-@Suite struct BadInputTests {
+@Suite(.timeLimit(.minutes(10))) struct BadInputTests {
     let schema = RelataProcess.pcTradeSchema
 
     /// A one-table schema with the given rule script, in a temporary folder.

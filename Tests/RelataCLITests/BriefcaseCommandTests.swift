@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `relata briefcase show` and `export`, on a briefcase `relata run` saved with pending changes.
-@Suite(.serialized) struct BriefcaseCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct BriefcaseCommandTests {
     let folder: TemporaryFolder
     let briefcase: String
 

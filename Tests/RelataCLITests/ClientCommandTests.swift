@@ -3,7 +3,7 @@ import RelataServerTestSupport
 import Testing
 
 /// `relata get` and `relata apply` against a real `relata serve` process.
-@Suite(.serialized) struct ClientCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ClientCommandTests {
     static let demo = ["RELATA_USER": "demo", "RELATA_PASSWORD": "demo"]
     static let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
 

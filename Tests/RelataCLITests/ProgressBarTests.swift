@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The progress bar appears on a terminal and nowhere else.
-@Suite struct ProgressBarTests {
+@Suite(.timeLimit(.minutes(10))) struct ProgressBarTests {
     static let script = "/usr/bin/script"
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: script), "needs script(1) to give the binary a terminal"))

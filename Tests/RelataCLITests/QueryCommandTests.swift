@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `relata query`: DA SQL over a schema's data, offline.
-@Suite struct QueryCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct QueryCommandTests {
     let schema = RelataProcess.pcTradeSchema
 
     @Test func printsTheAnswerAsATableOrJSON() throws {

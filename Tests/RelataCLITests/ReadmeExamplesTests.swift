@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Every `swift run relata …` line of the README works as written.
-@Suite struct ReadmeExamplesTests {
+@Suite(.timeLimit(.minutes(10))) struct ReadmeExamplesTests {
     static func examples() throws -> [[String]] {
         let readme = try String(contentsOf: RelataProcess.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         return readme.split(separator: "\n").filter { $0.hasPrefix("swift run relata ") }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Each subcommand of the built `relata` binary: output and exit status.
-@Suite(.serialized) struct RelataCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct RelataCommandTests {
     let schema = RelataProcess.pcTradeSchema
     let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
 

@@ -9,7 +9,7 @@ import Testing
 
 /// Three `relata serve` processes on one PostgreSQL database serve one set of clients: any
 /// instance serves any request.
-@Suite(.serialized) struct ScaleOutTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ScaleOutTests {
     /// POSTs a protocol call to an instance; the status and the body.
     static func call(_ port: Int, _ path: String, _ body: some Encodable, token: String? = nil) async throws -> (Int, Data) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/\(path)")!)

@@ -6,7 +6,7 @@ import RelataServerTestSupport
 import Testing
 
 /// `relata serve`: a real server process, reached over a socket.
-@Suite(.serialized) struct ServeCommandTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ServeCommandTests {
     /// A running `relata serve`, stopped with SIGTERM when the test is done with it.
     final class Server {
         let process = Process()

@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// The client against a real `relata serve` process that is killed while it applies.
-@Suite(.serialized) struct ServerKilledTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ServerKilledTests {
     /// What the slow `beforeCommit` logs before it dawdles.
     static let killLine = "beforeCommit: kill the server now"
 

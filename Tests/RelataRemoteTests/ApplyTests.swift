@@ -7,7 +7,7 @@ import Testing
 
 /// Applying changes to a live server: local validation with the server's rules, merging the
 /// processed deltas back, failures that keep what the user typed.
-@Suite struct ApplyTests {
+@Suite(.timeLimit(.minutes(10))) struct ApplyTests {
     /// Every PCTrade table, fetched (the rules read across tables).
     static func fetchAll(_ adapter: RemoteDataAdapter) async throws {
         _ = try await adapter.getDataTables(["Clients", "Providers", "Products", "Orders", "OrderDetails"].map { DataRequest(table: $0) })
@@ -168,7 +168,7 @@ extension PCTradeServer {
 }
 
 /// `lda` on the client: the adapter's tables, and the server's for a table not loaded yet.
-@Suite struct ClientDataAccessTests {
+@Suite(.timeLimit(.minutes(10))) struct ClientDataAccessTests {
     @Test func aRuleReadingATableNotLoadedYetGetsTheServersRows() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in

@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// The original's way: `begin…` requests, configured, started, called back where they started.
-@Suite struct AsyncRequestTests {
+@Suite(.timeLimit(.minutes(10))) struct AsyncRequestTests {
     final class Listener: RemoteDataAdapterDelegate {
         var events: [String] = []
         func remoteDataAdapter(_ adapter: RemoteDataAdapter, didReceiveDataSize progress: FetchProgress) {
@@ -21,9 +21,11 @@ import Testing
         }
     }
 
-    /// Waits, on the main actor, until the request is done.
+    /// Waits, on the main actor, until the request is done (for at most two minutes).
     @MainActor func finish<Result>(_ request: AsyncRequest<Result>) async {
-        while !request.isDone { try? await Task.sleep(for: .milliseconds(5)) }
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !request.isDone, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+        if !request.isDone { Issue.record("the request did not finish within two minutes") }
     }
 
     @MainActor @Test func anUnstartedRequestIsConfiguredThenStartedAndCallsBackOnTheMainActor() async throws {

@@ -5,7 +5,7 @@ import RelataScript
 import Testing
 
 /// Offline with a briefcase: tables, pending changes and rules saved, loaded into a new adapter, applied later.
-@Suite struct RemoteBriefcaseTests {
+@Suite(.timeLimit(.minutes(10))) struct RemoteBriefcaseTests {
     @Test func pendingChangesAndRulesSurviveABriefcaseAndApplyLater() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in

@@ -10,7 +10,7 @@ import Testing
 /// with the engine. Hundreds of generated queries over random tables, and hand-written ones
 /// over PCTrade, are run on each and compared row for row (in order where ORDER BY defines
 /// one); a difference prints the query and both answers.
-@Suite struct DASQLDifferentialTests {
+@Suite(.timeLimit(.minutes(10))) struct DASQLDifferentialTests {
     @Test(arguments: StorageBackend.allCases)
     func generatedQueriesOverRandomTables(backend: StorageBackend) async throws {
         let tables = try DASQLCorpus.tables(seed: 14)

@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// Fetching tables from a live server over loopback.
-@Suite struct FetchTests {
+@Suite(.timeLimit(.minutes(10))) struct FetchTests {
     @Test func aTableArrivesWithTheServersRowsAndTheSchemasFields() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in
@@ -149,7 +149,7 @@ import Testing
 }
 
 /// Fetching a table again while it has pending changes.
-@Suite struct RefreshTests {
+@Suite(.timeLimit(.minutes(10))) struct RefreshTests {
     @Test func pendingChangesSurviveARefreshAndARowChangedMeanwhileIsAConflict() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in

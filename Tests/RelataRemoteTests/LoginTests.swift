@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// Logging in: credentials, the delegate, bounded refusals, sessions that end.
-@Suite struct LoginTests {
+@Suite(.timeLimit(.minutes(10))) struct LoginTests {
     final class Asker: RemoteDataAdapterDelegate {
         var answers: [RemoteCredentials?]
         var asked: [(attempt: Int, refusal: String?)] = []

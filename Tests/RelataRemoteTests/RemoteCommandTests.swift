@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// Commands the server's schema declares, run from the client.
-@Suite struct RemoteCommandTests {
+@Suite(.timeLimit(.minutes(10))) struct RemoteCommandTests {
     static func server() throws -> PCTradeServer {
         try PCTradeServer { schema in
             schema.script?.source += """

@@ -4,7 +4,7 @@ import RelataRemote
 import Testing
 
 /// The server's rules change while a client holds changes validated with the old ones.
-@Suite struct StaleRulesTests {
+@Suite(.timeLimit(.minutes(10))) struct StaleRulesTests {
     @Test func aStaleClientIsToldTakesTheNewRulesAndValidatesAgain() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in

@@ -7,7 +7,7 @@ import RelataTestSupport
 import Testing
 
 /// ExecuteCommand: functions of the schema script, run as the caller, their changes applied with the rules.
-@Suite struct CommandTests {
+@Suite(.timeLimit(.minutes(10))) struct CommandTests {
     static func service(enabled: Bool = true, roles: [String] = [], backend: StorageBackend = .sqlite) throws -> DataServiceTests.Database {
         let base = try DataServiceTests.schema()
         let script = RuleScript("""

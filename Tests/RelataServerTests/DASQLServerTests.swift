@@ -9,7 +9,7 @@ import Testing
 /// DA SQL on the data server: `SQLGetData` and `GetData` with a query, over a socket;
 /// refusals that name what was refused; the caller's permissions; and an injection corpus
 /// that is refused or harmless on both backends.
-@Suite struct DASQLServerTests {
+@Suite(.timeLimit(.minutes(10))) struct DASQLServerTests {
     static let totals = """
         SELECT c.Name, COUNT(*) AS Lines, SUM(d.Quantity) AS Items, MAX(d.UnitPrice) AS Dearest
         FROM Clients c JOIN Orders o ON o.ClientId = c.ClientId

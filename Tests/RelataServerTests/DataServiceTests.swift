@@ -7,7 +7,7 @@ import RelataTestSupport
 import Testing
 
 /// The server's data service over a real SQLite file: the same rules, authoritative.
-@Suite struct DataServiceTests {
+@Suite(.timeLimit(.minutes(10))) struct DataServiceTests {
     static let detailRules = RuleScript("""
         function beforePost(row) {
             if (row.Quantity <= 0) fail('Quantity must be positive');

@@ -8,7 +8,7 @@ import Testing
 
 /// Reading through the server's data service: published names only, the expression
 /// language evaluated as on every site, data events with the caller's session.
-@Suite struct GetDataTests {
+@Suite(.timeLimit(.minutes(10))) struct GetDataTests {
     typealias Database = DataServiceTests.Database
 
     static func request(_ table: String, _ expression: String? = nil, _ parameters: [String: Value] = [:],

@@ -8,18 +8,19 @@ import RelataTestSupport
 import Testing
 
 /// The protocol over a real socket: login, schema, data, updates, and every refusal as clear JSON.
-@Suite struct HTTPProtocolTests {
+@Suite(.timeLimit(.minutes(10))) struct HTTPProtocolTests {
     /// A seeded database, its services, and a user `ann` (password `secret`, role Sales).
     final class Server {
         let database: DataServiceTests.Database
         let services: ServerServices
 
-        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20, backend: StorageBackend = .sqlite, readers: Int = 4) throws {
+        init(schema: SchemaDefinition? = nil, maxBodyBytes: Int = 1 << 20, backend: StorageBackend = .sqlite, readers: Int = 4,
+             otherUsers: [ServerUser] = []) throws {
             database = try DataServiceTests.Database(schema: schema, backend: backend, readers: readers)
             let sessions = backend == .postgres ? try SessionStore(database: database.database)
                 : try SessionStore(path: database.folder.appendingPathComponent("sessions.sqlite").path)
             let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "secret", cost: 4), roles: ["Sales"], values: ["UserId": 7])
-            services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: sessions))
+            services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann] + otherUsers, sessions: sessions))
             self.maxBodyBytes = maxBodyBytes
         }
         let maxBodyBytes: Int

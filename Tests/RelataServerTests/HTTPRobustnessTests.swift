@@ -11,7 +11,7 @@ import RelataTestSupport
 import Testing
 
 /// Hostile and heavy use over a live socket: guessing passwords, runaway rules, many clients at once.
-@Suite struct HTTPRobustnessTests {
+@Suite(.timeLimit(.minutes(10))) struct HTTPRobustnessTests {
     @Test(arguments: StorageBackend.allCases)
     func repeatedWrongPasswordsLockTheNameOut(backend: StorageBackend) async throws {
         try await HTTPProtocolTests.Server(backend: backend).test { client in

@@ -159,38 +159,51 @@ import Testing
         }
     }
 
-    /// Logins with names nobody has (which no lockout stops) queue for the password checks;
-    /// beyond the queue they are answered 503 with Retry-After at once; a logged-in user's
-    /// requests never wait for them.
-    @Test func aLoginFloodLeavesLoggedInUsersFast() async throws {
-        let server = try HTTPProtocolTests.Server()
+    /// Password checks run a few at a time: logins for real names beyond the queue are answered
+    /// 503 with Retry-After at once. Logins with names nobody has (which no lockout stops) do no
+    /// hashing at all, so a flood of them delays no real login. A logged-in user's requests
+    /// never wait for either.
+    @Test func aLoginFloodLeavesLoggedInUsersAndRealLoginsFast() async throws {
+        let hash = ServerUser.hash(password: "right", cost: 10)
+        let staff = (0..<24).map { ServerUser(name: "staff\($0)", passwordHash: hash) }
+        let server = try HTTPProtocolTests.Server(otherUsers: staff)
         var configuration = ServerConfiguration(port: 0)
         configuration.loginWorkers = 1
         configuration.loginQueue = 2
         try await server.test(configuration) { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
-            let flood = Task {
-                try await withThrowingTaskGroup(of: LiveClient.Response.self) { group in
-                    for attempt in 0..<24 {
-                        group.addTask {
-                            let body = try JSONEncoder().encode(ProtocolMessages.LoginRequest(loginString: "User=nobody\(attempt);Password=guess"))
-                            return try await client.request("/v1/LoginService/Login", body: body)
+            func flood(_ names: [String]) -> Task<[LiveClient.Response], any Error> {
+                Task {
+                    try await withThrowingTaskGroup(of: LiveClient.Response.self) { group in
+                        for name in names {
+                            group.addTask {
+                                let body = try JSONEncoder().encode(ProtocolMessages.LoginRequest(loginString: "User=\(name);Password=guess"))
+                                return try await client.request("/v1/LoginService/Login", body: body)
+                            }
                         }
+                        return try await group.reduce(into: []) { $0.append($1) }
                     }
-                    return try await group.reduce(into: []) { $0.append($1) }
                 }
             }
-            for round in 0..<5 {
+            let realNames = flood(staff.map(\.name))
+            for round in 0..<3 {
                 let answer = try await Self.within(.seconds(3), "a read during a login flood (round \(round))") {
                     try await StreamedGetDataTests.getData(client, [DataRequest(table: "Clients")], token: token, binary: true)
                 }
                 #expect(answer.status == 200)
             }
-            let answers = try await flood.value
+            let answers = try await realNames.value
             let busy = answers.filter { $0.status == 503 }
-            #expect(!busy.isEmpty, "a full login queue refuses at once")
-            #expect(busy.allSatisfy { $0.header("Retry-After") == "1" })
+            #expect(!busy.isEmpty, "a full queue of password checks refuses at once")
+            #expect(busy.allSatisfy { $0.header("Retry-After") == "1" && (try? HTTPProtocolTests.error($0.body).code) == "busy" })
             #expect(answers.allSatisfy { $0.status == 503 || $0.status == 401 })
+
+            let strangers = flood((0..<60).map { "stranger\($0)" })
+            _ = try await Self.within(.seconds(3), "a real login during a flood of made-up names") {
+                try #require(try await HTTPProtocolTests.login(client))
+            }
+            let refused = try await strangers.value
+            #expect(refused.allSatisfy { $0.status == 401 }, "made-up names take no password check, so none waits for one")
         }
     }
 }

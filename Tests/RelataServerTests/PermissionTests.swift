@@ -8,7 +8,7 @@ import RelataTestSupport
 import Testing
 
 /// Roles and per-table permissions, and `afterLogin` shaping sessions — over a live socket.
-@Suite struct PermissionTests {
+@Suite(.timeLimit(.minutes(10))) struct PermissionTests {
     static func services(_ backend: StorageBackend = .sqlite) throws -> (ServerServices, DataServiceTests.Database) {
         var schema = try DataServiceTests.schema()
         schema.script = RuleScript("""

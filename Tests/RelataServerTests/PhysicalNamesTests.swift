@@ -7,7 +7,7 @@ import RelataTestSupport
 import Testing
 
 /// A schema may rename: logical table and field names for clients and rules, others in the database.
-@Suite struct PhysicalNamesTests {
+@Suite(.timeLimit(.minutes(10))) struct PhysicalNamesTests {
     static func schema() throws -> SchemaDefinition {
         let base = try DataServiceTests.schema()
         var tables = base.tables

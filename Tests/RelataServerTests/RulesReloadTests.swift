@@ -7,7 +7,7 @@ import RelataTestSupport
 import Testing
 
 /// Rules change while the server runs; tables do not.
-@Suite struct RulesReloadTests {
+@Suite(.timeLimit(.minutes(10))) struct RulesReloadTests {
     static func schema(detailRule: String) throws -> SchemaDefinition {
         let base = try DataServiceTests.schema()
         var tables = base.tables

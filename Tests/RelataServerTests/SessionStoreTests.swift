@@ -5,7 +5,7 @@ import RelataServerTestSupport
 import Testing
 
 /// Sessions in the database: shared by every server instance that uses it.
-@Suite struct SessionStoreTests {
+@Suite(.timeLimit(.minutes(10))) struct SessionStoreTests {
     @Test(arguments: StorageBackend.allCases)
     func aSessionStartedOnOneInstanceIsServedAndEndedOnAnother(backend: StorageBackend) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-sessions-\(UUID().uuidString)")

@@ -11,7 +11,7 @@ import Testing
 
 /// `GetData` answers stream: rows are read, filtered and encoded a batch at a time, in the
 /// binary row stream or in JSON, and a slow or vanished client holds nothing up.
-@Suite struct StreamedGetDataTests {
+@Suite(.timeLimit(.minutes(10))) struct StreamedGetDataTests {
     /// The shop with a lookup field (Orders.ClientName), a calculated one (OrderDetails.LineTotal)
     /// and an `afterGetData` that refuses reading the audit log.
     static func server(_ backend: StorageBackend = .sqlite, readers: Int = 4) throws -> HTTPProtocolTests.Server {

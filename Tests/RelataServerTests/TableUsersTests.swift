@@ -6,7 +6,7 @@ import RelataTestSupport
 import Testing
 
 /// Users kept in a schema table: name, bcrypt hash, roles, session values.
-@Suite struct TableUsersTests {
+@Suite(.timeLimit(.minutes(10))) struct TableUsersTests {
     @Test(arguments: StorageBackend.allCases)
     func usersOfATableLogInWithTheirRolesAndValues(backend: StorageBackend) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-users-\(UUID().uuidString)")
@@ -26,11 +26,13 @@ import Testing
 
         let provider = try TableUsers(storage: storage, table: "users", userField: "UserName", passwordField: "PasswordHash",
                                       rolesField: "Roles", valueFields: ["UserId"])
-        let session = try #require(try provider.authenticate(user: "ann", password: "pw"))
-        #expect(session.roles == ["Sales", "Manager"])
-        #expect(session.values == ["User": "ann", "UserId": 7])
-        #expect(try provider.authenticate(user: "ann", password: "nope") == nil)
-        #expect(try provider.authenticate(user: "bob", password: "pw") == nil)
+        let account = try #require(try provider.account(named: "ann"))
+        #expect(account.session.roles == ["Sales", "Manager"])
+        #expect(account.session.values == ["User": "ann", "UserId": 7])
+        #expect(try provider.account(named: "bob") == nil)
+        let checks = LoginService(providers: [provider], sessions: try backend.makeSessions(in: database))
+        #expect(try checks.authenticate(LoginString("User=ann;Password=nope")) == nil)
+        #expect(try checks.authenticate(LoginString("User=bob;Password=pw")) == nil)
         #expect(throws: RelataError.self) { try TableUsers(storage: storage, table: "Users", userField: "Login", passwordField: "PasswordHash") }
 
         let service = LoginService(providers: [StaticUsers([]), provider], sessions: try backend.makeSessions(in: database))

@@ -5,7 +5,7 @@ import RelataServerTestSupport
 import Testing
 
 /// Every data type through the storage and back, on every backend: byte-identical values.
-@Suite struct ValueRoundTripTests {
+@Suite(.timeLimit(.minutes(10))) struct ValueRoundTripTests {
     static let fields = [
         FieldDefinition("Id", .autoInc, primaryKey: true),
         FieldDefinition("Whole", .largeInt), FieldDefinition("Small", .smallInt),

@@ -4,7 +4,7 @@ import Relata
 
 /// A save killed at any moment leaves the previous briefcase or the new one —
 /// readable and whole — never a broken file or a mix of two saves.
-@Suite struct BriefcaseCrashTests {
+@Suite(.timeLimit(.minutes(10))) struct BriefcaseCrashTests {
     static var writer: URL {
         var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while ["xctest", ""].contains(folder.pathExtension) == false || ["MacOS", "Contents"].contains(folder.lastPathComponent) {

@@ -81,10 +81,23 @@ public struct LoginString: Sendable, Hashable {
     }
 }
 
-/// Where a server finds its users: each provider knows some users and checks their passwords.
+/// A user a provider knows: the stored bcrypt hash of the password, and the session a
+/// login with the right password starts.
+public struct LoginAccount: Sendable {
+    public var passwordHash: String
+    public var session: Session
+
+    public init(passwordHash: String, session: Session) {
+        self.passwordHash = passwordHash
+        self.session = session
+    }
+}
+
+/// Where a server finds its users. A provider only finds them; the ``LoginService`` checks
+/// passwords (bounded by its ``PasswordChecks``, with the same timing for unknown names).
 public protocol LoginProvider: Sendable {
-    /// The user's session when the user is known here and the password is right; nil otherwise.
-    func authenticate(user: String, password: String) throws -> Session?
+    /// The account of `user` when this provider knows the name; nil otherwise.
+    func account(named user: String) throws -> LoginAccount?
 }
 
 /// Users listed in the configuration (or a users file).
@@ -95,22 +108,21 @@ public struct StaticUsers: LoginProvider {
         self.users = users
     }
 
-    public func authenticate(user name: String, password: String) throws -> Session? {
-        guard let user = users.first(where: { $0.name == name }) else {
-            LoginService.spendTimeOfACheck(password)
-            return nil
-        }
-        guard Bcrypt.verify(password, hash: user.passwordHash) else { return nil }
+    public func account(named name: String) throws -> LoginAccount? {
+        guard let user = users.first(where: { $0.name == name }) else { return nil }
         var values = user.values
         values["User"] = .string(user.name)
-        return Session(values: values, roles: user.roles)
+        return LoginAccount(passwordHash: user.passwordHash, session: Session(values: values, roles: user.roles))
     }
 }
 
-/// Checks logins with the configured providers, in order, and keeps the sessions.
+/// Checks logins with the configured providers, in order — the first that knows the user
+/// decides — and keeps the sessions.
 public final class LoginService: Sendable {
     public let providers: [any LoginProvider]
     public let sessions: SessionStore
+    /// Where this service's password checks run (the server sets its limits).
+    public let passwordChecks: PasswordChecks
     private let throttle: LoginThrottle
 
     /// - Parameters:
@@ -119,9 +131,10 @@ public final class LoginService: Sendable {
     ///   - maxFailureRecords: the most failed logins remembered (the oldest are forgotten first), so
     ///     strangers cannot grow the sessions' database.
     public init(providers: [any LoginProvider], sessions: SessionStore, failedLoginLimit: Int = 5, lockout: Duration = .seconds(300),
-                maxFailureRecords: Int = 100_000) {
+                maxFailureRecords: Int = 100_000, passwordChecks: PasswordChecks = PasswordChecks()) {
         self.providers = providers
         self.sessions = sessions
+        self.passwordChecks = passwordChecks
         throttle = LoginThrottle(database: sessions.database, limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds),
                                  maxRecords: maxFailureRecords)
     }
@@ -138,7 +151,7 @@ public final class LoginService: Sendable {
     }
 
     /// Checks a login to `domain`; returns the user's session, or nil for a wrong user or
-    /// password (which of the two is not told). No session is started: see ``SessionStore/start(_:now:)``.
+    /// password (which of the two is not told, not even by the time it takes). No session is started: see ``SessionStore/start(_:now:)``.
     ///
     /// Failures count per domain and user name (names that differ only in their Unicode
     /// encoding count as one).
@@ -147,20 +160,21 @@ public final class LoginService: Sendable {
     public func authenticate(_ login: LoginString, in domain: String = "default") throws -> Session? {
         let throttled = LoginThrottle.Name(domain: domain, user: login.user)
         if let wait = try throttle.waitTime(for: throttled) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
+        var account: LoginAccount?
         for provider in providers {
-            if let session = try provider.authenticate(user: login.user, password: login.password) {
-                try throttle.recordSuccess(for: throttled)
-                return session
-            }
+            account = try provider.account(named: login.user)
+            if account != nil { break }
         }
-        try throttle.recordFailure(for: throttled)
-        return nil
+        guard let account else {
+            passwordChecks.spendTimeOfACheck()
+            try throttle.recordFailure(for: throttled)
+            return nil
+        }
+        guard try passwordChecks.verify(login.password, hash: account.passwordHash) else {
+            try throttle.recordFailure(for: throttled)
+            return nil
+        }
+        try throttle.recordSuccess(for: throttled)
+        return account.session
     }
-
-    /// The same work as checking a real password, so a missing user cannot be told by the time it takes.
-    static func spendTimeOfACheck(_ password: String) {
-        _ = Bcrypt.verify(password, hash: decoyHash)
-    }
-
-    private static let decoyHash = Bcrypt.hash("relata-decoy", cost: 12)
 }

@@ -1,4 +1,3 @@
-import HummingbirdBcrypt
 import Relata
 
 /// Users kept in a table of a schema: a user-name field, a field with the bcrypt hash of
@@ -35,16 +34,12 @@ public struct TableUsers: LoginProvider {
         self.valueFields = try valueFields.map(field)
     }
 
-    public func authenticate(user: String, password: String) throws -> Session? {
+    public func account(named user: String) throws -> LoginAccount? {
         let fields = [passwordField] + [rolesField].compactMap { $0 } + valueFields
         let columns = fields.map { storage.sqlColumn($0.name, of: table) }.joined(separator: ", ")
         let sql = "SELECT \(columns) FROM \(storage.sqlTable(table)) WHERE \(storage.sqlColumn(userField.name, of: table)) = \(storage.dialect.placeholder(1))"
         let row = try storage.read { connection in try connection.rows(sql, [.string(user)], reading: fields).first }
-        guard let row, let hash = row[0].stringValue else {
-            LoginService.spendTimeOfACheck(password)
-            return nil
-        }
-        guard Bcrypt.verify(password, hash: hash) else { return nil }
+        guard let row, let hash = row[0].stringValue else { return nil }
         var roles: [String] = []
         if rolesField != nil, let text = row[1].stringValue {
             roles = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -54,6 +49,6 @@ public struct TableUsers: LoginProvider {
         for (offset, field) in valueFields.enumerated() {
             values[field.name] = row[first + offset]
         }
-        return Session(values: values, roles: roles)
+        return LoginAccount(passwordHash: hash, session: Session(values: values, roles: roles))
     }
 }

@@ -22,7 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var bodyTimeout: Duration
     /// How long one write of an answer may wait for the client to read before the connection is closed.
     public var writeTimeout: Duration
-    /// Password checks that run at once, and logins that may wait for one (more are answered 503).
+    /// Password checks that run at once in a domain, and logins that may wait for one (more
+    /// are answered 503); see ``PasswordChecks``.
     public var loginWorkers: Int
     public var loginQueue: Int
     /// How long requests in flight may take to finish when the server is asked to stop.
@@ -67,7 +68,9 @@ public enum RelataHTTPServer {
         router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
         }
-        let logins = LoginQueue(workers: configuration.loginWorkers, waiting: configuration.loginQueue)
+        for domain in services.domains {
+            domain.login.passwordChecks.setLimits(workers: configuration.loginWorkers, waiting: configuration.loginQueue)
+        }
         router.post("v1/:service/:method") { request, context in
             let service = context.parameters.get("service") ?? ""
             let method = context.parameters.get("method") ?? ""
@@ -75,7 +78,7 @@ public enum RelataHTTPServer {
             logger[metadataKey: "service"] = "\(service)/\(method)"
             do {
                 var response = try await handle(service: service, method: method, request: request, context: context,
-                                                 services: services, logins: logins, configuration: configuration)
+                                                 services: services, configuration: configuration)
                 response.headers[.init("x-request-id")!] = context.id
                 return response
             } catch {
@@ -110,7 +113,7 @@ public enum RelataHTTPServer {
     }
 
     private static func handle(service: String, method: String, request: Request, context: RelataRequestContext,
-                               services: ServerServices, logins: LoginQueue, configuration: ServerConfiguration) async throws -> Response {
+                               services: ServerServices, configuration: ServerConfiguration) async throws -> Response {
         if service == "LoginService" {
             switch method {
             case "Login":
@@ -120,11 +123,11 @@ public enum RelataHTTPServer {
                 let domain = try services.domain(named: login.domain)
                 let provider = domain.login
                 let domainName = domain.name
-                // The throttle's queries and the slow password hash: on the login queue's threads.
+                // The throttle's queries and the slow password hash (bounded: PasswordChecks): off the cooperative pool.
                 let checked: Session?
                 do {
-                    checked = try await logins.run { try provider.authenticate(login, in: domainName) }
-                } catch is LoginQueue.Full {
+                    checked = try await OffCooperativePool.run { try provider.authenticate(login, in: domainName) }
+                } catch is PasswordChecks.Full {
                     throw ProtocolError.busy("too many logins are being checked; try again in a second", retryAfter: 1)
                 }
                 guard var authenticated = checked else {

@@ -13,7 +13,7 @@ import Testing
 ///
 /// One scenario at a time: each starts its own server, and running sixty at once beside the
 /// other suites would starve the servers' request handlers on a two-core machine.
-@Suite struct DifferentialTests {
+@Suite(.timeLimit(.minutes(10))) struct DifferentialTests {
     /// What a site made of one edit: everything but the row's label (keys are temporary until applied).
     struct Outcome: Equatable, CustomStringConvertible {
         var verdict: String
