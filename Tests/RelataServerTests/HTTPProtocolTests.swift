@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 import Relata
 import RelataScript
 @testable import RelataServer
@@ -30,8 +31,9 @@ import Testing
         }
 
         /// Serves with limits of the test's choosing (a short timeout, a small login queue).
-        func test(_ configuration: ServerConfiguration, _ body: @Sendable @escaping (LiveClient) async throws -> Void) async throws {
-            try await withLiveServer(services, configuration: configuration, body)
+        func test(_ configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
+                  _ body: @Sendable @escaping (LiveClient) async throws -> Void) async throws {
+            try await withLiveServer(services, configuration: configuration, logger: logger, body)
         }
     }
 

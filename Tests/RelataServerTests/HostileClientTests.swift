@@ -206,4 +206,27 @@ import Testing
             #expect(refused.allSatisfy { $0.status == 401 }, "made-up names take no password check, so none waits for one")
         }
     }
+
+    /// A client that sends a query the engine needs long for, then disconnects: the query
+    /// stops (the server logs it), it does not compute on for a client that is gone.
+    @Test func aDisconnectingClientStopsItsQuery() async throws {
+        let server = try HTTPProtocolTests.Server()
+        try StreamedGetDataTests.addClients(3_000, to: server.database.service)
+        let lines = LogLines()
+        try await server.test(ServerConfiguration(port: 0), logger: lines.logger) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let heavy = """
+                SELECT COUNT(*) AS N FROM Clients a WHERE EXISTS (
+                    SELECT b.ClientId FROM Clients b WHERE UPPER(b.Name) <> LOWER(a.Name) AND EXISTS (
+                        SELECT c.ClientId FROM Clients c WHERE UPPER(c.Name) = UPPER(b.Name) AND c.ClientId = a.ClientId + b.ClientId + 100000))
+                """
+            let body = try JSONEncoder().encode(ProtocolMessages.SQLGetDataRequest(sql: heavy))
+            let socket = try RawConnection(port: client.port)
+            try socket.send("POST /v1/DataService/SQLGetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
+            try await Task.sleep(for: .milliseconds(500))   // the query is under way (it needs minutes)
+            socket.close()
+            #expect(await lines.waitFor("a read was stopped: its client went", within: .seconds(20)))
+        }
+    }
 }

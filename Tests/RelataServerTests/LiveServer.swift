@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Hummingbird
+import Logging
 @testable import RelataServer
 
 /// A server on a free loopback port for the length of a test, reached with URLSession
@@ -40,10 +41,10 @@ func withLiveServer(_ services: ServerServices, maxBodyBytes: Int = 1 << 20,
     try await withLiveServer(services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes), body)
 }
 
-func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration,
+func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
                     _ body: @Sendable (LiveClient) async throws -> Void) async throws {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let app = RelataHTTPServer.application(services: services, configuration: configuration) { port in
+    let app = RelataHTTPServer.application(services: services, configuration: configuration, logger: logger) { port in
         continuation.yield(port)
     }
     try await withThrowingTaskGroup(of: Void.self) { group in
@@ -57,5 +58,44 @@ func withLiveServer(_ services: ServerServices, configuration: ServerConfigurati
             throw error
         }
         group.cancelAll()
+    }
+}
+
+/// Keeps what a server logs, for a test to look for a line.
+final class LogLines: @unchecked Sendable {
+    // @unchecked Sendable: `lines` is only read and written under `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+
+    var logger: Logger {
+        var logger = Logger(label: "relata.test") { _ in Handler(lines: self) }
+        logger.logLevel = .info
+        return logger
+    }
+
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    func contains(_ text: String) -> Bool { lock.withLock { lines.contains { $0.contains(text) } } }
+
+    /// Waits (polling) until a line holds `text`, for at most `limit`.
+    func waitFor(_ text: String, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if contains(text) { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return contains(text)
+    }
+
+    private struct Handler: LogHandler {
+        let lines: LogLines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .info
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            lines.append("\(level): \(message)")
+        }
     }
 }

@@ -33,6 +33,7 @@ enum GetDataAnswer {
                 pipe.sendWithoutWaiting(output.rest(try encoder.end()))
                 pipe.finish()
             } catch is CancellationError {
+                if limit.isCancelled { logger.info("a read was stopped: its client went") }
                 pipe.finish(throwing: CancellationError())
             } catch {
                 if !output.sentAny {

@@ -89,7 +89,8 @@ public enum RelataHTTPServer {
         }
         let idle = configuration.idleTimeout.components
         return Application(router: router,
-                           server: .http1(configuration: .init(idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
+                           server: .http1(configuration: .init(additionalChannelHandlers: [ClientGoneHandler()],
+                                                               idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "relata"),
                            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
                            logger: logger)
