@@ -303,14 +303,18 @@ def main():
     print(f"hostile mix against {binary} on port {port} ({'PostgreSQL' if database.startswith('postgres') else 'SQLite'}), {seconds:.0f} s", flush=True)
     try:
         token = login(port)
-        hostile = [
-            threading.Thread(target=stalled_readers, args=(port, token, None)),
-            threading.Thread(target=stalled_readers, args=(port, token, "Total > 0")),
-            threading.Thread(target=slowloris, args=(port,)),
-            threading.Thread(target=half_bodies, args=(port, token)),
-            threading.Thread(target=heavy_queries, args=(port, token)),
-            threading.Thread(target=disconnecting_client, args=(port, token)),
-        ] + [threading.Thread(target=login_flood, args=(port,)) for _ in range(6)]
+        kinds = {
+            "stalled": [threading.Thread(target=stalled_readers, args=(port, token, None))],
+            "stalled-calculated": [threading.Thread(target=stalled_readers, args=(port, token, "Total > 0"))],
+            "slowloris": [threading.Thread(target=slowloris, args=(port,))],
+            "half-bodies": [threading.Thread(target=half_bodies, args=(port, token))],
+            "heavy": [threading.Thread(target=heavy_queries, args=(port, token))],
+            "disconnecting": [threading.Thread(target=disconnecting_client, args=(port, token))],
+            "login-flood": [threading.Thread(target=login_flood, args=(port,)) for _ in range(6)],
+        }
+        # RELATA_HOSTILE=stalled,heavy runs only those kinds (to find which one hurts).
+        chosen = os.environ.get("RELATA_HOSTILE", ",".join(kinds)).split(",")
+        hostile = [thread for kind in chosen for thread in kinds[kind]]
         for thread in hostile:
             thread.daemon = True
             thread.start()

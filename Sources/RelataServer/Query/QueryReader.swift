@@ -30,7 +30,10 @@ struct QueryReader {
             compiled = try compiler.compile(resolved)
         } catch let notExact as SQLQueryCompiler.NotExact {
             let rows = try answerWithinTheLimit {
-                let tables = try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
+                // Loading the tables counts against the limit too (and stops when the client goes).
+                let tables = try connection.limiting(workLimit) {
+                    try tablesForTheEngine(query: query, resolved: resolved, parameters: request.parameters, in: connection)
+                }
                 return try query.rows(of: resolved, over: tables, parameters: request.parameters, limit: workLimit)
             }
             try emit(.table(name: request.table, fields: resolved.fields, expectedRows: min(rows.count, limit)))
