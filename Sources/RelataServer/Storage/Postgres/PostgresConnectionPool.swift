@@ -172,8 +172,9 @@ extension PostgresConnection {
         return future
     }
 
-    /// Starts closing, without waiting for it to finish.
+    /// Starts closing, without waiting for it to finish; the connection stays alive until it is
+    /// closed (postgres-nio requires a connection to be closed before it goes).
     func closeWithoutWaiting() {
-        closing().whenComplete { _ in }
+        closing().whenComplete { _ in withExtendedLifetime(self) {} }
     }
 }

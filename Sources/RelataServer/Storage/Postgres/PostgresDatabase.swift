@@ -190,6 +190,11 @@ final class PostgresSQLConnection: SQLConnection {
             isBroken = true
             throw SQLError(.unavailable, "the connection to PostgreSQL is closed")
         }
+        // A limited read is many statements (a cursor's fetches): each checks the limit first.
+        if let cancellation {
+            if cancellation.isCancelled { throw CancellationError() }
+            if cancellation.isExpired { throw SQLError(.timeLimitExceeded, "the statements ran past their time limit") }
+        }
         let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let deadline = ContinuousClock.now + waitLimit
