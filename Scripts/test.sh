@@ -2,12 +2,40 @@
 # The README's test command: installs what the tests need, then runs every test.
 #   Scripts/test.sh            # everything
 #   Scripts/test.sh --filter DeltaTests    # only those tests (no sanitizer run, no fuzzing)
-# A full run also runs the rules tests under the address sanitizer, schemathesis against the
-# server's OpenAPI document (Scripts/api-fuzz.sh), and each fuzz target for
-# RELATA_FUZZ_SECONDS (20 by default) over its committed corpus (Documentation/Fuzzing.md).
+# A full run also runs the hostile mix (Scripts/hostile_mix.py: every kind of bad client at
+# once against `relata serve`, on SQLite and PostgreSQL), the rules tests under the address
+# sanitizer, schemathesis against the server's OpenAPI document (Scripts/api-fuzz.sh), and
+# each fuzz target for RELATA_FUZZ_SECONDS (20 by default) over its committed corpus
+# (Documentation/Fuzzing.md).
+#
+# Nothing here can hang: every step has a time limit, and whatever a step started from this
+# checkout's build folders (a test runner, a `relata serve` a test started) is killed when the
+# step ends, so one hung test fails by name and leaves nothing behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$(pwd)"
 source Scripts/lib/packages.sh
+
+# Kills every process running a program from this checkout's build folders.
+kill_leftovers() {
+    local pids
+    pids="$(pgrep -f "^$root/\.build[^ ]*/" || true)"
+    if [ -n "$pids" ]; then
+        echo "Stopping processes a step left behind: $(echo $pids)"
+        kill -KILL $pids 2>/dev/null || true
+    fi
+}
+
+# Runs a command for at most LIMIT seconds (then SIGTERM, and SIGKILL 30 s later), and kills
+# what it left behind.
+bounded() {
+    local limit=$1 status=0
+    shift
+    timeout --kill-after=30 "$limit" "$@" || status=$?
+    kill_leftovers
+    [ "$status" -eq 124 ] && echo "timed out after $limit s: $*" >&2
+    return "$status"
+}
 
 # Rules run on JavaScriptCore (WebKitGTK's javascriptcoregtk-4.1); the
 # benchmarks package (built here so it cannot rot, not run) links SQLite.
@@ -17,18 +45,19 @@ require_packages libjavascriptcoregtk-4.1-dev libsqlite3-dev
 # a temporary folder, a loopback port) for this run, stopped when the script ends.
 source Scripts/lib/postgres.sh
 start_postgres
+trap 'kill_leftovers; stop_postgres' EXIT
 
 swift build --build-tests
 # A hung test run fails here after 20 minutes instead of holding CI for its whole budget.
 if [ $# -gt 0 ]; then
-    timeout 1200 swift test --skip-build "$@"
+    bounded 1200 swift test --skip-build "$@"
 else
     # The client's tests start a server per test (the differential test, one per scenario) and
     # run on their own: beside the CPU-bound rules suites, two cores leave those servers'
     # request handlers waiting past the client's timeout.
-    timeout 1200 swift test --skip-build --skip RelataRemoteTests
+    bounded 1200 swift test --skip-build --skip RelataRemoteTests
     echo "Client tests against live servers (RelataRemoteTests)…"
-    timeout 900 swift test --skip-build --filter RelataRemoteTests
+    bounded 900 swift test --skip-build --filter RelataRemoteTests
 fi
 
 if [ $# -eq 0 ]; then
@@ -36,7 +65,12 @@ if [ $# -eq 0 ]; then
     # script and held where the collector cannot see it is freed under it. Collecting every
     # few allocations turns such a mistake from a rare crash into a certain one.
     echo "Rules tests with JavaScriptCore collecting every few allocations…"
-    JSC_slowPathAllocsBetweenGCs=5 timeout 900 swift test --skip-build \
+    echo "The hostile mix: every kind of bad client at once, on SQLite and on PostgreSQL…"
+    bounded 600 python3 Scripts/hostile_mix.py "$(swift build --show-bin-path)/relata" hostile.sqlite
+    "$RELATA_POSTGRES_BIN/psql" "$RELATA_POSTGRES_URL" -qc "CREATE DATABASE relata_hostile" > /dev/null
+    bounded 600 python3 Scripts/hostile_mix.py "$(swift build --show-bin-path)/relata" "${RELATA_POSTGRES_URL%/*}/relata_hostile"
+
+    JSC_slowPathAllocsBetweenGCs=5 bounded 900 swift test --skip-build \
         --filter "RelataScriptTests|RelataToolsTests|RelataTestingTests|RelataServerTests"
 
     echo "Rules tests under the address sanitizer…"
@@ -47,7 +81,7 @@ if [ $# -eq 0 ]; then
         exit 1
     fi
     # JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
-    ASAN_OPTIONS=detect_leaks=0 timeout 900 swift test --skip-build --sanitize address --scratch-path .build-asan \
+    ASAN_OPTIONS=detect_leaks=0 bounded 900 swift test --skip-build --sanitize address --scratch-path .build-asan \
         --filter "RelataScriptTests|RelataToolsTests"
 
     echo "Fuzzing the data server's API with schemathesis…"
