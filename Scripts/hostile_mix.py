@@ -115,26 +115,30 @@ def raw_request(port, token, body, accept="application/vnd.relata.rows"):
     return connection
 
 
+def still_open(sockets):
+    """The sockets the server has not closed (without reading what waits on them)."""
+    alive = []
+    for connection in sockets:
+        try:
+            connection.setblocking(False)
+            if connection.recv(1, socket.MSG_PEEK) == b"":
+                connection.close()
+                continue
+        except BlockingIOError:
+            pass
+        except OSError:
+            connection.close()
+            continue
+        alive.append(connection)
+    return alive
+
+
 def stalled_readers(port, token, where):
     """Keeps two stalled readers open, replacing each the server closes."""
     body = {"requests": [{"table": "Items", "where": where, "parameters": {}} if where else {"table": "Items", "parameters": {}}]}
     sockets = []
     while not stop.is_set():
-        alive = []
-        for connection in sockets:
-            try:
-                connection.setblocking(False)
-                peeked = connection.recv(1, socket.MSG_PEEK)
-                if peeked == b"":
-                    connection.close()
-                    continue
-            except BlockingIOError:
-                pass
-            except OSError:
-                connection.close()
-                continue
-            alive.append(connection)
-        sockets = alive
+        sockets = still_open(sockets)
         while len(sockets) < 2 and not stop.is_set():
             try:
                 sockets.append(raw_request(port, token, body))
@@ -180,20 +184,7 @@ def half_bodies(port, token):
             except OSError:
                 break
         stop.wait(1.0)
-        alive = []
-        for connection in sockets:
-            try:
-                connection.setblocking(False)
-                if connection.recv(1, socket.MSG_PEEK) == b"":
-                    connection.close()
-                    continue
-            except BlockingIOError:
-                pass
-            except OSError:
-                connection.close()
-                continue
-            alive.append(connection)
-        sockets = alive
+        sockets = still_open(sockets)
     for connection in sockets:
         connection.close()
 

@@ -65,6 +65,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The largest body of a login, or of any request before its session is known.", valueName: "bytes"))
     var maxLoginBodyBytes = 64 << 10
 
+    @Option(help: ArgumentHelp("The most bytes of request bodies held at once, across all requests; more are answered 503.", valueName: "bytes"))
+    var maxBodyBytesInFlight = 256 << 20
+
     @Option(help: ArgumentHelp("Password checks run at once (each is slow on purpose); half the cores when left out.", valueName: "count"))
     var loginWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
 
@@ -85,6 +88,9 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...(1 << 30)).contains(maxBodyBytes) else { throw ValidationError("--max-body-bytes must be between 1 and 1073741824, not \(maxBodyBytes)") }
         guard (1...(1 << 30)).contains(maxLoginBodyBytes) else {
             throw ValidationError("--max-login-body-bytes must be between 1 and 1073741824, not \(maxLoginBodyBytes)")
+        }
+        guard (1...(1 << 40)).contains(maxBodyBytesInFlight) else {
+            throw ValidationError("--max-body-bytes-in-flight must be between 1 and 1099511627776, not \(maxBodyBytesInFlight)")
         }
         guard (1...1024).contains(loginWorkers) else { throw ValidationError("--login-workers must be between 1 and 1024, not \(loginWorkers)") }
         guard (0...100_000).contains(loginQueue) else { throw ValidationError("--login-queue must be between 0 and 100000, not \(loginQueue)") }
@@ -112,6 +118,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitStatus.badInput
         }
         let configuration = ServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes, maxBodyBytesBeforeSession: maxLoginBodyBytes,
+                                                maxBodyBytesInFlight: maxBodyBytesInFlight,
                                                 idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
                                                 shutdownGrace: Self.duration(shutdownGrace))

@@ -73,29 +73,6 @@ import Testing
 }
 
 /// A flag one thread sets and another reads.
-final class ConditionFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only read and written under `condition`.
-    private let condition = NSCondition()
-    private var value = false
-    func set() {
-        condition.withLock {
-            value = true
-            condition.broadcast()
-        }
-    }
-    var isSet: Bool { condition.withLock { value } }
-
-    /// Waits (blocking the thread) until the flag is set, for at most `limit`; whether it is set.
-    func wait(for limit: Duration) -> Bool {
-        let (seconds, attoseconds) = limit.components
-        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
-        condition.lock()
-        defer { condition.unlock() }
-        while !value, condition.wait(until: deadline) {}
-        return value
-    }
-}
-
 /// Bytes one thread appends and another reads after it finished.
 final class LineBuffer: @unchecked Sendable {
     // @unchecked Sendable: `data` is only read and written under `lock`.

@@ -229,4 +229,38 @@ import Testing
             #expect(await lines.waitFor("a read was stopped: its client went", within: .seconds(20)))
         }
     }
+
+    /// Bodies held at once are bounded across all requests: a logged-in client that sends most
+    /// of a large body and stalls holds the budget only until its body times out; meanwhile
+    /// another large body is answered 503 at once rather than held too.
+    @Test func requestBodiesHeldAtOnceAreBounded() async throws {
+        let server = try HTTPProtocolTests.Server()
+        var configuration = ServerConfiguration(port: 0, maxBodyBytes: 1 << 20)
+        configuration.maxBodyBytesInFlight = 1 << 20
+        configuration.bodyTimeout = .seconds(3)
+        try await server.test(configuration) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let stalled = try RawConnection(port: client.port)
+            defer { stalled.close() }
+            try stalled.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                             + "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n",
+                             body: Data(repeating: UInt8(ascii: " "), count: 900_000))
+            let padded = Data(repeating: UInt8(ascii: " "), count: 200_000) + (try Self.getDataBody([DataRequest(table: "Clients")]))
+            func statusOfALargeRead() async throws -> LiveClient.Response {
+                try await client.request("/v1/DataService/GetData", body: padded, token: token)
+            }
+            var refused: LiveClient.Response?
+            let deadline = ContinuousClock.now + .seconds(20)
+            while refused == nil, ContinuousClock.now < deadline {
+                let answer = try await statusOfALargeRead()
+                if answer.status == 503 { refused = answer }
+            }
+            let busy = try #require(refused, "a body past the budget is refused while the stalled one is held")
+            #expect(busy.header("Retry-After") == "1")
+            #expect(try HTTPProtocolTests.error(busy.body).code == "busy")
+            let timedOut = String(decoding: try await stalled.receiveSome(within: .seconds(30)), as: UTF8.self)
+            #expect(timedOut.hasPrefix("HTTP/1.1 408"), "\(timedOut.prefix(100))")
+            #expect(try await statusOfALargeRead().status == 200, "the stalled body's share is given back")
+        }
+    }
 }

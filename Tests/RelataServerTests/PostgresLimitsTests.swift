@@ -48,7 +48,7 @@ import Testing
             database.close()
             drop()
         }
-        let holding = ConditionFlagForPool()
+        let holding = ConditionFlag()
         let holder = Thread {
             try? database.read { _ in
                 holding.set()
@@ -56,7 +56,7 @@ import Testing
             }
         }
         holder.start()
-        #expect(holding.wait(seconds: 30))
+        #expect(holding.wait(for: .seconds(30)))
         let started = ContinuousClock.now
         #expect { try database.read { _ in } } throws: { error in
             (error as? SQLError)?.kind == .unavailable && "\(error)".contains("stayed busy")
@@ -71,27 +71,5 @@ import Testing
         #expect { try database.read { _ in } } throws: { error in
             (error as? SQLError)?.kind == .unavailable && "\(error)".contains("closed")
         }
-    }
-}
-
-/// A flag one thread sets and another waits for, with a deadline.
-final class ConditionFlagForPool: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only read and written under `condition`.
-    private let condition = NSCondition()
-    private var value = false
-
-    func set() {
-        condition.withLock {
-            value = true
-            condition.broadcast()
-        }
-    }
-
-    func wait(seconds: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        while !value, condition.wait(until: deadline) {}
-        return value
     }
 }

@@ -16,6 +16,9 @@ public struct ServerConfiguration: Sendable {
     /// The largest body of a request whose session is not known yet: a login, or any request
     /// without a valid session (a stranger cannot make the server read megabytes).
     public var maxBodyBytesBeforeSession: Int
+    /// The most bytes of request bodies the server holds at once, across all requests (a body
+    /// that would go past it is answered 503 with `Retry-After`).
+    public var maxBodyBytesInFlight: Int
     /// How long a connection may stay idle, and how long a request's head may take to arrive.
     public var idleTimeout: Duration
     /// How long a request's whole body may take to arrive (answered 408 after).
@@ -30,13 +33,14 @@ public struct ServerConfiguration: Sendable {
     public var shutdownGrace: Duration
 
     public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20, maxBodyBytesBeforeSession: Int = 64 << 10,
-                idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(15),
+                maxBodyBytesInFlight: Int = 256 << 20, idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(15),
                 loginWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), loginQueue: Int = 16,
                 shutdownGrace: Duration = .seconds(10)) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
         self.maxBodyBytesBeforeSession = maxBodyBytesBeforeSession
+        self.maxBodyBytesInFlight = maxBodyBytesInFlight
         self.idleTimeout = idleTimeout
         self.bodyTimeout = bodyTimeout
         self.writeTimeout = writeTimeout
@@ -71,14 +75,17 @@ public enum RelataHTTPServer {
         for domain in services.domains {
             domain.login.passwordChecks.setLimits(workers: configuration.loginWorkers, waiting: configuration.loginQueue)
         }
+        let bodies = BodyBudget(total: configuration.maxBodyBytesInFlight)
         router.post("v1/:service/:method") { request, context in
             let service = context.parameters.get("service") ?? ""
             let method = context.parameters.get("method") ?? ""
             var logger = context.logger
             logger[metadataKey: "service"] = "\(service)/\(method)"
             do {
-                var response = try await handle(service: service, method: method, request: request, context: context,
-                                                 services: services, configuration: configuration)
+                var response = try await bodies.withLease { lease in
+                    try await handle(service: service, method: method, request: request, context: context,
+                                     services: services, configuration: configuration, lease: lease)
+                }
                 response.headers[.init("x-request-id")!] = context.id
                 return response
             } catch {
@@ -114,11 +121,11 @@ public enum RelataHTTPServer {
     }
 
     private static func handle(service: String, method: String, request: Request, context: RelataRequestContext,
-                               services: ServerServices, configuration: ServerConfiguration) async throws -> Response {
+                               services: ServerServices, configuration: ServerConfiguration, lease: BodyBudget.Lease) async throws -> Response {
         if service == "LoginService" {
             switch method {
             case "Login":
-                let body = try await readBody(request, limit: configuration.maxBodyBytesBeforeSession, within: configuration.bodyTimeout)
+                let body = try await readBody(request, limit: configuration.maxBodyBytesBeforeSession, within: configuration.bodyTimeout, lease: lease)
                 let message = try decode(ProtocolMessages.LoginRequest.self, from: body)
                 let login = try LoginString(message.loginString)
                 let domain = try services.domain(named: login.domain)
@@ -158,7 +165,7 @@ public enum RelataHTTPServer {
         guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
             throw ProtocolError.sessionNotFound("the session's domain is no longer served: log in again")
         }
-        let body = try await readBody(request, limit: configuration.maxBodyBytes, within: configuration.bodyTimeout)
+        let body = try await readBody(request, limit: configuration.maxBodyBytes, within: configuration.bodyTimeout, lease: lease)
         let dataService = try domain.dataService(named: service)
         let (schema, version) = dataService.versionedSchema
         switch method {
@@ -200,11 +207,23 @@ public enum RelataHTTPServer {
     /// The rules version a client validated its changes with (`X-Relata-Rules-Version`).
     static let rulesVersionHeader = "x-relata-rules-version"
 
-    /// The request's body, at most `limit` bytes (413 beyond), arriving within `timeout` (408 after).
-    private static func readBody(_ request: Request, limit: Int, within timeout: Duration) async throws -> Data {
+    /// The request's body, at most `limit` bytes (413 beyond), arriving within `timeout` (408
+    /// after), its bytes taken from the server's budget for bodies as they arrive (503 when
+    /// the bodies held would go past it).
+    private static func readBody(_ request: Request, limit: Int, within timeout: Duration, lease: BodyBudget.Lease) async throws -> Data {
         do {
             return try await withThrowingTaskGroup(of: Data?.self) { group in
-                group.addTask { Data(try await request.body.collect(upTo: limit).readableBytesView) }
+                group.addTask {
+                    var body = Data()
+                    for try await chunk in request.body {
+                        guard chunk.readableBytes <= limit - body.count else {
+                            throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
+                        }
+                        try lease.take(chunk.readableBytes)
+                        body.append(contentsOf: chunk.readableBytesView)
+                    }
+                    return body
+                }
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     return nil
@@ -215,8 +234,8 @@ public enum RelataHTTPServer {
                 }
                 return body
             }
-        } catch is NIOTooManyBytesError {
-            throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
+        } catch is BodyBudget.Exhausted {
+            throw ProtocolError.busy("the server holds as many request bodies as it may; try again in a second", retryAfter: 1)
         }
     }
 

@@ -1,0 +1,29 @@
+import Foundation
+
+/// A flag one thread sets and another reads, or waits for with a deadline.
+public final class ConditionFlag: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only read and written under `condition`.
+    private let condition = NSCondition()
+    private var value = false
+
+    public init() {}
+
+    public func set() {
+        condition.withLock {
+            value = true
+            condition.broadcast()
+        }
+    }
+
+    public var isSet: Bool { condition.withLock { value } }
+
+    /// Waits (blocking the thread) until the flag is set, for at most `limit`; whether it is set.
+    public func wait(for limit: Duration) -> Bool {
+        let (seconds, attoseconds) = limit.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while !value, condition.wait(until: deadline) {}
+        return value
+    }
+}
