@@ -133,7 +133,8 @@ import Testing
                 let error = try HTTPProtocolTests.error(refused.body)
                 #expect(error.code == "refused" && error.message == "the audit log is read elsewhere" && error.event == "afterGetData")
                 // Errors the expression meets on the rows: a parameter never given, a function on the wrong type.
-                for (expression, code) in [("Name = :missing", "expressionEvaluation"), ("UPPER(ClientId) = 'A'", "expressionEvaluation")] {
+                for (expression, code) in [("Name = :missing", "expressionEvaluation"), ("UPPER(ClientId) = 'A'", "expressionEvaluation"),
+                                           ("ClientId * 9223372036854775807 > 0", "expressionEvaluation")] {
                     let failed = try await Self.getData(client, [DataRequest(table: "Clients", where: expression)], token: token, binary: binary)
                     #expect(failed.status == 400, "\(expression), binary: \(binary)")
                     #expect(try HTTPProtocolTests.error(failed.body).code == code, "\(expression)")
