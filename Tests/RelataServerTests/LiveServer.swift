@@ -18,8 +18,10 @@ struct LiveClient: Sendable {
         let header: @Sendable (String) -> String?
     }
 
+    /// Sends a request; `session` is the client's own (a flood of requests sent through another
+    /// one does not hold this one's requests in the client's own queue).
     func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil, accept: String? = nil,
-                 headers: [String: String] = [:]) async throws -> Response {
+                 headers: [String: String] = [:], session: URLSession = .shared) async throws -> Response {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
@@ -27,7 +29,7 @@ struct LiveClient: Sendable {
         if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await session.data(for: request)
         let http = response as? HTTPURLResponse
         let headers = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, entry in
             result["\(entry.key)".lowercased()] = "\(entry.value)"

@@ -13,6 +13,8 @@ final class ChunkPipe: @unchecked Sendable {
     // @unchecked Sendable: every stored property but `capacity` is read and written only while
     // `condition` is locked.
     private let capacity: Int
+    private let patience: TimeInterval
+    private let isAbandoned: @Sendable () -> Bool
     private let condition = NSCondition()
     private var queued: [[UInt8]] = []
     /// How the chunks ended: nil while more may come.
@@ -21,17 +23,32 @@ final class ChunkPipe: @unchecked Sendable {
     private var waiter: CheckedContinuation<[UInt8]?, any Error>?
     private var closed = false
 
-    init(capacity: Int) {
+    /// - Parameters:
+    ///   - patience: how long a sender waits for room before it gives up (the writer stopped taking chunks).
+    ///   - isAbandoned: asked while a sender waits; true ends the wait (the client has gone).
+    init(capacity: Int, patience: Duration = .seconds(60), isAbandoned: @escaping @Sendable () -> Bool = { false }) {
         self.capacity = capacity
+        let (seconds, attoseconds) = patience.components
+        self.patience = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.isAbandoned = isAbandoned
     }
 
     /// Queues a chunk, blocking while `capacity` chunks wait to be written — call it from a
-    /// thread that may block (a database reader's), never from a task.
+    /// thread that may block (a database reader's), never from a task. It waits at most
+    /// `patience`, and not once `isAbandoned` says the client has gone: a reader is never
+    /// held by an answer nobody will take.
     ///
-    /// - Throws: `CancellationError` once the writer is gone (the client disconnected).
+    /// - Throws: `CancellationError` once the writer is gone (the client disconnected), or it
+    ///   took no chunk for `patience`.
     func send(_ bytes: [UInt8]) throws {
         condition.lock()
-        while queued.count >= capacity, !closed { condition.wait() }
+        let deadline = Date(timeIntervalSinceNow: patience)
+        while queued.count >= capacity, !closed {
+            if !condition.wait(until: min(deadline, Date(timeIntervalSinceNow: 0.5))), isAbandoned() || Date() >= deadline {
+                closed = true
+                queued = []
+            }
+        }
         guard !closed else {
             condition.unlock()
             throw CancellationError()

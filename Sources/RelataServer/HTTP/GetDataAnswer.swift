@@ -19,8 +19,10 @@ enum GetDataAnswer {
         let logger = context.logger
         let encoder: any AnswerEncoder = binary ? BinaryAnswerEncoder() : JSONAnswerEncoder()
         let start = try encoder.start(schema: schema)
-        let pipe = ChunkPipe(capacity: 8)
         let limit = context.workLimit(service.queryTimeLimit)
+        // A reader waits for room at most the write timeout (and not after the client went),
+        // even when the answer's body is never written.
+        let pipe = ChunkPipe(capacity: 8, patience: writeTimeout, isAbandoned: { limit.isCancelled })
         // The reader: ends when the read does, or when the pipe is closed (the client went).
         Task {
             // Frames are gathered into chunks of at least `chunkBytes`: a small answer goes out in
