@@ -1,6 +1,7 @@
 import Foundation
 
-/// A bound on one piece of work: a time limit counted only while it computes, and a
+/// A bound on one piece of work: a time limit counted only while it computes (not while it
+/// waits its turn or for a slow receiver), and a
 /// cancellation any thread may ask for (the data server cancels when the client goes). Long
 /// loops call ``check()`` now and then; it throws once the time is up or the work is cancelled.
 ///
@@ -66,14 +67,18 @@ public final class WorkLimit: @unchecked Sendable {
         lock.withLock { deadline.map { max($0 - ContinuousClock.now, .zero) } }
     }
 
+    /// Leaves the time since `start` out of the limit: time the work spent waiting its turn
+    /// (for a database reader, a rule runtime) rather than computing.
+    public func notCounting(since start: ContinuousClock.Instant) {
+        let waited = ContinuousClock.now - start
+        lock.withLock { deadline = deadline.map { $0 + waited } }
+    }
+
     /// Runs `work` — waiting for someone else, such as a slow receiver — without counting its
     /// time against the limit.
     public func excluding<Result>(_ work: () throws -> Result) rethrows -> Result {
         let start = ContinuousClock.now
-        defer {
-            let waited = ContinuousClock.now - start
-            lock.withLock { deadline = deadline.map { $0 + waited } }
-        }
+        defer { notCounting(since: start) }
         return try work()
     }
 }

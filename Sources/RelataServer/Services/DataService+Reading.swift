@@ -106,8 +106,10 @@ extension DataService {
             case .table(let filter): expression = filter
             case .query(let query, let resolved):
                 let reader = QueryReader(storage: storage, workLimit: limit)
+                let queued = ContinuousClock.now
                 _ = try await storage.asyncRead { connection in
-                    try reader.read(request, query: query, resolved: resolved, in: connection, emit: emit)
+                    limit.notCounting(since: queued)
+                    return try reader.read(request, query: query, resolved: resolved, in: connection, emit: emit)
                 }
                 continue
             }
@@ -115,8 +117,10 @@ extension DataService {
             let calculated = Set(definition.calculatedFields.map { $0.name.lowercased() })
             if let expression, expression.fieldNames.contains(where: { calculated.contains($0.lowercased()) }) {
                 let session = read.session
+                let queued = ContinuousClock.now
                 let computed = try await read.rules.pool.perform { runtime in
                     try storage.read { connection in
+                        limit.notCounting(since: queued)
                         let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                         return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                             var events: [RowStreamEvent] = []
@@ -129,7 +133,9 @@ extension DataService {
                 // Sending may wait for the receiver: on a thread of its own, not the cooperative pool.
                 try await OffCooperativePool.run { for event in computed { try emit(event) } }
             } else {
+                let queued = ContinuousClock.now
                 try await storage.asyncRead { connection in
+                    limit.notCounting(since: queued)
                     let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: nil)
                     try TableReader(storage: storage, data: data, workLimit: limit).read(request, expression: expression, in: connection, emit: emit)
                 }
