@@ -275,7 +275,7 @@ import Testing
             #expect(error.code == .timeLimitExceeded, "\(error)")
             #expect(error.message.contains("was stopped"))
         }
-        #expect(ContinuousClock.now - started < .seconds(30), "stopped at 0.5 s (room left for a busy machine)")
+        #expect(ContinuousClock.now - started < .seconds(120), "stopped at 0.5 s, not after hours (room left for a busy machine)")
 
         // No time limit, but the client goes after 0.3 s: the work stops too.
         let patient = try DataService(storage: storage, runtimes: 1, queryTimeLimit: .seconds(3600))
@@ -287,7 +287,7 @@ import Testing
         }
         let cancelledAt = ContinuousClock.now
         await #expect(throws: CancellationError.self) { try await patient.stream(read, limit: limit) { _ in } }
-        #expect(ContinuousClock.now - cancelledAt < .seconds(30))
+        #expect(ContinuousClock.now - cancelledAt < .seconds(120), "stopped soon after the cancel, not after hours")
         cancelling.cancel()
     }
 

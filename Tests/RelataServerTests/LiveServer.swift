@@ -76,7 +76,18 @@ final class LogLines: @unchecked Sendable {
     }
 
     func append(_ line: String) { lock.withLock { lines.append(line) } }
-    func contains(_ text: String) -> Bool { lock.withLock { lines.contains { $0.contains(text) } } }
+    func contains(_ text: String) -> Bool { count(of: text) > 0 }
+    func count(of text: String) -> Int { lock.withLock { lines.filter { $0.contains(text) }.count } }
+
+    /// Waits (polling) until `count` lines hold `text`, for at most `limit`.
+    func waitFor(count: Int, of text: String, within limit: Duration) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            if self.count(of: text) >= count { return true }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return self.count(of: text) >= count
+    }
 
     /// Waits (polling) until a line holds `text`, for at most `limit`.
     func waitFor(_ text: String, within limit: Duration) async -> Bool {

@@ -289,6 +289,10 @@ public enum RelataHTTPServer {
             status = .tooManyRequests
             details = .init(code: "lockedOut", message: "too many failed logins for this user; try again in \(error.retryAfter) s")
             retryAfter = error.retryAfter
+        case let error as WorkLimit.Exceeded:
+            status = .badRequest
+            details = .init(code: RelataError.Code.timeLimitExceeded.rawValue,
+                            message: "computing the answer ran longer than \(error.timeLimit) and was stopped; narrow the request")
         case let error as SQLError where error.kind == .unavailable:
             status = .serviceUnavailable
             details = .init(code: "unavailable", message: "the database cannot take the request now: \(error.message)")

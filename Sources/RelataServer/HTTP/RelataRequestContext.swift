@@ -24,8 +24,10 @@ struct RelataRequestContext: RequestContext {
     /// `limit` (the client stopped reading): the write then fails and the answer ends.
     func writing(within limit: Duration, _ write: () async throws -> Void) async throws {
         let channel = self.channel
+        let logger = self.logger
         let (seconds, attoseconds) = limit.components
         let watchdog = channel.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+            logger.notice("the client stopped reading its answer for \(limit); its connection is closed")
             channel.close(promise: nil)
         }
         defer { watchdog.cancel() }

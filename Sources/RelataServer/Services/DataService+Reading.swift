@@ -100,7 +100,8 @@ extension DataService {
         let limit = limit ?? WorkLimit(timeLimit: queryTimeLimit)
         let emit: @Sendable (RowStreamEvent) throws -> Void = { event in try limit.excluding { try emit(event) } }
         for (request, checked) in zip(read.requests, read.reads) {
-            try limit.check()
+            // Only cancellation here: a plain read's time is the database's, and the client's pace.
+            if limit.isCancelled { throw CancellationError() }
             let expression: Relata.Expression?
             switch checked {
             case .table(let filter): expression = filter
