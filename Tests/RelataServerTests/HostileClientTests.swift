@@ -60,7 +60,7 @@ import Testing
         try await StreamedGetDataTests.addClients(150_000, to: server.database.service)
         var configuration = ServerConfiguration(port: 0)
         configuration.writeTimeout = .seconds(5)
-        let lines = LogLines()
+        let lines = LogRecorder()
         try await server.test(configuration, logger: lines.logger) { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             let body = try Self.getDataBody([DataRequest(table: "Clients")])
@@ -217,7 +217,7 @@ import Testing
     @Test func aDisconnectingClientStopsItsQuery() async throws {
         let server = try HTTPProtocolTests.Server()
         try await StreamedGetDataTests.addClients(3_000, to: server.database.service)
-        let lines = LogLines()
+        let lines = LogRecorder()
         try await server.test(ServerConfiguration(port: 0), logger: lines.logger) { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             let heavy = """
@@ -231,7 +231,7 @@ import Testing
                             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
             try await Task.sleep(for: .milliseconds(500))   // the query is under way (it needs minutes)
             socket.close()
-            #expect(await lines.waitFor("a read was stopped: its client went", within: .seconds(20)))
+            #expect(await lines.waitFor(of: "a read was stopped: its client went", within: .seconds(20)))
         }
     }
 

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Hummingbird
 import Logging
+import RelataTestSupport
 @testable import RelataServer
 
 /// A server on a free loopback port for the length of a test, reached with URLSession
@@ -63,52 +64,17 @@ func withLiveServer(_ services: ServerServices, configuration: ServerConfigurati
     }
 }
 
-/// Keeps what a server logs, for a test to look for a line.
-final class LogLines: @unchecked Sendable {
-    // @unchecked Sendable: `lines` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var lines: [String] = []
+extension LogRecorder {
+    /// How many logged messages hold `text`.
+    func count(of text: String) -> Int { messages.filter { $0.contains(text) }.count }
 
-    var logger: Logger {
-        var logger = Logger(label: "relata.test") { _ in Handler(lines: self) }
-        logger.logLevel = .info
-        return logger
-    }
-
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    func contains(_ text: String) -> Bool { count(of: text) > 0 }
-    func count(of text: String) -> Int { lock.withLock { lines.filter { $0.contains(text) }.count } }
-
-    /// Waits (polling) until `count` lines hold `text`, for at most `limit`.
-    func waitFor(count: Int, of text: String, within limit: Duration) async -> Bool {
+    /// Waits (polling) until `count` logged messages hold `text`, for at most `limit`.
+    func waitFor(count: Int = 1, of text: String, within limit: Duration) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
             if self.count(of: text) >= count { return true }
             try? await Task.sleep(for: .milliseconds(50))
         }
         return self.count(of: text) >= count
-    }
-
-    /// Waits (polling) until a line holds `text`, for at most `limit`.
-    func waitFor(_ text: String, within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if contains(text) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return contains(text)
-    }
-
-    private struct Handler: LogHandler {
-        let lines: LogLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .info
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) {
-            lines.append("\(event.level): \(event.message)")
-        }
     }
 }
