@@ -103,8 +103,9 @@ import Testing
 
     @Test func aRunawayScriptHoldsOnlyItsOwnRuntime() async throws {
         let pool = try RuleRuntimePool(size: 2) {
-            // Five seconds of CPU: long enough that a loaded machine still runs the quick unit first.
-            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .seconds(5)))
+            // Twenty seconds of CPU: long enough that a loaded machine (or a collector run every
+            // few allocations) still runs the quick unit first.
+            let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .seconds(20)))
             try runtime.load(RuleScript("function spin() { for (;;) {} }\nfunction quick() { return 1 }", fileName: "Orders.js"),
                              forTable: "Orders")
             return runtime

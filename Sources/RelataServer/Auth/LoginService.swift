@@ -158,6 +158,26 @@ public final class LoginService: Sendable {
     ///
     /// - Throws: ``LockedOut`` when the user name failed too often lately in this domain.
     public func authenticate(_ login: LoginString, in domain: String = "default") throws -> Session? {
+        switch try check(login, in: domain) {
+        case .accepted(let session): return session
+        case .refused: return nil
+        case .unknownUser(let wait):
+            Thread.sleep(forTimeInterval: wait)
+            return nil
+        }
+    }
+
+    /// What checking a login found.
+    enum Check: Sendable {
+        case accepted(Session)
+        case refused
+        /// No provider knows the name: answer after `wait` seconds, as long as a real check takes.
+        case unknownUser(wait: TimeInterval)
+    }
+
+    /// Checks a login without waiting for an unknown name (the server waits without holding a
+    /// thread): ``authenticate(_:in:)`` without its decoy wait.
+    func check(_ login: LoginString, in domain: String) throws -> Check {
         let throttled = LoginThrottle.Name(domain: domain, user: login.user)
         if let wait = try throttle.waitTime(for: throttled) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
         var account: LoginAccount?
@@ -166,15 +186,14 @@ public final class LoginService: Sendable {
             if account != nil { break }
         }
         guard let account else {
-            passwordChecks.spendTimeOfACheck()
             try throttle.recordFailure(for: throttled)
-            return nil
+            return .unknownUser(wait: passwordChecks.typicalCheckSeconds)
         }
         guard try passwordChecks.verify(login.password, hash: account.passwordHash) else {
             try throttle.recordFailure(for: throttled)
-            return nil
+            return .refused
         }
         try throttle.recordSuccess(for: throttled)
-        return account.session
+        return .accepted(account.session)
     }
 }

@@ -6,8 +6,8 @@ import HummingbirdBcrypt
 /// once (``Full``, answered 503 with `Retry-After`) rather than queued for ever.
 ///
 /// A login for a name nobody has does no hashing: it waits as long as the recent real checks
-/// took (``spendTimeOfACheck()``), so its answer takes as long as a wrong password's without
-/// costing a core. A flood of logins with made-up names therefore slows nobody; a flood for
+/// took (``typicalCheckSeconds``; the server waits without holding a thread), so its answer
+/// takes as long as a wrong password's without costing a core or a thread. A flood of logins with made-up names therefore slows nobody; a flood for
 /// real names is stopped by the lockout before any hashing.
 ///
 /// Each ``LoginService`` has its own; the server sets their limits from ``ServerConfiguration``.
@@ -70,11 +70,10 @@ public final class PasswordChecks: @unchecked Sendable {
         return matches
     }
 
-    /// Waits as long as a real check takes lately, without hashing: the answer for a user
-    /// nobody has takes as long as for a wrong password.
-    public func spendTimeOfACheck() {
-        let seconds = condition.withLock { typicalSeconds }
-        Thread.sleep(forTimeInterval: min(seconds, 5))
+    /// How long a real check took lately, in seconds (at most 5): how long the answer for a
+    /// user nobody has waits, without hashing, so it takes as long as a wrong password's.
+    public var typicalCheckSeconds: TimeInterval {
+        condition.withLock { min(typicalSeconds, 5) }
     }
 
     private static func seconds(_ duration: Duration) -> Double {

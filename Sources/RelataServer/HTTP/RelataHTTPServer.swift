@@ -132,14 +132,21 @@ public enum RelataHTTPServer {
                 let provider = domain.login
                 let domainName = domain.name
                 // The throttle's queries and the slow password hash (bounded: PasswordChecks): off the cooperative pool.
-                let checked: Session?
+                let checked: LoginService.Check
                 do {
-                    checked = try await OffCooperativePool.run { try provider.authenticate(login, in: domainName) }
+                    checked = try await OffCooperativePool.run { try provider.check(login, in: domainName) }
                 } catch is PasswordChecks.Full {
                     throw ProtocolError.busy("too many logins are being checked; try again in a second", retryAfter: 1)
                 }
-                guard var authenticated = checked else {
-                    throw ProtocolError.loginFailed("the user name or the password is wrong")
+                let wrong = ProtocolError.loginFailed("the user name or the password is wrong")
+                var authenticated: Session
+                switch checked {
+                case .accepted(let session): authenticated = session
+                case .refused: throw wrong
+                case .unknownUser(let wait):
+                    // As long as a real check takes, holding no thread: a flood of made-up names costs nothing.
+                    try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+                    throw wrong
                 }
                 authenticated.values["Domain"] = .string(domain.name)
                 let dataService = try domain.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
