@@ -64,7 +64,7 @@ public final class PasswordChecks: @unchecked Sendable {
         let took = ContinuousClock.now - started
         condition.withLock {
             running -= 1
-            typicalSeconds = 0.8 * typicalSeconds + 0.2 * Self.seconds(took)
+            typicalSeconds = 0.8 * typicalSeconds + 0.2 * took.seconds
             condition.signal()
         }
         return matches
@@ -74,10 +74,5 @@ public final class PasswordChecks: @unchecked Sendable {
     /// user nobody has waits, without hashing, so it takes as long as a wrong password's.
     public var typicalCheckSeconds: TimeInterval {
         condition.withLock { min(typicalSeconds, 5) }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

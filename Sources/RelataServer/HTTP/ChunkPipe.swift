@@ -28,8 +28,7 @@ final class ChunkPipe: @unchecked Sendable {
     ///   - isAbandoned: asked while a sender waits; true ends the wait (the client has gone).
     init(capacity: Int, patience: Duration = .seconds(60), isAbandoned: @escaping @Sendable () -> Bool = { false }) {
         self.capacity = capacity
-        let (seconds, attoseconds) = patience.components
-        self.patience = TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+        self.patience = patience.seconds
         self.isAbandoned = isAbandoned
     }
 

@@ -94,10 +94,9 @@ public enum RelataHTTPServer {
                 return response
             }
         }
-        let idle = configuration.idleTimeout.components
         return Application(router: router,
                            server: .http1(configuration: .init(additionalChannelHandlers: [ClientGoneHandler()],
-                                                               idleTimeout: .nanoseconds(idle.seconds * 1_000_000_000 + idle.attoseconds / 1_000_000_000))),
+                                                               idleTimeout: configuration.idleTimeout.timeAmount)),
                            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "relata"),
                            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
                            logger: logger)

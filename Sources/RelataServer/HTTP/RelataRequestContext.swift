@@ -25,8 +25,7 @@ struct RelataRequestContext: RequestContext {
     func writing(within limit: Duration, _ write: () async throws -> Void) async throws {
         let channel = self.channel
         let logger = self.logger
-        let (seconds, attoseconds) = limit.components
-        let watchdog = channel.eventLoop.scheduleTask(in: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)) {
+        let watchdog = channel.eventLoop.scheduleTask(in: limit.timeAmount) {
             logger.notice("the client stopped reading its answer for \(limit); its connection is closed")
             channel.close(promise: nil)
         }

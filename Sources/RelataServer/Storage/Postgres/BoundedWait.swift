@@ -12,14 +12,8 @@ extension EventLoopFuture {
     func wait(atMost limit: Duration) throws -> Value? {
         let outcome = Outcome<Value>()
         whenComplete { outcome.set($0) }
-        guard outcome.done.wait(timeout: .now() + .nanoseconds(Self.nanoseconds(limit))) == .success else { return nil }
+        guard outcome.done.wait(timeout: .now() + .nanoseconds(Int(limit.timeAmount.nanoseconds))) == .success else { return nil }
         return try outcome.result?.get()
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int {
-        let (seconds, attoseconds) = duration.components
-        // A wait of more than 68 years is as good as for ever: clamped, so nothing overflows.
-        return Int(min(max(seconds, 0), Int64(Int32.max))) * 1_000_000_000 + Int(max(attoseconds, 0) / 1_000_000_000)
     }
 }
 

@@ -81,7 +81,7 @@ final class PostgresConnectionPool: @unchecked Sendable {
     }
 
     private func lease() throws -> PostgresConnection {
-        let deadline = Date(timeIntervalSinceNow: Self.seconds(limits.acquire))
+        let deadline = Date(timeIntervalSinceNow: limits.acquire.seconds)
         condition.lock()
         while !closed, idle.isEmpty, open >= maxConnections {
             guard condition.wait(until: deadline) else {
@@ -157,11 +157,6 @@ final class PostgresConnectionPool: @unchecked Sendable {
             return false
         }
         if closeIt { _ = try? connection.closing().wait(atMost: limits.close) }
-    }
-
-    static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }
 }
 
