@@ -70,11 +70,16 @@ extension LogRecorder {
 
     /// Waits (polling) until `count` logged messages hold `text`, for at most `limit`.
     func waitFor(count: Int = 1, of text: String, within limit: Duration) async -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while ContinuousClock.now < deadline {
-            if self.count(of: text) >= count { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return self.count(of: text) >= count
+        await eventually(within: limit) { self.count(of: text) >= count }
     }
+}
+
+/// Waits (polling every 50 ms) until `condition` holds, for at most `limit`; whether it held.
+func eventually(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    return condition()
 }

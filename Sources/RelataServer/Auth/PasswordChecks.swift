@@ -23,6 +23,7 @@ public final class PasswordChecks: @unchecked Sendable {
     private var waiting: Int
     private var running = 0
     private var queued = 0
+    private var finished = 0
     /// How long a real check took lately (a moving average), in seconds.
     private var typicalSeconds = 0.25
 
@@ -64,10 +65,21 @@ public final class PasswordChecks: @unchecked Sendable {
         let took = ContinuousClock.now - started
         condition.withLock {
             running -= 1
+            finished += 1
             typicalSeconds = 0.8 * typicalSeconds + 0.2 * took.seconds
             condition.signal()
         }
         return matches
+    }
+
+    /// Checks running or waiting for a worker now.
+    var inProgress: Int {
+        condition.withLock { running + queued }
+    }
+
+    /// Checks that hashed a password, since this value was made.
+    var completed: Int {
+        condition.withLock { finished }
     }
 
     /// How long a real check took lately, in seconds (at most 5): how long the answer for a

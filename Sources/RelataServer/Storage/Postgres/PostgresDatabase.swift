@@ -93,7 +93,9 @@ final class PostgresSQLConnection: SQLConnection {
     var dialect: any SQLDialect { PostgresDialect() }
     private(set) var inTransaction = false
     /// The connection stopped answering and was closed: it is never lent again.
-    private(set) var isBroken = false
+    var isBroken: Bool { brokenBecause != nil }
+    /// Why the connection was given up, for the error of any statement after.
+    private var brokenBecause: String?
     /// How long the statement being run may take (``limiting(_:_:)`` shortens it).
     private var statementLimit: Duration
     /// Cancels the statement being run: its connection is closed (PostgreSQL then stops it).
@@ -186,9 +188,10 @@ final class PostgresSQLConnection: SQLConnection {
         try SQLError.checkStorable(arguments)
         var binds = PostgresBindings(capacity: arguments.count)
         for argument in arguments { try PostgresValues.bind(argument, to: &binds) }
-        guard !isBroken, !connection.isClosed else {
-            isBroken = true
-            throw SQLError(.unavailable, "the connection to PostgreSQL is closed")
+        if let brokenBecause { throw SQLError(.unavailable, "the connection to PostgreSQL was given up: \(brokenBecause)") }
+        guard !connection.isClosed else {
+            brokenBecause = "PostgreSQL closed it"
+            throw SQLError(.unavailable, "PostgreSQL closed the connection (it was stopped, or ended the session)")
         }
         // A limited read is many statements (a cursor's fetches): each checks the limit first.
         if let cancellation {
@@ -203,13 +206,13 @@ final class PostgresSQLConnection: SQLConnection {
             while ContinuousClock.now < deadline {
                 if let result = try answer.wait(atMost: min(.milliseconds(100), deadline - ContinuousClock.now)) { return result }
                 if cancellation?.isCancelled == true {
-                    abandon()
+                    abandon(because: "its work was cancelled during a statement")
                     throw CancellationError()
                 }
                 // postgres-nio may never complete a query on a connection the server closed
                 // (a terminated backend, a dropped database): a closed connection fails at once.
                 if connection.isClosed {
-                    abandon()
+                    abandon(because: "PostgreSQL closed it during a statement")
                     throw SQLError(.unavailable, "the connection to PostgreSQL closed before the answer came")
                 }
             }
@@ -217,14 +220,14 @@ final class PostgresSQLConnection: SQLConnection {
             throw PostgresValues.sqlError(error)
         }
         logger.error("PostgreSQL did not answer a statement within \(waitLimit); its connection is closed")
-        abandon()
+        abandon(because: "PostgreSQL did not answer a statement within \(waitLimit)")
         throw SQLError(.unavailable, "PostgreSQL did not answer within \(waitLimit); the connection was closed")
     }
 
     /// Closes the connection while a statement is running: PostgreSQL stops the statement when it
     /// sees the connection gone, and the pool never lends the connection again.
-    private func abandon() {
-        isBroken = true
+    private func abandon(because reason: String) {
+        brokenBecause = reason
         inTransaction = false
         connection.closeWithoutWaiting()
     }
