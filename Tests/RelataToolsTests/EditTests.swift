@@ -16,12 +16,15 @@ import RelataTestSupport
             [{"insert": "Orders", "values": {"ClientId": 1}, "as": "o"},
              {"insert": "OrderDetails", "values": {"OrderId": {"ref": "o.OrderId"}, "Quantity": 2}},
              {"update": "Orders", "key": 10, "values": {"Status": "closed"}},
-             {"delete": "Pairs", "key": [1, "b"]}]
+             {"delete": "Pairs", "key": [1, "b"]},
+             {"delete": "Orders", "key": {"ref": "o.OrderId"}}]
             """)
         #expect(edits[0] == Edit(.insert, table: "Orders", values: ["ClientId": .value(.integer(1))], alias: "o"))
         #expect(edits[1].values["OrderId"] == .reference(alias: "o", field: "OrderId"))
         #expect(edits[2].summary == "update Orders (key 10)")
-        #expect(edits[3].key == [.integer(1), .string("b")])
+        #expect(edits[3].key == [.value(.integer(1)), .value(.string("b"))])
+        #expect(edits[4].key == [.reference(alias: "o", field: "OrderId")])
+        #expect(edits[4].summary == "delete Orders (key ref o.OrderId)")
     }
 
     @Test func malformedEditsSayWhere() throws {
@@ -78,5 +81,27 @@ import RelataTestSupport
         let calculated = try failure(#"[{"update": "OrderDetails", "key": 100, "values": {"total": 5}}]"#)
         #expect(calculated?.code == .readOnlyField)
         #expect(calculated?.description == "OrderDetails.Total: calculated and lookup fields are read-only; their values come from other fields")
+    }
+
+    /// A row inserted and deleted again before the apply leaves nothing and crashes nothing:
+    /// its insert and update are undone, the delete passes, and `{"ref": …}` works as a key.
+    @Test func aNewRowDeletedBeforeTheApplyLeavesNothing() throws {
+        let adapter = try makeAdapter()
+        let edits = try decode("""
+            [{"insert": "Orders", "values": {"ClientId": 1, "Status": "new"}, "as": "order"},
+             {"update": "Orders", "key": {"ref": "order.OrderId"}, "values": {"Status": "open"}},
+             {"insert": "Orders", "values": {"ClientId": 2, "Status": "kept"}, "as": "kept"},
+             {"delete": "Orders", "key": -1},
+             {"update": "Orders", "key": {"ref": "order.OrderId"}, "values": {"Status": "late"}}]
+            """)
+        let orders = try #require(adapter.table(named: "Orders"))
+        var run = EditRun(edits: edits, on: adapter.tables)
+        run.record(try adapter.applyChanges(for: adapter.tables))
+        let verdicts = run.report().verdicts
+        #expect(verdicts.map(\.verdict) == [.undone, .undone, .applied, .applied, .refused])
+        #expect(verdicts[0].message == "edit 4 deleted this new row before it was stored")
+        #expect(verdicts[4].message == "Orders.OrderId: {\"ref\": \"order.OrderId\"} names a row an earlier edit deleted")
+        #expect(orders.rows.map { $0["Status"] } == ["open", "open", "kept"], "nothing of the deleted row is stored")
+        #expect(run.report().text(schema: "Shop").hasSuffix("2 applied, 2 undone, 1 refused"))
     }
 }

@@ -47,29 +47,24 @@ extension Edit {
             if let alias { aliases[alias] = row }
             return row
         case .update:
-            let row = try Self.row(of: table, key: key)
+            let row = try row(of: table, aliases: aliases)
             try row.setValues(fieldValues)
             return row
         case .delete:
-            let row = try Self.row(of: table, key: key)
+            let row = try row(of: table, aliases: aliases)
             try table.removeRow(row)
             return row
         }
     }
 
-    /// The row with a primary key given as JSON values.
-    static func row(of table: DataTable, key: [JSONValue]) throws -> DataTableRow {
+    /// The row the edit's key names: its values, or fields of rows inserted earlier.
+    private func row(of table: DataTable, aliases: [String: DataTableRow]) throws -> DataTableRow {
         let keyFields = table.primaryKeyFields
         guard key.count == keyFields.count else {
             throw RelataError(.invalidSchema, "the key has \(key.count) values; the primary key of \(table.name) has \(keyFields.count) (\(keyFields.map(\.name).joined(separator: ", ")))",
                               table: table.name)
         }
-        let values = try zip(keyFields, key).map { field, raw in
-            do { return try field.value(fromJSON: raw) } catch var error as RelataError {
-                error.table = table.name
-                throw error
-            }
-        }
+        let values = try zip(keyFields, key).map { field, part in try resolve(part, forField: field.name, in: table, aliases: aliases) }
         guard let row = try table.row(forPrimaryKey: values) else {
             let text = zip(keyFields, values).map { "\($0.name)=\($1)" }.joined(separator: ", ")
             throw RelataError(.rowNotFound, "no row has the key \(text)", table: table.name)
@@ -96,6 +91,10 @@ extension Edit {
         case .reference(let alias, let field):
             guard let row = aliases[alias] else {
                 throw RelataError(.invalidSchema, "{\"ref\": \"\(alias).\(field)\"} names no row: no earlier insert has \"as\": \"\(alias)\"",
+                                  table: table.name, field: name)
+            }
+            guard row.isInTable else {
+                throw RelataError(.rowNotFound, "{\"ref\": \"\(alias).\(field)\"} names a row an earlier edit deleted",
                                   table: table.name, field: name)
             }
             return try row.value(forKey: field)

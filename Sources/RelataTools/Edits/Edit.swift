@@ -16,7 +16,8 @@ import RelataScript
 /// Values are plain JSON read as the field's type (dates as ISO 8601 strings);
 /// `{"ref": "alias.Field"}` is a field of a row an earlier insert named with `as`
 /// (a new row's temporary key, typically). `key` is the primary key: one value,
-/// or an array for a key of several fields.
+/// or an array for a key of several fields; each may be a `{"ref": …}` too, to update or
+/// delete a row an earlier insert added.
 public struct Edit: Decodable, Sendable, Equatable {
     public enum Operation: String, Sendable, CaseIterable {
         case insert, update, delete
@@ -44,13 +45,13 @@ public struct Edit: Decodable, Sendable, Equatable {
 
     public var operation: Operation
     public var table: String
-    /// The primary key of the row to update or delete.
-    public var key: [JSONValue]
+    /// The primary key of the row to update or delete: values, or fields of rows inserted earlier.
+    public var key: [EditValue]
     public var values: [String: EditValue]
     /// A name later edits use to refer to the row this insert adds.
     public var alias: String?
 
-    public init(_ operation: Operation, table: String, key: [JSONValue] = [], values: [String: EditValue] = [:], alias: String? = nil) {
+    public init(_ operation: Operation, table: String, key: [EditValue] = [], values: [String: EditValue] = [:], alias: String? = nil) {
         self.operation = operation
         self.table = table
         self.key = key
@@ -72,10 +73,10 @@ public struct Edit: Decodable, Sendable, Equatable {
         }
         self.operation = operation
         table = try container.decode(String.self, forKey: CodingKeys(rawValue: operation.rawValue)!)
-        switch try container.decodeIfPresent(JSONValue.self, forKey: .key) {
-        case .array(let parts)?: key = parts
-        case let single?: key = [single]
-        case nil: key = []
+        if case .array? = try container.decodeIfPresent(JSONValue.self, forKey: .key) {
+            key = try container.decode([EditValue].self, forKey: .key)
+        } else {
+            key = try container.decodeIfPresent(EditValue.self, forKey: .key).map { [$0] } ?? []
         }
         values = try container.decodeIfPresent([String: EditValue].self, forKey: .values) ?? [:]
         alias = try container.decodeIfPresent(String.self, forKey: .alias)
@@ -106,6 +107,16 @@ public struct Edit: Decodable, Sendable, Equatable {
     public var summary: String {
         let keyText = key.isEmpty ? "" : " (key " + key.map(\.text).joined(separator: ", ") + ")"
         return "\(operation.rawValue) \(table)\(keyText)"
+    }
+}
+
+extension Edit.EditValue {
+    /// The value as the edits file wrote it: JSON, or `ref order.OrderId`.
+    var text: String {
+        switch self {
+        case .value(let value): return value.text
+        case .reference(let alias, let field): return "ref \(alias).\(field)"
+        }
     }
 }
 

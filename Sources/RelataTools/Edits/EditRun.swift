@@ -19,7 +19,7 @@ public struct EditRun {
         public func text(schema: String) -> String {
             var lines = ["\(schema): \(verdicts.count) edit\(verdicts.count == 1 ? "" : "s")"]
             for verdict in verdicts { lines += verdict.textLines }
-            let order: [EditVerdict.Verdict] = [.applied, .validated, .pending, .refused, .failed]
+            let order: [EditVerdict.Verdict] = [.applied, .validated, .pending, .undone, .refused, .failed]
             lines.append(order.compactMap { kind in summary[kind.rawValue].map { "\($0) \(kind.rawValue)" } }.joined(separator: ", "))
             return lines.joined(separator: "\n")
         }
@@ -34,6 +34,8 @@ public struct EditRun {
             case validated
             /// Passed the row rules; not applied (`--no-apply`).
             case pending
+            /// A later edit deleted this new row before it was stored: nothing of it is stored.
+            case undone
             /// Refused when made: a row rule failed or a value was wrong.
             case refused
             /// Failed at the apply: a delta or transaction rule, the update rule, or the data source.
@@ -52,7 +54,7 @@ public struct EditRun {
         public var values: [String: JSONValue]?
 
         var textLines: [String] {
-            let mark = [.applied, .validated, .pending].contains(verdict) ? "✔" : "✘"
+            let mark = [.applied, .validated, .pending, .undone].contains(verdict) ? "✔" : "✘"
             var head = "\(String(index).leftPadded(to: 3)) \(mark) \(edit)"
             if let row { head += " → \(row)" }
             head += "  \(verdict.rawValue)"
@@ -74,8 +76,9 @@ public struct EditRun {
     }
 
     private var verdicts: [EditVerdict] = []
-    /// The rows the edits made, with their verdict's position and change id.
-    private var madeRows: [(verdict: Int, row: DataTableRow, table: String, changeId: Int)] = []
+    /// The rows the edits made, with their verdict's position and change id; no change id for
+    /// the delete of a new row, which leaves nothing to store (it passes with the apply).
+    private var madeRows: [(verdict: Int, row: DataTableRow, table: String, changeId: Int?)] = []
 
     /// Makes the edits on tables whose rules are attached; an edit a row rule or a value
     /// refuses is a ``EditVerdict/Verdict/refused`` verdict, the others are pending.
@@ -88,8 +91,13 @@ public struct EditRun {
             var verdict = EditVerdict(index: offset + 1, edit: edit.summary, verdict: .pending)
             do {
                 let row = try edit.perform(on: tables, aliases: &aliases)
-                verdict.row = row.label
-                madeRows.append((verdicts.count, row, row.table.name, row.changeId))
+                if row.isInTable {
+                    verdict.row = row.label
+                    madeRows.append((verdicts.count, row, row.table.name, row.changeId))
+                } else {
+                    undo(row, deletedBy: offset + 1)
+                    madeRows.append((verdicts.count, row, row.table.name, nil))
+                }
             } catch let error as ScriptError {
                 verdict.verdict = .refused
                 verdict.kind = FailureKind(error)
@@ -110,13 +118,26 @@ public struct EditRun {
         }
     }
 
+    /// A new row's delete removed it before it was stored: the edits that made and changed it are undone.
+    private mutating func undo(_ row: DataTableRow, deletedBy deleting: Int) {
+        for made in madeRows where made.row === row {
+            verdicts[made.verdict].verdict = .undone
+            verdicts[made.verdict].message = "edit \(deleting) deleted this new row before it was stored"
+        }
+        madeRows.removeAll { $0.row === row }
+    }
+
     /// Records what an apply (or a validation) made of the edits' changes: a failed change
     /// fails its edit; a resolved one gets `passing`.
     public mutating func record(_ deltas: [Delta], passing: EditVerdict.Verdict = .applied) {
         var outcomes: [String: DeltaChange] = [:]
         for delta in deltas { for change in delta.changes { outcomes["\(delta.tableName.lowercased())/\(change.changeId)"] = change } }
         for made in madeRows {
-            guard let change = outcomes["\(made.table.lowercased())/\(made.changeId)"] else { continue }
+            guard let changeId = made.changeId else {
+                verdicts[made.verdict].verdict = passing
+                continue
+            }
+            guard let change = outcomes["\(made.table.lowercased())/\(changeId)"] else { continue }
             if change.status == .failed {
                 verdicts[made.verdict].verdict = .failed
                 verdicts[made.verdict].kind = change.failure?.kind ?? .refusal

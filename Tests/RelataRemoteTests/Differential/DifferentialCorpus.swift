@@ -14,10 +14,10 @@ enum Make {
         Edit(.insert, table: table, values: values, alias: alias)
     }
     static func update(_ table: String, _ key: Int64, _ values: [String: Edit.EditValue]) -> Edit {
-        Edit(.update, table: table, key: [.integer(key)], values: values)
+        Edit(.update, table: table, key: [.value(.integer(key))], values: values)
     }
     static func delete(_ table: String, _ key: Int64) -> Edit {
-        Edit(.delete, table: table, key: [.integer(key)])
+        Edit(.delete, table: table, key: [.value(.integer(key))])
     }
     static func int(_ value: Int64) -> Edit.EditValue { .value(.integer(value)) }
     static func number(_ value: Double) -> Edit.EditValue { .value(.number(value)) }
