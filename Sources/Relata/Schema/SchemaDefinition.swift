@@ -19,13 +19,15 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
     /// The schema-wide rule script: its handlers run for every table, after the table's own.
     public var script: RuleScript?
     /// Table names in the order an apply processes their changes (masters before details).
+    /// Without one given, the tables' ``dependencyOrder``.
     public var updateOrder: [String]
     /// Commands a data server runs on request (`ExecuteCommand`): functions of the schema-wide script.
     public var commands: [CommandDefinition]
 
     /// Creates a schema and checks it.
     ///
-    /// - Parameter updateOrder: defaults to the tables' order.
+    /// - Parameter updateOrder: defaults to ``dependencyOrder``: masters before their details,
+    ///   otherwise the tables' order.
     /// - Throws: ``RelataError/Code/invalidSchema`` when a table is described twice, or
     ///   `updateOrder`, a foreign key or a lookup field names a table the schema does not describe.
     public init(name: String, tables: [TableDefinition], script: RuleScript? = nil, updateOrder: [String]? = nil,
@@ -33,9 +35,41 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
         self.name = name
         self.tables = tables
         self.script = script
-        self.updateOrder = updateOrder ?? tables.map(\.name)
+        self.updateOrder = updateOrder ?? Self.dependencyOrder(of: tables).map(\.name)
         self.commands = commands
         try check()
+    }
+
+    /// The tables with every table a foreign key references before the table: the order a
+    /// database creates them in and, unless `updateOrder` says otherwise, the order an apply
+    /// inserts in. Tables keep their described order where no key decides; in a cycle of
+    /// references, the first described comes first.
+    ///
+    /// ```swift
+    /// // OrderDetails described first, referencing Orders:
+    /// schema.dependencyOrder.map(\.name)   // ["Orders", "OrderDetails"]
+    /// ```
+    public var dependencyOrder: [TableDefinition] {
+        Self.dependencyOrder(of: tables)
+    }
+
+    private static func dependencyOrder(of tables: [TableDefinition]) -> [TableDefinition] {
+        var placed: Set<String> = []
+        var remaining = tables
+        var ordered: [TableDefinition] = []
+        while !remaining.isEmpty {
+            let ready = remaining.firstIndex { table in
+                table.foreignKeys.allSatisfy { key in
+                    let master = key.references.lowercased()
+                    return master == table.name.lowercased() || placed.contains(master)
+                        || !tables.contains { $0.name.lowercased() == master }
+                }
+            } ?? 0
+            let table = remaining.remove(at: ready)
+            placed.insert(table.name.lowercased())
+            ordered.append(table)
+        }
+        return ordered
     }
 
     public init(from decoder: any Decoder) throws {

@@ -24,7 +24,7 @@ public final class SQLStorage: Sendable {
         dialect = database.dialect
         names = PhysicalNames(schema, dialect: database.dialect)
         try database.inTransaction { connection in
-            for table in schema.tables { try connection.execute(createStatement(for: table), []) }
+            for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
         }
     }
 
@@ -106,14 +106,14 @@ public final class SQLStorage: Sendable {
     /// How a `COUNT(*)` column is read.
     static let count = FieldDefinition("count", .integer)
 
-    /// Stores the rows of `tables` (their current values) when the database is empty, in update
-    /// order, in one transaction; does nothing otherwise. Returns whether it seeded.
+    /// Stores the rows of `tables` (their current values) when the database is empty, masters
+    /// before details, in one transaction; does nothing otherwise. Returns whether it seeded.
     @discardableResult
     public func seedIfEmpty(with tables: [DataTable]) throws -> Bool {
         guard try isEmpty() else { return false }
         try database.inTransaction { connection in
-            for name in schema.updateOrder {
-                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else { continue }
+            for definition in schema.dependencyOrder {
+                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(definition.name) == .orderedSame }) else { continue }
                 let names = table.fields.map(\.name)
                 let head = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES "
                 // Many rows a statement (a round trip each on PostgreSQL), within both databases' parameter limits.
