@@ -241,9 +241,10 @@ import Testing
             let socket = try RawConnection(port: client.port)
             try socket.send("POST /v1/DataService/SQLGetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
-            try await Task.sleep(for: .milliseconds(500))   // the query is under way (it needs minutes)
+            // The query is under way (it needs minutes); then its client goes.
+            try #require(await lines.waitFor(of: "a read began", within: .seconds(120)))
             socket.close()
-            #expect(await lines.waitFor(of: "a read was stopped: its client went", within: .seconds(20)))
+            #expect(await lines.waitFor(of: "a read was stopped: its client went", within: .seconds(60)))
         }
     }
 

@@ -158,11 +158,14 @@ public final class LoginService: Sendable {
     ///
     /// - Throws: ``LockedOut`` when the user name failed too often lately in this domain.
     public func authenticate(_ login: LoginString, in domain: String = "default") throws -> Session? {
-        switch try check(login, in: domain) {
-        case .accepted(let session): return session
-        case .refused: return nil
+        let found = try lookUp(login, in: domain)
+        switch found {
         case .unknownUser(let wait):
             Thread.sleep(forTimeInterval: wait)
+            return nil
+        case .account(let account, let name):
+            let matches = try passwordChecks.verifyWaiting(login.password, hash: account.passwordHash)
+            if case .accepted(let session) = try conclude(matches, account: account, name: name) { return session }
             return nil
         }
     }
@@ -175,25 +178,43 @@ public final class LoginService: Sendable {
         case unknownUser(wait: TimeInterval)
     }
 
-    /// Checks a login without waiting for an unknown name (the server waits without holding a
-    /// thread): ``authenticate(_:in:)`` without its decoy wait.
-    func check(_ login: LoginString, in domain: String) throws -> Check {
+    /// Checks a login holding no thread while it waits — for a password worker, or for an unknown
+    /// name's answer (the caller waits that out): ``authenticate(_:in:)`` for a server. The
+    /// throttle's and providers' blocking reads run off the cooperative pool.
+    func check(_ login: LoginString, in domain: String) async throws -> Check {
+        let found = try await OffCooperativePool.run { try self.lookUp(login, in: domain) }
+        switch found {
+        case .unknownUser(let wait):
+            return .unknownUser(wait: wait)
+        case .account(let account, let name):
+            let matches = try await passwordChecks.verify(login.password, hash: account.passwordHash)
+            return try await OffCooperativePool.run { try self.conclude(matches, account: account, name: name) }
+        }
+    }
+
+    /// The first half of a check: the lockout, then the account a provider knows.
+    private enum Found: Sendable {
+        case account(LoginAccount, LoginThrottle.Name)
+        case unknownUser(wait: TimeInterval)
+    }
+
+    private func lookUp(_ login: LoginString, in domain: String) throws -> Found {
         let throttled = LoginThrottle.Name(domain: domain, user: login.user)
         if let wait = try throttle.waitTime(for: throttled) { throw LockedOut(retryAfter: Int(wait.rounded(.up))) }
-        var account: LoginAccount?
         for provider in providers {
-            account = try provider.account(named: login.user)
-            if account != nil { break }
+            if let account = try provider.account(named: login.user) { return .account(account, throttled) }
         }
-        guard let account else {
-            try throttle.recordFailure(for: throttled)
-            return .unknownUser(wait: passwordChecks.typicalCheckSeconds)
-        }
-        guard try passwordChecks.verify(login.password, hash: account.passwordHash) else {
-            try throttle.recordFailure(for: throttled)
+        try throttle.recordFailure(for: throttled)
+        return .unknownUser(wait: passwordChecks.typicalCheckSeconds)
+    }
+
+    /// The second half: the password's verdict counted for the lockout.
+    private func conclude(_ matches: Bool, account: LoginAccount, name: LoginThrottle.Name) throws -> Check {
+        guard matches else {
+            try throttle.recordFailure(for: name)
             return .refused
         }
-        try throttle.recordSuccess(for: throttled)
+        try throttle.recordSuccess(for: name)
         return .accepted(account.session)
     }
 }

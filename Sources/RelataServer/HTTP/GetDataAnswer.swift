@@ -28,6 +28,7 @@ enum GetDataAnswer {
             // Frames are gathered into chunks of at least `chunkBytes`: a small answer goes out in
             // one write, a large one in a few hundred kilobytes at a time.
             let output = Output(start)
+            logger.debug("a read began")
             do {
                 try await service.stream(read, limit: limit) { event in
                     if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }

@@ -130,10 +130,10 @@ public enum RelataHTTPServer {
                 let domain = try services.domain(named: login.domain)
                 let provider = domain.login
                 let domainName = domain.name
-                // The throttle's queries and the slow password hash (bounded: PasswordChecks): off the cooperative pool.
+                // The throttle's queries off the cooperative pool; the slow password hash on PasswordChecks' own workers.
                 let checked: LoginService.Check
                 do {
-                    checked = try await OffCooperativePool.run { try provider.check(login, in: domainName) }
+                    checked = try await provider.check(login, in: domainName)
                 } catch is PasswordChecks.Full {
                     throw ProtocolError.busy("too many logins are being checked; try again in a second", retryAfter: 1)
                 }
