@@ -45,7 +45,7 @@ import Testing
         let table = try DataTable(name: "T", fields: [FieldDefinition("On", .boolean), FieldDefinition("At", .dateTime)])
         try table.loadRows([[true, .date(Date(timeIntervalSince1970: 10))], [false, .null]])
         #expect(same(try copy(table, "On", table.visibleRowSet), [1, 0]))
-        #expect(same(try copy(table, "At", table.visibleRowSet), [10, .nan]))
+        #expect(same(try copy(table, "At", table.visibleRowSet), [10_000, .nan]), "dates as JavaScript's milliseconds")
     }
 
     @Test func nonNumericFieldsAndStaleRowSets() throws {

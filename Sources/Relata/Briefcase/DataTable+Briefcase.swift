@@ -216,7 +216,7 @@ extension Column {
         case .date(let column):
             let seconds = try elements(Double.self)
             guard seconds.allSatisfy(\.isFinite) else { throw BriefcaseFormat.damaged("\(reader.context): a date is not a finite time") }
-            column.restore(elements: seconds.map(Date.init(timeIntervalSinceReferenceDate:)), nullWords: nullWords)
+            column.restore(elements: seconds.map { Date(timeIntervalSinceReferenceDate: $0).roundedToMicroseconds }, nullWords: nullWords)
         case .decimal(let column):
             column.restore(elements: try decoded { reader in
                 let text = try reader.readString()
@@ -293,7 +293,7 @@ extension Value {
         case .date:
             let seconds = try reader.readDouble()
             guard seconds.isFinite else { throw BriefcaseFormat.damaged("\(reader.context): a date is not a finite time") }
-            return .date(Date(timeIntervalSinceReferenceDate: seconds))
+            return .date(Date(timeIntervalSinceReferenceDate: seconds).roundedToMicroseconds)
         case .guid:
             return .guid(try reader.readUUID())
         case .blob: return .blob(Data(try reader.readBytes()))

@@ -5,7 +5,7 @@ import Foundation
 extension DataTable {
     /// Writes a field's values for the given rows into `buffer`, one double per
     /// row: integers, floats and decimals as numbers, booleans as 0 or 1, dates
-    /// as seconds since 1970, NULL as NaN. Reads posted values (or the
+    /// as JavaScript counts them (whole milliseconds since 1970, rounded down), NULL as NaN. Reads posted values (or the
     /// originals), straight from the column store for unchanged rows.
     ///
     /// ```swift
@@ -74,7 +74,7 @@ extension DataTable {
         case .double(let column): fill(column) { $0 }
         case .decimal(let column): fill(column) { Value.decimal($0).doubleValue ?? .nan }
         case .boolean(let column): fill(column) { $0 ? 1 : 0 }
-        case .date(let column): fill(column) { $0.timeIntervalSince1970 }
+        case .date(let column): fill(column) { $0.javaScriptTime }
         case .string, .guid, .blob: break
         }
     }
@@ -85,11 +85,11 @@ extension DataTable {
 }
 
 extension Value {
-    /// The value as batch work sees numbers: booleans 0 or 1, dates in seconds since 1970, NULL NaN.
+    /// The value as batch work sees numbers: booleans 0 or 1, dates as JavaScript's milliseconds since 1970, NULL NaN.
     var batchNumber: Double {
         switch self {
         case .boolean(let bool): return bool ? 1 : 0
-        case .date(let date): return date.timeIntervalSince1970
+        case .date(let date): return date.javaScriptTime
         default: return doubleValue ?? .nan
         }
     }

@@ -48,8 +48,8 @@ extension DataType {
             guard case .string = value else { throw mismatch(value) }
             return value
         case .date:
-            guard case .date = value else { throw mismatch(value) }
-            return value
+            guard case .date(let date) = value else { throw mismatch(value) }
+            return .date(date.roundedToMicroseconds)
         case .guid:
             guard case .guid = value else { throw mismatch(value) }
             return value

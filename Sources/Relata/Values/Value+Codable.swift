@@ -26,7 +26,7 @@ extension Value: Codable {
         case .string: self = .string(try container.decode(String.self, forKey: tag))
         case .guid: self = .guid(try container.decode(UUID.self, forKey: tag))
         case .date where (try? container.decode(Double.self, forKey: tag)) != nil:
-            self = .date(Date(timeIntervalSince1970: try container.decode(Double.self, forKey: tag)))
+            self = .date(Date(timeIntervalSince1970: try container.decode(Double.self, forKey: tag)).roundedToMicroseconds)
         case .decimal, .date, .blob:
             let text = try container.decode(String.self, forKey: tag)
             let type: DataType = tag == .decimal ? .decimal : tag == .date ? .dateTime : .blob

@@ -155,97 +155,152 @@ extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral,
     public init(booleanLiteral value: Bool) { self = .boolean(value) }
 }
 
-/// ISO 8601, the one way Relata writes a date — in descriptions, JSON and CSV — exact to the
-/// bit: the fraction of a second has as many digits as it takes to read back the same `Date`.
+/// ISO 8601, the one way Relata writes and reads a date — in descriptions, JSON, CSV and
+/// SQLite — in the proleptic Gregorian calendar and UTC, to the microsecond
+/// (`2026-11-23T10:00:00Z`, `2026-11-23T10:00:00.5Z`, `1200-06-15T12:00:00.123456Z`): the
+/// fraction has the digits its microseconds need, and reading rounds any further digits.
 enum ISO8601 {
-    /// Seconds between 1970 and 2001, the reference date `Date` counts from.
-    private static let referenceOffset = 978_307_200.0
-
     static func string(from date: Date) -> String {
-        let sinceReference = date.timeIntervalSinceReferenceDate
-        guard sinceReference.isFinite, abs(sinceReference) < 1e15 else { return date.formatted(Date.ISO8601FormatStyle()) }
-        let whole = sinceReference.rounded(.down)
-        let fraction = sinceReference - whole   // exact: no rounding happens here
-        let text = Date(timeIntervalSinceReferenceDate: whole).formatted(Date.ISO8601FormatStyle())
-        guard fraction > 0, text.hasSuffix("Z") else { return text }
-        return text.dropLast() + "." + digits(of: fraction) + "Z"
-    }
-
-    /// The digits after "0." of a number in (0, 1), the fewest that read back as the same `Double`.
-    static func digits(of fraction: Double) -> String {
-        let shortest = "\(fraction)"   // Swift prints the shortest form that round-trips
-        if let exponentAt = shortest.firstIndex(of: "e") {
-            let exponent = Int(shortest[shortest.index(after: exponentAt)...]) ?? 0
-            let mantissa = shortest[..<exponentAt].filter(\.isNumber)
-            return String(repeating: "0", count: max(-exponent - 1, 0)) + mantissa
+        let (seconds, micros) = floorDivision(date.microsecondsSince1970, 1_000_000)
+        let (days, secondOfDay) = floorDivision(seconds, 86_400)
+        let (year, month, day) = civilDate(daysSince1970: days)
+        guard (0...9999).contains(year) else { return date.formatted(Date.ISO8601FormatStyle()) }
+        var text = padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T" + padded(secondOfDay / 3_600, 2) + ":"
+            + padded(secondOfDay / 60 % 60, 2) + ":" + padded(secondOfDay % 60, 2)
+        if micros > 0 {
+            var digits = padded(micros, 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
         }
-        return String(shortest.drop { $0 != "." }.dropFirst())
+        return text + "Z"
     }
 
+    /// A date in ISO 8601: `2024-03-01` (midnight UTC), or a date and time with seconds or not,
+    /// a fraction of a second or not, and `Z` or an offset (`+02:00`, `-0500`); nil for anything else.
     static func date(from text: String) -> Date? {
-        if let date = utcDate(from: text) { return date }
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        // A fraction of a second is read exactly: whole seconds by the format style, the digits as a Double.
-        if let dot = trimmed.firstIndex(of: "."), let zone = trimmed[dot...].firstIndex(where: { $0 == "Z" || $0 == "+" || $0 == "-" }) {
-            let digits = trimmed[trimmed.index(after: dot)..<zone]
-            if !digits.isEmpty, digits.allSatisfy(\.isNumber), let fraction = Double("0." + digits),
-               let whole = try? Date.ISO8601FormatStyle().parse(String(trimmed[..<dot] + trimmed[zone...])) {
-                return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + fraction)
-            }
+        var text = text.trimmingCharacters(in: .whitespaces)
+        return text.withUTF8 { bytes -> Date? in
+            var parser = DateParser(bytes: bytes)
+            return parser.parse()
         }
-        if let date = try? Date.ISO8601FormatStyle().parse(trimmed) { return date }
-        // A plain calendar date ("2024-03-01") means midnight UTC.
-        if trimmed.count == 10, let date = try? Date.ISO8601FormatStyle().year().month().day().parse(trimmed) {
-            return date
-        }
-        return nil
     }
 
-    /// The form Relata writes — `2026-11-23T10:00:00Z`, with or without a fraction of a
-    /// second — read straight from its bytes, giving the same `Date` as the general path
-    /// (whole seconds, then the fraction's digits as a `Double`); nil for any other form,
-    /// and for years before 1583, which Foundation counts in the Julian calendar.
-    private static func utcDate(from text: String) -> Date? {
-        var text = text
-        return text.withUTF8 { bytes -> Date? in
-            guard bytes.count >= 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-                  bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[bytes.count - 1] == UInt8(ascii: "Z") else { return nil }
-            func number(_ range: Range<Int>) -> Int? {
-                var value = 0
-                for index in range {
-                    let digit = Int(bytes[index]) - 48
-                    guard (0...9).contains(digit) else { return nil }
-                    value = value * 10 + digit
-                }
-                return value
-            }
-            guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10),
-                  let hour = number(11..<13), let minute = number(14..<16), let second = number(17..<19),
-                  year >= 1583, (1...12).contains(month), hour < 24, minute < 60, second < 60 else { return nil }
-            let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-            let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-            guard day >= 1, day <= monthDays[month - 1] else { return nil }
-            var fraction = 0.0
-            if bytes.count > 20 {
-                guard bytes[19] == UInt8(ascii: "."), bytes.count > 21 else { return nil }
-                let digits = UnsafeBufferPointer(rebasing: bytes[20..<bytes.count - 1])
-                guard digits.allSatisfy({ (48...57).contains($0) }), let value = Double("0." + String(decoding: digits, as: UTF8.self)) else { return nil }
-                fraction = value
-            } else if bytes[19] != UInt8(ascii: "Z") {
-                return nil
-            }
-            let seconds = daysSince1970(year: year, month: month, day: day) * 86_400 + hour * 3_600 + minute * 60 + second
-            return Date(timeIntervalSinceReferenceDate: Double(seconds - Int(referenceOffset)) + fraction)
-        }
+    private static func padded(_ value: some BinaryInteger, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    /// Quotient and remainder with the remainder never negative.
+    static func floorDivision(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+        return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
     }
 
     /// Days from 1970-01-01 to a date of the proleptic Gregorian calendar.
-    private static func daysSince1970(year: Int, month: Int, day: Int) -> Int {
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
         let shifted = month <= 2 ? year - 1 : year   // years counted from March, so February comes last
         let era = (shifted >= 0 ? shifted : shifted - 399) / 400
         let yearOfEra = shifted - era * 400
         let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
         return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The proleptic Gregorian date `days` after 1970-01-01.
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+/// Reads an ISO 8601 date from its bytes: every field checked, no calendar but the proleptic
+/// Gregorian one, the fraction of a second rounded to the microsecond.
+private struct DateParser {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var at = 0
+
+    init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.bytes = bytes
+    }
+
+    mutating func parse() -> Date? {
+        guard let year = number(4), take("-"), let month = number(2), take("-"), let day = number(2),
+              (1...12).contains(month), day >= 1, day <= Self.days(inMonth: month, of: year) else { return nil }
+        var micros = ISO8601.daysSince1970(year: year, month: month, day: day) * 86_400_000_000
+        guard at < bytes.count else { return Date(microsecondsSince1970: micros) }
+        guard take("T") || take("t") || take(" "), let hour = number(2), hour < 24, take(":"), let minute = number(2), minute < 60 else { return nil }
+        var second: Int64 = 0
+        if take(":") {
+            guard let whole = number(2), whole < 60 else { return nil }
+            second = whole
+            if take(".") || take(",") {
+                guard let fraction = fractionMicroseconds() else { return nil }
+                micros += fraction
+            }
+        }
+        micros += (hour * 3_600 + minute * 60 + second) * 1_000_000
+        guard let offset = zoneOffsetSeconds(), at == bytes.count else { return nil }
+        return Date(microsecondsSince1970: micros - offset * 1_000_000)
+    }
+
+    /// The digits of a fraction of a second as microseconds, rounded half up at the seventh digit.
+    private mutating func fractionMicroseconds() -> Int64? {
+        var micros: Int64 = 0, count = 0, roundUp = false
+        while at < bytes.count, let digit = digit(bytes[at]) {
+            if count < 6 { micros = micros * 10 + digit } else if count == 6 { roundUp = digit >= 5 }
+            count += 1
+            at += 1
+        }
+        guard count > 0 else { return nil }
+        for _ in count..<max(count, 6) { micros *= 10 }
+        return micros + (roundUp ? 1 : 0)
+    }
+
+    /// `Z`, `+HH:MM`, `-HHMM` or `+HH` as seconds east of UTC; nil for anything else.
+    private mutating func zoneOffsetSeconds() -> Int64? {
+        if take("Z") || take("z") { return 0 }
+        let sign: Int64
+        if take("+") { sign = 1 } else if take("-") { sign = -1 } else { return nil }
+        guard let hours = number(2), hours < 24 else { return nil }
+        var minutes: Int64 = 0
+        if at < bytes.count {
+            _ = take(":")
+            guard let value = number(2), value < 60 else { return nil }
+            minutes = value
+        }
+        return sign * (hours * 3_600 + minutes * 60)
+    }
+
+    private mutating func number(_ width: Int) -> Int64? {
+        guard at + width <= bytes.count else { return nil }
+        var value: Int64 = 0
+        for index in at..<at + width {
+            guard let digit = digit(bytes[index]) else { return nil }
+            value = value * 10 + digit
+        }
+        at += width
+        return value
+    }
+
+    private func digit(_ byte: UInt8) -> Int64? {
+        (48...57).contains(byte) ? Int64(byte) - 48 : nil
+    }
+
+    private mutating func take(_ character: Unicode.Scalar) -> Bool {
+        guard at < bytes.count, bytes[at] == UInt8(ascii: character) else { return false }
+        at += 1
+        return true
+    }
+
+    private static func days(inMonth month: Int64, of year: Int64) -> Int64 {
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        return [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][Int(month) - 1]
     }
 }

@@ -209,7 +209,7 @@ public enum DeltaJSON {
         case "date":
             if case .number(let text) = tree {
                 guard let seconds = Double(text), seconds.isFinite else { throw inner.failure("'\(text)' is not a time") }
-                return .date(Date(timeIntervalSince1970: seconds))
+                return .date(Date(timeIntervalSince1970: seconds).roundedToMicroseconds)
             }
             fallthrough
         case "decimal", "blob":

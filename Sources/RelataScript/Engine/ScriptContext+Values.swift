@@ -24,7 +24,7 @@ extension ScriptContext {
         case .boolean(let bool): return JSValueMakeBoolean(ref, bool)
         case .string(let string): return self.string(string)
         case .date(let date):
-            var milliseconds: JSValueRef? = JSValueMakeNumber(ref, date.timeIntervalSince1970 * 1000)
+            var milliseconds: JSValueRef? = JSValueMakeNumber(ref, date.javaScriptTime)
             return JSObjectMakeDate(ref, 1, &milliseconds, nil)
         case .guid(let uuid): return self.string(uuid.uuidString)
         case .blob(let data):
@@ -59,7 +59,7 @@ extension ScriptContext {
             return .string(text)
         default:
             if JSValueIsDate(ref, js) {
-                return .date(Date(timeIntervalSince1970: JSValueToNumber(ref, js, nil) / 1000))
+                return Date(javaScriptTime: JSValueToNumber(ref, js, nil)).map(Value.date) ?? .null
             }
             if let object = JSValueToObject(ref, js, nil) {
                 if JSValueGetTypedArrayType(ref, js, nil) == kJSTypedArrayTypeArrayBuffer {

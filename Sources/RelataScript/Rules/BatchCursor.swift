@@ -203,7 +203,7 @@ final class BatchCursor {
         switch kind {
         case .integer: return Int64(exactly: number).map(Value.integer) ?? .double(number)
         case .boolean: return .boolean(number != 0)
-        case .date: return .date(Date(timeIntervalSince1970: number))
+        case .date: return Date(javaScriptTime: number).map(Value.date) ?? .null
         case .number, .slow: return .double(number)
         }
     }
@@ -240,8 +240,8 @@ final class BatchCursor {
                     read = "v === 1"
                     check = "if (typeof v !== 'boolean') \(convert) v = v ? 1 : 0;"
                 case .date:
-                    read = "new Date(v * 1000)"
-                    check = "if (!(v instanceof Date) || isNaN(v.getTime())) \(convert) v = v.getTime() / 1000;"
+                    read = "new Date(v)"
+                    check = "if (!(v instanceof Date) || isNaN(v.getTime())) \(convert) v = v.getTime();"
                 }
                 // Writes Swift must refuse (read-only, auto-increment, NULL in a required field) go to it too.
                 let field = table.field(named: name)

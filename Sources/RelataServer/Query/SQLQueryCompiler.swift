@@ -16,8 +16,8 @@ struct CompiledQuery {
 /// value the database treats as Relata does:
 ///
 /// - comparisons, `IN`, `BETWEEN`, `MIN`/`MAX` and `ORDER BY` of integers, floats,
-///   booleans, strings (by code point: `COLLATE "C"` on PostgreSQL, SQLite's BINARY)
-///   and dates, plus decimals on PostgreSQL (SQLite holds them as text); GUIDs for
+///   booleans and strings (by code point: `COLLATE "C"` on PostgreSQL, SQLite's BINARY),
+///   plus decimals and dates on PostgreSQL (SQLite holds them as text); GUIDs for
 ///   equality; NULLs first ascending and last descending, spelled out;
 /// - `+ - *` on floats, and on decimals (and an integer beside one) on PostgreSQL; `/` on
 ///   floats, by zero NULL; `||` on strings; `COALESCE`, `ABS` of floats and decimals, `YEAR`,
@@ -413,11 +413,12 @@ struct SQLQueryCompiler {
         kind == .value(.guid) || isOrderable(kind)
     }
 
-    /// Kinds the database orders as Relata does.
+    /// Kinds the database orders as Relata does. SQLite holds decimals and dates as text, whose
+    /// order is not theirs (`…00Z` sorts after `…00.5Z`).
     private func isOrderable(_ kind: Kind) -> Bool {
         switch kind {
-        case .value(.integer), .value(.double), .value(.boolean), .value(.string), .value(.date): return true
-        case .value(.decimal): return isPostgres
+        case .value(.integer), .value(.double), .value(.boolean), .value(.string): return true
+        case .value(.decimal), .value(.date): return isPostgres
         default: return false
         }
     }

@@ -15,7 +15,7 @@ enum PostgresValues {
         case .decimal(let decimal): try binds.append(decimal)
         case .boolean(let bool): binds.append(bool)
         case .string(let text): binds.append(text)
-        case .date(let date): binds.append(date)
+        case .date(let date): binds.append(Timestamp(date))
         case .guid(let uuid): binds.append(uuid)
         case .blob(let data): binds.append(ByteBuffer(bytes: data))
         }
@@ -45,18 +45,33 @@ enum PostgresValues {
         }
     }
 
-    /// A `timestamptz` (microseconds since 2000-01-01) as the `Date` Relata reads from the same
-    /// instant written in ISO 8601 with those microseconds — whole seconds plus the fraction —
-    /// so a date comes back from PostgreSQL as the very `Date` it comes back from SQLite.
+    /// A `timestamptz` (microseconds since 2000-01-01) as the `Date` every site makes of those
+    /// microseconds (``Foundation/Date/init(microsecondsSince1970:)``).
     private static func date(_ cell: PostgresCell) throws -> Date {
         guard cell.format == .binary, cell.dataType == .timestamptz || cell.dataType == .timestamp,
               var bytes = cell.bytes, bytes.readableBytes == 8, let microseconds = bytes.readInteger(as: Int64.self) else {
-            return try cell.decode(Date.self)
+            return try cell.decode(Date.self).roundedToMicroseconds
         }
-        let (whole, fraction) = microseconds.quotientAndRemainder(dividingBy: 1_000_000)
-        let (seconds, micros) = fraction < 0 ? (whole - 1, fraction + 1_000_000) : (whole, fraction)
-        // 2000-01-01 is 366 days before 2001-01-01, the reference date of `Date`.
-        return Date(timeIntervalSinceReferenceDate: Double(seconds - 31_622_400) + Double(micros) / 1_000_000)
+        let (since1970, overflow) = microseconds.addingReportingOverflow(Timestamp.microsecondsFrom1970To2000)
+        return overflow ? Date(timeIntervalSince1970: Double(microseconds) / 1_000_000 + 946_684_800) : Date(microsecondsSince1970: since1970)
+    }
+
+    /// A date bound as a `timestamptz` of its exact microseconds. (postgres-nio's own encoding of
+    /// a `Date` truncates through a `Double`: `.123` would be stored as `.122999`.)
+    struct Timestamp: PostgresNonThrowingEncodable {
+        static let microsecondsFrom1970To2000: Int64 = 946_684_800_000_000
+        static var psqlType: PostgresDataType { .timestamptz }
+        static var psqlFormat: PostgresFormat { .binary }
+        let microsecondsSince2000: Int64
+
+        init(_ date: Date) {
+            let (since2000, overflow) = date.microsecondsSince1970.subtractingReportingOverflow(Self.microsecondsFrom1970To2000)
+            microsecondsSince2000 = overflow ? .min : since2000
+        }
+
+        func encode<JSONEncoder: PostgresJSONEncoder>(into byteBuffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+            byteBuffer.writeInteger(microsecondsSince2000)
+        }
     }
 
     /// The database's refusal as a ``SQLError``: SQLSTATE class 23 is a constraint.
