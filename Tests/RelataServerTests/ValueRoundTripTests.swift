@@ -27,6 +27,11 @@ import Testing
         [4, 0, 1, .double(.leastNonzeroMagnitude), .decimal(0), .decimal(Decimal(string: "1e-10")!), true,
          .date(ISO8601Parse("2038-01-19T03:14:08.999999Z")), .guid(UUID(uuidString: "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF")!),
          .blob(Data([0])), " leading and trailing ", "line\nbreak\ttab"],
+        // A date a rule made (JavaScript's milliseconds), and one of a year the Julian calendar would shift.
+        [5, 1, 1, .double(1.5), .decimal(1), .decimal(1), true, .date(Date(microsecondsSince1970: 1_732_612_347_956_000)),
+         .guid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5E")!), .blob(Data([1])), "x", "y"],
+        [6, 2, 2, .double(2.5), .decimal(2), .decimal(2), false, .date(ISO8601Parse("1200-06-15T12:00:00.5Z")),
+         .guid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5D")!), .blob(Data([2])), "x", "y"],
     ]
 
     static func ISO8601Parse(_ text: String) -> Date {
