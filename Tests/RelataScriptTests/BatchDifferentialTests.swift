@@ -89,8 +89,10 @@ import Testing
                 body.append("if (\(clause("row"))) row[\(quoted(text.name))] = 'set by rule';")
             }
             if event != "beforeDelete", let target = data.randomElement(using: &random), Int.random(in: 0..<3, using: &random) == 0 {
-                // A write of the wrong type: both paths must refuse it in the same words.
-                let wrong = target.type == .string ? "new Uint8Array(2)" : ["'many'", "{}", "true", "1.5"].randomElement(using: &random)!
+                // A write of the wrong type or of a value no site stores (NaN, an infinity, NUL in text):
+                // both paths must refuse it in the same words; -0 is stored as 0 by both.
+                let wrong = target.type == .string ? ["new Uint8Array(2)", "'nul\\u0000here'"].randomElement(using: &random)!
+                    : ["'many'", "{}", "true", "1.5", "NaN", "-Infinity", "-0"].randomElement(using: &random)!
                 body.append("if (\(clause("row"))) row[\(quoted(target.name))] = \(wrong);")
             }
             script += "function \(event)(row, old) {\n    " + body.joined(separator: "\n    ") + "\n}\n"

@@ -64,18 +64,24 @@ import Testing
         }
     }
 
-    /// Text holding a NUL (U+0000) is refused by name on every backend: PostgreSQL cannot store
-    /// it, and SQLite through GRDB would silently keep only what comes before it.
+    /// Text holding a NUL (U+0000) is refused by name at the write, on every site: PostgreSQL
+    /// cannot store it, and SQLite through GRDB would silently keep only what comes before it.
+    /// A hand-made delta carrying it anyway is refused by the server in the same words.
     @Test(arguments: StorageBackend.allCases)
     func textHoldingANULIsRefusedClearlyNotCutShort(backend: StorageBackend) async throws {
         let database = try DataServiceTests.Database(backend: backend)
         defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
         let (clients, _, _) = try DataServiceTests.clientTables()
-        try clients.rows[0].setValue("Acme\u{0}Corp", forKey: "Name")
-        let change = try await database.service.updateData([clients.makeDelta()], session: Session())[0].changes[0]
+        let words = "Clients.Name, row (ClientId=1): text holding NUL (U+0000) cannot be stored"
+        let refused = #expect(throws: RelataError.self) { try clients.rows[0].setValue("Acme\u{0}Corp", forKey: "Name") }
+        #expect(refused?.description.hasPrefix(words) == true, "\(refused?.description ?? "")")
+
+        try clients.rows[0].setValue("Acme Corp", forKey: "Name")
+        var delta = try clients.makeDelta()
+        delta.changes[0].newValues["Name"] = .string("Acme\u{0}Corp")
+        let change = try await database.service.updateData([delta], session: Session())[0].changes[0]
         #expect(change.status == .failed)
-        #expect(change.message?.contains("text cannot hold the NUL character (U+0000) in the database; the value begins \"Acme\\0Corp\"") == true,
-                "\(change.message ?? "")")
+        #expect(change.message?.contains("text holding NUL (U+0000) cannot be stored") == true, "\(change.message ?? "")")
         #expect(try database.service.storedRows(of: "Clients")[0]["Name"] == "Acme")
     }
 }

@@ -183,3 +183,27 @@ import Testing
         #expect(groups.rowCount == 3)
     }
 }
+
+/// NaN, the infinities and NUL in text are refused at the write on every site (no database,
+/// JSON or decimal holds them), naming the field; -0 is stored as 0.
+@Suite struct ValuesNoSiteStoresTests {
+    @Test func theyAreRefusedAtTheWriteNamingTheField() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("F", .float),
+                                                      FieldDefinition("S", .string), FieldDefinition("D", .decimal)])
+        try table.loadRows([[1, 1.5, "a", .decimal(1)]])
+        let row = table.rows[0]
+        for (value, name) in [(Value.double(.nan), "NaN"), (.double(.infinity), "Infinity"), (.double(-.infinity), "-Infinity")] {
+            let error = #expect(throws: RelataError.self) { try row.setValue(value, forKey: "F") }
+            #expect(error?.description == "T.F, row (Id=1): \(name) is not a number a float field can hold", "\(error?.description ?? "")")
+        }
+        let nul = #expect(throws: RelataError.self) { try row.setValue("a\u{0}b", forKey: "S") }
+        #expect(nul?.description.hasPrefix("T.S, row (Id=1): text holding NUL (U+0000) cannot be stored") == true)
+        #expect(throws: RelataError.self) { try row.setValue(.double(.nan), forKey: "D") }
+        #expect(row["F"] == 1.5 && row["S"] == "a", "a refused write leaves the row as it was")
+
+        try row.setValue(.double(-0.0), forKey: "F")
+        #expect(row["F"].doubleValue?.sign == .plus, "-0 is stored as 0")
+        #expect(throws: RelataError.self) { try table.loadRows([[2, .double(.nan), "b", .decimal(2)]]) }
+        #expect(throws: RelataError.self) { try DataType.float.value(parsing: "NaN") }
+    }
+}

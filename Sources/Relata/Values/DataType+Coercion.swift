@@ -37,15 +37,22 @@ extension DataType {
             return .integer(integer)
         case .double:
             guard let double = value.doubleValue else { throw mismatch(value) }
-            return .double(self == .singleFloat ? Double(Float(double)) : double)
+            guard double.isFinite else { throw notANumber(double) }
+            let stored = self == .singleFloat ? Double(Float(double)) : double
+            guard stored.isFinite else { throw notANumber(stored) }
+            return .double(stored == 0 ? 0 : stored)   // -0 is 0: databases and JSON do not all keep its sign
         case .decimal:
             guard let decimal = value.decimalValue else { throw mismatch(value) }
+            guard !decimal.isNaN else { throw notANumber(.nan) }
             return .decimal(decimal)
         case .boolean:
             guard case .boolean = value else { throw mismatch(value) }
             return value
         case .string:
-            guard case .string = value else { throw mismatch(value) }
+            guard case .string(let text) = value else { throw mismatch(value) }
+            guard !text.utf8.contains(0) else {
+                throw CoercionFailure(code: .typeMismatch, message: "text holding NUL (U+0000) cannot be stored: SQL databases end text there")
+            }
             return value
         case .date:
             guard case .date(let date) = value else { throw mismatch(value) }
@@ -57,6 +64,13 @@ extension DataType {
             guard case .blob = value else { throw mismatch(value) }
             return value
         }
+    }
+
+    /// NaN and the infinities are refused on every site, at the write: no database, JSON or
+    /// decimal holds them.
+    private func notANumber(_ double: Double) -> CoercionFailure {
+        let name = double.isNaN ? "NaN" : double > 0 ? "Infinity" : "-Infinity"
+        return CoercionFailure(code: .valueOutOfRange, message: "\(name) is not a number a \(rawValue) field can hold")
     }
 
     private func mismatch(_ value: Value) -> CoercionFailure {

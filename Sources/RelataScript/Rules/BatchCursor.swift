@@ -232,10 +232,11 @@ final class BatchCursor {
                 switch kind {
                 case .integer:
                     read = "v"
-                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) \(convert)"
+                    check = "if (typeof v !== 'number' || !Number.isInteger(v)) \(convert) if (v === 0) v = 0;"
                 case .number, .slow:
+                    // NaN and the infinities go to Swift's setter, which refuses them as a row object does; -0 is 0.
                     read = "v"
-                    check = "if (typeof v !== 'number') \(convert)"
+                    check = "if (typeof v !== 'number' || !isFinite(v)) \(convert) if (v === 0) v = 0;"
                 case .boolean:
                     read = "v === 1"
                     check = "if (typeof v !== 'boolean') \(convert) v = v ? 1 : 0;"
