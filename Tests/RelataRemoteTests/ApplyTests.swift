@@ -3,6 +3,7 @@ import Relata
 import RelataRemote
 import RelataScript
 import RelataServer
+import RelataServerTestSupport
 import Testing
 
 /// Applying changes to a live server: local validation with the server's rules, merging the
@@ -53,6 +54,46 @@ import Testing
             #expect(row.rowState == .unchanged && !row.isLocked)
             #expect(row.originalValue(forKey: "ClientName") == "Renamed Ltd")
             #expect(try server.storedRows("Clients", key: "ClientId")[id]?["ClientName"] == "Renamed Ltd")
+        }
+    }
+
+    /// The client ends with what the server stored: a value a server-only rule set comes back in
+    /// the answer and becomes the row's value and original, so the next edit of the row applies.
+    @Test(arguments: StorageBackend.allCases)
+    func valuesTheServerSetReachTheClient(backend: StorageBackend) async throws {
+        let server = try PCTradeServer(backend: backend) { schema in
+            let script = schema.script?.source ?? ""
+            schema.script = RuleScript(script + """
+
+                function beforePost(row) {
+                    if (isServer && 'ContactAddress' in row) row.ContactAddress = 'stamped by the server for ' + row.ClientName;
+                }
+                """, fileName: "schema.js")
+        }
+        try await server.serve { url in
+            let adapter = demoAdapter(url)
+            let clients = try await adapter.getDataTable("Clients")
+            let row = clients.rows[0]
+            let id = try #require(row["ClientId"].integerValue)
+            try row.setValue("Renamed Ltd", forKey: "ClientName")
+            #expect(row["ContactAddress"] != "stamped by the server for Renamed Ltd", "the client's own run of the rules does not stamp")
+            let fresh = try clients.addNewRow(values: ["ClientName": "Newcomer"])
+            let delta = try await adapter.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.resolved, .resolved], "\(delta.errorMessages)")
+            let stored = try server.storedRows("Clients", key: "ClientId")
+            for (made, key) in [(row, id), (fresh, try #require(fresh["ClientId"].integerValue))] {
+                let values = try #require(stored[key])
+                #expect(made["ContactAddress"] == values["ContactAddress"], "the client has what the server stored")
+                #expect(made.originalValue(forKey: "ContactAddress") == values["ContactAddress"])
+                #expect(made.rowState == .unchanged)
+            }
+            #expect(row["ContactAddress"] == "stamped by the server for Renamed Ltd")
+
+            // The next edit of the row is no conflict.
+            try row.setValue("Renamed Again", forKey: "ClientName")
+            let again = try await adapter.applyChanges(for: clients)
+            #expect(again.changes.map(\.status) == [.resolved], "\(again.errorMessages)")
+            #expect(try server.storedRows("Clients", key: "ClientId")[id]?["ContactAddress"] == "stamped by the server for Renamed Again")
         }
     }
 

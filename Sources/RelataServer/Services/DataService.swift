@@ -98,10 +98,34 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                         return replay.replay(delta, onto: table)
                     }
-                    return try Self.processor(for: version.schema, runtime: runtime)
+                    let processed = try Self.processor(for: version.schema, runtime: runtime)
                         .process(replayed, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
+                    return Self.sendingBackWhatDiffers(processed, from: deltas)
                 }
             }
+        }
+    }
+
+    /// The client ends with what the server stored: every value of a resolved insert or update
+    /// that differs from what the client sent (its expectation) — set by a server rule, a key the
+    /// database gave, a value it normalised — joins the change's refreshed values, which the
+    /// client folds into the row (``Relata/DataTable/accept(_:)``) as its value and original.
+    static func sendingBackWhatDiffers(_ processed: [Delta], from sent: [Delta]) -> [Delta] {
+        var expected: [String: [Int: [String: Value]]] = [:]
+        for delta in sent {
+            for change in delta.changes { expected[delta.tableName.lowercased(), default: [:]][change.changeId] = change.newValues }
+        }
+        return processed.map { delta in
+            var delta = delta
+            guard let table = expected[delta.tableName.lowercased()] else { return delta }
+            for index in delta.changes.indices {
+                let change = delta.changes[index]
+                guard change.status == .resolved, change.type != .delete, let sentValues = table[change.changeId] else { continue }
+                for (field, value) in change.newValues where change.refreshedValues[field] == nil && sentValues[field] != value {
+                    delta.changes[index].refreshedValues[field] = value
+                }
+            }
+            return delta
         }
     }
 
