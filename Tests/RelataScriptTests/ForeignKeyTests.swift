@@ -30,6 +30,38 @@ import Testing
         #expect(delta.failedChanges.map(\.message) == ["Clients row (ClientId=1) cannot be deleted: Orders row (OrderId=10) still refers to it (Orders.ClientId)"])
     }
 
+    /// A parent's key that rows still refer to cannot change under them — offline as in a database.
+    @Test func aParentKeyThatRowsStillReferToCannotChange() throws {
+        let adapter = try adapter()
+        let clients = try #require(adapter.table(named: "Clients"))
+        try clients.rows[0].setValue(7, forKey: "ClientId")
+        let delta = try adapter.applyChanges(for: clients)
+        #expect(delta.failedChanges.map(\.message) == ["Clients row (ClientId=7) cannot change ClientId from 1: Orders row (OrderId=10) still refers to it (Orders.ClientId)"])
+        // A key no row refers to any more may change.
+        let orders = try #require(adapter.table(named: "Orders")), details = try #require(adapter.table(named: "OrderDetails"))
+        try details.removeRow(try #require(try details.row(forPrimaryKey: 102)))
+        try orders.removeRow(try #require(try orders.row(forPrimaryKey: 11)))
+        try #require(try clients.row(forPrimaryKey: 2)).setValue(8, forKey: "ClientId")
+        let deltas = try adapter.applyChanges(for: [clients, orders, details])
+        #expect(deltas.flatMap(\.failedChanges).map(\.message) == ["Clients row (ClientId=7) cannot change ClientId from 1: Orders row (OrderId=10) still refers to it (Orders.ClientId)"])
+        #expect(try clients.row(forPrimaryKey: 8)?.rowState == .unchanged)
+    }
+
+    /// An update checks only the references it changes: a child's edit whose parent the client
+    /// never loaded (an empty parent table, as on a client that fetched only the children) is fine.
+    @Test func anUpdateKeepingItsReferenceNeedsNoParentRow() throws {
+        let adapter = try LocalDataAdapter()
+        let clients = try DataTable(name: "Clients", fields: clientFields)   // not fetched: no rows
+        let orders = try DataTable(name: "Orders", fields: orderFields, csv: "OrderId,ClientId,Status\n10,1,open\n")
+        try adapter.addTable(clients)
+        try adapter.addTable(orders)
+        try orders.addForeignKey("ClientId", references: clients, field: "ClientId")
+        try orders.rows[0].setValue("closed", forKey: "Status")
+        #expect(try adapter.applyChanges(for: orders).failedChanges.isEmpty)
+        try orders.rows[0].setValue(2, forKey: "ClientId")
+        #expect(try adapter.applyChanges(for: orders).failedChanges.map(\.message) == ["Orders.ClientId = 2 refers to no row of Clients (ClientId)"])
+    }
+
     @Test func parentsAndChildrenAddedOrDeletedTogetherAreFine() throws {
         let adapter = try adapter()
         let clients = try #require(adapter.table(named: "Clients")), orders = try #require(adapter.table(named: "Orders"))

@@ -25,12 +25,20 @@ extension DataTable {
             switch change.type {
             case .insert, .update:
                 for parent in parentReferences {
-                    guard let parentTable = parent.table, change.type == .insert || change.newValues[fields[parent.field].name] != nil else { continue }
+                    // An update breaks only a reference it changes: one it keeps is the data source's, checked when it was made.
+                    guard let parentTable = parent.table, change.type == .insert || changes(parent.field, in: change, slot: slot) else { continue }
                     let value = postedValue(slot: slot, field: parent.field)
                     guard !value.isNull,
                           !parentTable.willHold(value, in: parent.keyField, committing: committing[ObjectIdentifier(parentTable)] ?? []) else { continue }
                     violations[change.changeId] = "\(name).\(fields[parent.field].name) = \(value.text) refers to no row of "
                         + "\(parentTable.name) (\(parentTable.fields[parent.keyField].name))"
+                }
+                // A key that rows of another table refer to cannot change under them.
+                for reference in constraining where change.type == .update && changes(reference.keyField, in: change, slot: slot) {
+                    guard let child = reference.table, let key = originalValue(slot: slot, field: reference.keyField), !key.isNull,
+                          let holder = child.slotThatWillHold(key, in: reference.field, committing: committing[ObjectIdentifier(child)] ?? []) else { continue }
+                    violations[change.changeId] = "\(name) \(rowLabel(slot: slot)) cannot change \(fields[reference.keyField].name) from \(key.text): "
+                        + "\(child.name) \(child.rowLabel(slot: holder)) still refers to it (\(child.name).\(child.fields[reference.field].name))"
                 }
             case .delete:
                 for reference in constraining {
@@ -44,6 +52,12 @@ extension DataTable {
             }
         }
         return violations
+    }
+
+    /// Whether an update changes a field: its posted value differs from its original.
+    private func changes(_ field: Int, in change: DeltaChange, slot: Int) -> Bool {
+        guard let original = originalValue(slot: slot, field: field) else { return true }
+        return original != postedValue(slot: slot, field: field)
     }
 
     /// Whether some row will hold `value` in `field` once the `committing` changes are committed.
