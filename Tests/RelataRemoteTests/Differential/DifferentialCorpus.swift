@@ -99,6 +99,22 @@ enum DifferentialCorpus {
             Scenario(name: "a change then its row deleted", edits: [M.update("OrderDetails", 416, ["Quantity": M.int(3)]),
                                                                     M.delete("OrderDetails", 416)]),
             Scenario(name: "a required value cleared", edits: [M.update("Orders", 145, ["Status": M.null])]),
+            // Order is data: a new row deleted before the apply leaves nothing, on every site.
+            Scenario(name: "a new order and line deleted before the apply",
+                     edits: [M.order(for: 9), M.line(2), Edit(.delete, table: "OrderDetails", key: [.value(.integer(-1))]),
+                             Edit(.delete, table: "Orders", key: [M.ref("order", "OrderId")])]),
+            Scenario(name: "a new order changed by reference", edits: [M.order(for: 9), M.line(2),
+                                                                       Edit(.update, table: "Orders", key: [M.ref("order", "OrderId")],
+                                                                            values: ["ShipAddress": M.text("3 Other Rd")])]),
+            // One date: rounded to the microsecond, proleptic Gregorian, the same text everywhere.
+            Scenario(name: "an order dated to a tenth of a microsecond",
+                     edits: [M.insert("Orders", ["ClientId": M.int(9), "OrderDate": M.text("2026-11-20T10:00:00.1234567Z"),
+                                                 "ShipAddress": M.text("1 Test Rd")], as: "order"), M.line(2)]),
+            Scenario(name: "an order dated in 1200", edits: [M.update("Orders", 145, ["OrderDate": M.text("1200-06-15T12:00:00Z")])]),
+            // One set of accepted values.
+            Scenario(name: "a NaN discount", edits: [M.update("OrderDetails", 415, ["Discount": M.number(.nan)])]),
+            Scenario(name: "a discount of -0", edits: [M.update("OrderDetails", 415, ["Discount": M.number(-0.0)])]),
+            Scenario(name: "a phone number holding NUL", edits: [M.update("Clients", 1, ["ContactPhone": M.text("555\u{0}1234")])]),
         ]
     }()
 

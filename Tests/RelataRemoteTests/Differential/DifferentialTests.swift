@@ -69,6 +69,7 @@ import Testing
             var serverRun = clientRun
             serverRun.record(try await adapter.applyChanges(for: changed))
             let applied = serverRun.report()
+            let clientAfter = Self.clockless(Self.committedRows(of: adapter.tables), since: started)
 
             // 4. Applied on a server whose data lives in PostgreSQL.
             let postgres = try PCTradeServer(backend: .postgres)
@@ -95,6 +96,12 @@ import Testing
                     for key in keys where rows[key] != held[table]?[key] {
                         differences.append("\(table) row \(key): offline \(rows[key].map(Self.show) ?? "absent"), \(site) \(held[table]?[key].map(Self.show) ?? "absent")")
                     }
+                }
+            }
+            // The client ends with what the server stored.
+            for (table, rows) in stored where clientAfter[table] != rows {
+                for key in Set(rows.keys).union(clientAfter[table]?.keys ?? [:].keys).sorted() where rows[key] != clientAfter[table]?[key] {
+                    differences.append("\(table) row \(key): stored \(rows[key].map(Self.show) ?? "absent"), the client's \(clientAfter[table]?[key].map(Self.show) ?? "absent")")
                 }
             }
             #expect(differences.isEmpty, "\(scenario.name):\n\(differences.joined(separator: "\n"))")
