@@ -97,7 +97,7 @@ import Testing
         let (loginStatus, login) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
         #expect(loginStatus == 200)
         let token = try #require(login["token"] as? String)
-        let (status, answer) = try await server.post("/v1/DataService.PCTrade/GetData", #"{"requests": [{"table": "Clients", "parameters": {}}]}"#, token: token)
+        let (status, answer) = try await server.post("/v1/DataService.PCTrade/GetData", #"{"requests": [{"table": "Clients"}]}"#, token: token)
         #expect(status == 200)
         #expect(((answer["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.isEmpty == false)
         let (wrong, _) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)

@@ -119,4 +119,19 @@ public struct DataRequest: Sendable, Hashable, Codable {
         self.init(table: table, parameters: parameters, maxRecords: maxRecords)
         self.sql = sql
     }
+
+    private enum CodingKeys: String, CodingKey {
+        case table, sql, fields, `where`, parameters, maxRecords
+    }
+
+    /// Reads a request; `parameters` may be left out when there are none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        table = try container.decode(String.self, forKey: .table)
+        sql = try container.decodeIfPresent(String.self, forKey: .sql)
+        fields = try container.decodeIfPresent([String].self, forKey: .fields)
+        self.where = try container.decodeIfPresent(String.self, forKey: .where)
+        parameters = try container.decodeIfPresent([String: Value].self, forKey: .parameters) ?? [:]
+        maxRecords = try container.decodeIfPresent(Int.self, forKey: .maxRecords)
+    }
 }

@@ -105,7 +105,7 @@ enum OpenAPIDocument {
                             "properties": ["token": ["type": "string"], "session": ["type": "object"]]],
             "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
                              "properties": ["schema": ["type": "object"], "version": ["type": "string"]]],
-            "DataRequest": ["type": "object", "required": ["table", "parameters"], "properties": [
+            "DataRequest": ["type": "object", "required": ["table"], "properties": [
                 "table": ["type": "string"], "sql": ["type": "string", "nullable": true],
                 "fields": ["type": "array", "items": ["type": "string"], "nullable": true],
                 "where": ["type": "string", "nullable": true], "parameters": values,
