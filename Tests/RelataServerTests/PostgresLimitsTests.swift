@@ -87,4 +87,33 @@ import Testing
             (error as? SQLError)?.kind == .unavailable && "\(error)".contains("closed")
         }
     }
+
+    /// A schema the database refuses (a foreign key to a column that is not unique) is an error,
+    /// and the database let go without `close()` closes its connections — no crash.
+    @Test func aSchemaThePostgreSQLRefusesIsAnErrorAndItsConnectionsClose() async throws {
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        defer { drop() }
+        let schema = try SchemaDefinition(name: "Bad", tables: [
+            TableDefinition(name: "People", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Name", .string)]),
+            TableDefinition(name: "Pets", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Owner", .string)],
+                            foreignKeys: [ForeignKeyDefinition(field: "Owner", references: "People", referencedField: "Name")]),
+        ])
+        let name = try #require(URLComponents(string: url)?.path.dropFirst()).description
+        try await OffCooperativePool.run {
+            let database = try PostgresDatabase(url: url)
+            #expect(throws: SQLError.self) { try SQLStorage(database: database, schema: schema) }
+        }
+        let watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
+        defer { watcher.close() }
+        let count = FieldDefinition("n", .integer)
+        var open: Value?
+        for _ in 0..<600 {   // at most a minute
+            open = try await OffCooperativePool.run {
+                try watcher.read { try $0.value("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = $1", [.string(name)], reading: count) }
+            }
+            if open == 0 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(open == 0, "the connection of the database let go is closed")
+    }
 }

@@ -54,6 +54,13 @@ final class PostgresConnectionPool: @unchecked Sendable {
         self.logger = logger
     }
 
+    /// A pool let go without ``closeAll()`` (a server whose start failed after connecting) closes
+    /// its idle connections on its way out: postgres-nio stops a program whose connection goes
+    /// unclosed. (Lent ones hold the pool until their work ends.)
+    deinit {
+        for connection in idle { connection.closeWithoutWaiting() }
+    }
+
     /// Runs `work` with a connection of its own. Called on a thread that may wait (never an event loop).
     ///
     /// - Throws: ``SQLError/Kind/unavailable`` when no connection is free within the acquire
