@@ -35,7 +35,9 @@ public struct FieldDefinition: Sendable, Hashable, Codable {
     /// Changes to the field are written by a data source (``Delta/loggedFields``). Primary-key
     /// fields always are. Every stored field's value travels in a delta, for the rules to read.
     public var logChanges: Bool
-    /// The server re-reads this field after an insert or update and sends it back.
+    /// A data server reads this field again from its database after an insert or update and
+    /// sends it back, for a value the database itself sets (a trigger, a default). (Every other
+    /// value the server stored differently from what the client sent comes back anyway.)
     public var serverAutoRefresh: Bool
     /// Free text for people reading the schema.
     public var fieldDescription: String

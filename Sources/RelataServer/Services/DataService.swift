@@ -100,9 +100,32 @@ public final class DataService: Sendable {
                     }
                     let processed = try Self.processor(for: version.schema, runtime: runtime)
                         .process(replayed, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
-                    return Self.sendingBackWhatDiffers(processed, from: deltas)
+                    let reread = try Self.rereadingAutoRefreshFields(of: processed, schema: version.schema, storage: storage, in: connection)
+                    return Self.sendingBackWhatDiffers(reread, from: deltas)
                 }
             }
+        }
+    }
+
+    /// Fields marked ``Relata/FieldDefinition/serverAutoRefresh`` are read again from the database
+    /// after the apply — what a trigger or a default there made of them — and always sent back.
+    static func rereadingAutoRefreshFields(of deltas: [Delta], schema: SchemaDefinition, storage: SQLStorage,
+                                           in connection: any SQLConnection) throws -> [Delta] {
+        try deltas.map { delta in
+            guard let definition = schema.table(named: delta.tableName), definition.fields.contains(where: \.serverAutoRefresh) else { return delta }
+            let keyFields = definition.fields.filter(\.primaryKey)
+            var keys: [Int: [Value]] = [:]
+            for (index, change) in delta.changes.enumerated() where change.status == .resolved && change.type != .delete {
+                keys[index] = keyFields.map { change.refreshedValues[$0.name] ?? change.newValues[$0.name] ?? .null }
+            }
+            let stored = try DataTable(name: definition.name, fields: definition.fields)
+            try storage.loadRows(withKeys: Array(keys.values), into: stored, in: connection)
+            var delta = delta
+            for (index, key) in keys {
+                guard let row = try stored.row(forPrimaryKey: key) else { continue }
+                for field in definition.fields where field.serverAutoRefresh { delta.changes[index].refreshedValues[field.name] = row[field.name] }
+            }
+            return delta
         }
     }
 
