@@ -78,6 +78,7 @@ public final class DataService: Sendable {
     /// - Throws: ``RelataError/Code/unknownTable`` for a delta of a table the schema does not
     ///   publish; nothing is applied then.
     public func updateData(_ deltas: [Delta], session: Session) async throws -> [Delta] {
+        try Self.checkShape(of: deltas)
         for delta in deltas {
             let table = try storage.definition(of: delta.tableName).name
             for type in Set(delta.changes.map(\.type)) {
@@ -103,6 +104,23 @@ public final class DataService: Sendable {
                     let reread = try Self.rereadingAutoRefreshFields(of: processed, schema: version.schema, storage: storage, in: connection)
                     return Self.sendingBackWhatDiffers(reread, from: deltas)
                 }
+            }
+        }
+    }
+
+    /// A request's deltas name each table once, and a delta each change id once: the answer
+    /// maps back to the client's rows by table and change id, so anything else is refused whole
+    /// before anything runs (a hand-made request sending one insert twice must not store it twice).
+    static func checkShape(of deltas: [Delta]) throws {
+        var tables: Set<String> = []
+        for delta in deltas {
+            guard tables.insert(delta.tableName.lowercased()).inserted else {
+                throw RelataError(.invalidDelta, "the request has two deltas for the table; send one delta per table", table: delta.tableName)
+            }
+            var ids: Set<Int> = []
+            for change in delta.changes where !ids.insert(change.changeId).inserted {
+                throw RelataError(.invalidDelta, "change id \(change.changeId) appears twice in the delta; each change has an id of its own",
+                                  table: delta.tableName)
             }
         }
     }

@@ -1,0 +1,49 @@
+import Foundation
+import Relata
+@testable import RelataServer
+import RelataServerTestSupport
+import RelataTestSupport
+import Testing
+
+/// Hand-made UpdateData requests from a valid login: a request whose deltas could not map
+/// back to the client's rows one to one is refused whole, before anything runs or is stored —
+/// never a crash, never a row stored twice.
+@Suite(.timeLimit(.minutes(5))) struct HostileDeltaTests {
+    /// A new client, as a delta of its own.
+    static func newClient(_ name: String, changeId: Int = 1, key: Int64 = -1) -> DeltaChange {
+        DeltaChange(changeId: changeId, type: .insert, newValues: ["ClientId": .integer(key), "Name": .string(name), "CreditLimit": .decimal(10)])
+    }
+
+    static func body(_ deltas: [Delta]) throws -> Data {
+        Data(try DeltaJSON.encode(deltas))
+    }
+
+    @Test func deltasThatCannotMapBackOneToOneAreRefusedWhole() async throws {
+        let server = try HTTPProtocolTests.Server()
+        let service = server.database.service
+        try await server.test { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let fields = ["ClientId", "Name", "CreditLimit"]
+            func delta(_ changes: [DeltaChange]) -> Delta {
+                Delta(tableName: "Clients", keyFields: ["ClientId"], loggedFields: fields, changes: changes)
+            }
+            let cases: [(String, [Delta], String)] = [
+                ("two deltas for one table", [delta([Self.newClient("Twice")]), delta([Self.newClient("Twice", changeId: 2, key: -2)])],
+                 "two deltas for the table"),
+                ("the identical delta twice", [delta([Self.newClient("Again")]), delta([Self.newClient("Again")])], "two deltas for the table"),
+                ("one change id, two temporary keys", [delta([Self.newClient("A"), Self.newClient("B", key: -2)])], "change id 1 appears twice"),
+            ]
+            for (what, deltas, words) in cases {
+                let answer = try await client.request("/v1/DataService/UpdateData", body: try Self.body(deltas), token: token)
+                #expect(answer.status == 400, "\(what)")
+                let error = try HTTPProtocolTests.error(answer.body)
+                #expect(error.code == "invalidDelta" && error.message.contains(words), "\(what): \(error.message)")
+            }
+            #expect(try service.storedRows(of: "Clients").count == 2, "nothing was stored")
+            // The server still answers.
+            let fine = try await client.request("/v1/DataService/UpdateData", body: try Self.body([delta([Self.newClient("Once")])]), token: token)
+            #expect(fine.status == 200)
+            #expect(try service.storedRows(of: "Clients").count == 3)
+        }
+    }
+}
