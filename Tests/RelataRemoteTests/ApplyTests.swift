@@ -41,14 +41,20 @@ import Testing
         }
     }
 
+    /// The first client, fetched and renamed "Renamed Ltd" (not applied yet): its table, row and key.
+    static func renamingTheFirstClient(of adapter: RemoteDataAdapter) async throws -> (DataTable, DataTableRow, Int64) {
+        let clients = try await adapter.getDataTable("Clients")
+        let row = clients.rows[0]
+        let id = try #require(row["ClientId"].integerValue)
+        try row.setValue("Renamed Ltd", forKey: "ClientName")
+        return (clients, row, id)
+    }
+
     @Test func aChangeAppliesAndBecomesTheRowsOriginal() async throws {
         let server = try PCTradeServer()
         try await server.serve { url in
             let adapter = demoAdapter(url)
-            let clients = try await adapter.getDataTable("Clients")
-            let row = clients.rows[0]
-            let id = try #require(row["ClientId"].integerValue)
-            try row.setValue("Renamed Ltd", forKey: "ClientName")
+            let (clients, row, id) = try await Self.renamingTheFirstClient(of: adapter)
             let delta = try await adapter.applyChanges(for: clients)
             #expect(delta.changes.map(\.status) == [.resolved])
             #expect(row.rowState == .unchanged && !row.isLocked)
@@ -72,10 +78,7 @@ import Testing
         }
         try await server.serve { url in
             let adapter = demoAdapter(url)
-            let clients = try await adapter.getDataTable("Clients")
-            let row = clients.rows[0]
-            let id = try #require(row["ClientId"].integerValue)
-            try row.setValue("Renamed Ltd", forKey: "ClientName")
+            let (clients, row, id) = try await Self.renamingTheFirstClient(of: adapter)
             #expect(row["ContactAddress"] != "stamped by the server for Renamed Ltd", "the client's own run of the rules does not stamp")
             let fresh = try clients.addNewRow(values: ["ClientName": "Newcomer"])
             let delta = try await adapter.applyChanges(for: clients)

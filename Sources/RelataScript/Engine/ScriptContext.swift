@@ -60,6 +60,7 @@ package final class ScriptContext {
     /// dates are shown (`toString`, `toLocaleString`, `Intl.DateTimeFormat`) in UTC.
     private static let utcDates = """
         const NativeDate = Date, proto = NativeDate.prototype;
+        relata.NativeDate = NativeDate;   // for Relata's generated code: a time value needs no wrapper
         const nativeOffset = proto.getTimezoneOffset;
         const define = (object, name, value) => Object.defineProperty(object, name, { value, writable: true, configurable: true, enumerable: false });
         for (const part of ['FullYear', 'Month', 'Date', 'Day', 'Hours', 'Minutes', 'Seconds', 'Milliseconds']) {

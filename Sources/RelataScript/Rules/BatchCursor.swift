@@ -213,7 +213,8 @@ final class BatchCursor {
     /// Field names only ever appear as quoted property keys.
     static func factorySource(table: DataTable, fastFields: [(name: String, kind: Kind)]) -> String {
         let fast = Dictionary(fastFields.enumerated().map { ($1.name, ($0, $1.kind)) }, uniquingKeysWith: { first, _ in first })
-        var lines = ["function (c, w, oc, get, set, oget) {", "let i = 0;"]
+        // Dates are made with the engine's own constructor: a time value needs no call through the UTC wrapper.
+        var lines = ["function (c, w, oc, get, set, oget) {", "let i = 0;", "const NativeDate = relata.NativeDate;"]
         for index in fastFields.indices {
             lines.append("const c\(index) = c[\(index)], w\(index) = w[\(index)], o\(index) = oc === null ? null : oc[\(index)];")
         }
@@ -241,7 +242,7 @@ final class BatchCursor {
                     read = "v === 1"
                     check = "if (typeof v !== 'boolean') \(convert) v = v ? 1 : 0;"
                 case .date:
-                    read = "new Date(v)"
+                    read = "new NativeDate(v)"
                     check = "if (!(v instanceof Date) || isNaN(v.getTime())) \(convert) v = v.getTime();"
                 }
                 // Writes Swift must refuse (read-only, auto-increment, NULL in a required field) go to it too.
