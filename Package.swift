@@ -1,6 +1,17 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+/// `RELATA_RULES_ONLY=1` leaves the package the rule engine, its tooling and their tests — no
+/// server half and none of its dependencies — for the address-sanitizer stage of
+/// `Scripts/test.sh`, which would otherwise build NIO, BoringSSL and the rest a second time
+/// only to test the rules.
+let rulesOnly = Context.environment["RELATA_RULES_ONLY"] != nil
+let rulesTargets: Set<String> = [
+    "Relata", "CJavaScriptCore", "CRelataProcess", "RelataScript", "RelataTools", "RelataTestSupport",
+    "RelataScriptTests", "RelataToolsTests",
+]
+let swiftLog: Package.Dependency = .package(url: "https://github.com/apple/swift-log", from: "1.16.0")
+
 let package = Package(
     name: "Relata",
     platforms: [.macOS(.v14), .iOS(.v17)],
@@ -13,8 +24,8 @@ let package = Package(
         .library(name: "RelataRemote", targets: ["RelataRemote"]),
         .executable(name: "relata", targets: ["relata"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
+    dependencies: rulesOnly ? [swiftLog] : [
+        swiftLog,
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
@@ -120,3 +131,8 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+if rulesOnly {
+    package.targets = package.targets.filter { rulesTargets.contains($0.name) }
+    package.products = package.products.filter { product in product.name == "Relata" || product.name == "RelataScript" || product.name == "RelataTools" }
+}
