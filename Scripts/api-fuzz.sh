@@ -18,7 +18,7 @@ folder="$(mktemp -d)"
 start_server "$bin" "$folder"
 token="$(python3 - "$port" <<'PY'
 import json, sys, urllib.request
-request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v1/LoginService/Login", method="POST",
+request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v2/LoginService/Login", method="POST",
                                  data=json.dumps({"loginString": "User=demo;Password=demo"}).encode())
 print(json.load(urllib.request.urlopen(request))["token"])
 PY

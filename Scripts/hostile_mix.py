@@ -99,7 +99,7 @@ def post(port, path, body, token=None, timeout=30.0):
 
 
 def login(port):
-    status, answer = post(port, "/v1/LoginService/Login", {"loginString": "User=ann;Password=secret"})
+    status, answer = post(port, "/v2/LoginService/Login", {"loginString": "User=ann;Password=secret"})
     if status != 200:
         raise RuntimeError(f"login answered {status}: {answer}")
     return answer["token"]
@@ -110,7 +110,7 @@ def raw_request(port, token, body, accept="application/vnd.relata.rows"):
     connection = socket.create_connection(("127.0.0.1", port), timeout=10)
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     data = json.dumps(body).encode()
-    connection.sendall((f"POST /v1/DataService/GetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+    connection.sendall((f"POST /v2/DataService/GetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
                         f"Accept: {accept}\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data)
     return connection
 
@@ -155,7 +155,7 @@ def slowloris(port):
         while len(sockets) < 30:
             try:
                 connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-                connection.sendall(b"POST /v1/DataService/GetData HTTP/1.1\r\nHost: x\r\n")
+                connection.sendall(b"POST /v2/DataService/GetData HTTP/1.1\r\nHost: x\r\n")
                 sockets.append(connection)
             except OSError:
                 break
@@ -178,7 +178,7 @@ def half_bodies(port, token):
         while len(sockets) < 30:
             try:
                 connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-                connection.sendall((f"POST /v1/DataService/GetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+                connection.sendall((f"POST /v2/DataService/GetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
                                     "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"requests\":").encode())
                 sockets.append(connection)
             except OSError:
@@ -193,7 +193,7 @@ def login_flood(port):
     while not stop.is_set():
         name = "stranger%06d" % random.randrange(1_000_000)
         try:
-            post(port, "/v1/LoginService/Login", {"loginString": f"User={name};Password=guess"}, timeout=30)
+            post(port, "/v2/LoginService/Login", {"loginString": f"User={name};Password=guess"}, timeout=30)
         except OSError:
             pass
 
@@ -206,7 +206,7 @@ def heavy_queries(port, token):
     while not stop.is_set():
         started = time.monotonic()
         try:
-            status, answer = post(port, "/v1/DataService/SQLGetData", {"sql": HEAVY, "parameters": {}}, token=token, timeout=60)
+            status, answer = post(port, "/v2/DataService/SQLGetData", {"sql": HEAVY, "parameters": {}}, token=token, timeout=60)
             took = time.monotonic() - started
             code = answer.get("error", {}).get("code")
             if status == 200:
@@ -224,7 +224,7 @@ def disconnecting_client(port, token):
     while not stop.is_set():
         try:
             connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-            connection.sendall((f"POST /v1/DataService/SQLGetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
+            connection.sendall((f"POST /v2/DataService/SQLGetData HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n"
                                 f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body)
             stop.wait(0.5)
             connection.close()
@@ -243,21 +243,21 @@ def well_behaved(port, latencies):
             token = login(port)
             steps.append(("login", time.monotonic() - started, 200))
             started = time.monotonic()
-            status, answer = post(port, "/v1/DataService/GetData", {"requests": [{"table": "Items", "where": "Id = 1", "parameters": {}}]}, token=token)
+            status, answer = post(port, "/v2/DataService/GetData", {"requests": [{"table": "Items", "where": "Id = 1", "parameters": {}}]}, token=token)
             steps.append(("read", time.monotonic() - started, status))
             name = answer["tables"][0]["rows"][0][1] if status == 200 else "Item number 1 with a name long enough to fill a stream"
             change = {"changeId": 1, "type": "update", "status": "pending", "refreshedValues": {},
                       "oldValues": {"Id": {"integer": 1}, "Name": {"string": name}},
                       "newValues": {"Name": {"string": f"Item one, round {round_number}"}}}
             started = time.monotonic()
-            status, answer = post(port, "/v1/DataService/UpdateData",
+            status, answer = post(port, "/v2/DataService/UpdateData",
                                   {"deltas": [{"tableName": "Items", "keyFields": ["Id"], "loggedFields": ["Id", "Name"], "changes": [change]}]},
                                   token=token)
             steps.append(("apply", time.monotonic() - started, status))
             if status == 200 and answer["deltas"][0]["changes"][0]["status"] != "resolved":
                 fail(f"round {round_number}: the change was not applied: {answer['deltas'][0]['changes'][0]}")
             started = time.monotonic()
-            status, _ = post(port, "/v1/LoginService/Logout", {}, token=token)
+            status, _ = post(port, "/v2/LoginService/Logout", {}, token=token)
             steps.append(("logout", time.monotonic() - started, status))
         except Exception as error:  # noqa: BLE001 — any failure of the good client is the test's failure
             fail(f"round {round_number}: the well-behaved client failed: {error!r}")
@@ -334,7 +334,7 @@ def main():
                   f"slowest {latencies[-1] * 1000:.0f} ms; server memory peak {peak >> 20} MiB", flush=True)
         # Everything recovers: a whole-table read of the large table completes.
         started = time.monotonic()
-        status, answer = post(port, "/v1/DataService/GetData", {"requests": [{"table": "Items", "maxRecords": ROWS, "parameters": {}}]}, token=login(port), timeout=120)
+        status, answer = post(port, "/v2/DataService/GetData", {"requests": [{"table": "Items", "maxRecords": ROWS, "parameters": {}}]}, token=login(port), timeout=120)
         rows = len(answer.get("tables", [{}])[0].get("rows", [])) if status == 200 else 0
         if rows != ROWS:
             fail(f"after the mix, reading the whole table answered {status} with {rows} rows")

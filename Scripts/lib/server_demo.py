@@ -1,4 +1,4 @@
-"""The data server part of the demo: log in, fetch, apply over plain HTTP (protocol v1).
+"""The data server part of the demo: log in, fetch, apply over plain HTTP (protocol v2).
 
 Usage: server_demo.py PORT
 """
@@ -27,12 +27,12 @@ def change(change_id, client_id, old, new):
             "oldValues": {"ClientId": {"integer": client_id}, **old}, "newValues": new}
 
 
-status, answer = post("/v1/LoginService/Login", {"loginString": "User=demo;Password=demo"})
+status, answer = post("/v2/LoginService/Login", {"loginString": "User=demo;Password=demo"})
 assert status == 200, answer
 token = answer["token"]
 print(f"logged in as demo, roles {answer['session']['roles']}")
 
-status, answer = post("/v1/DataService.PCTrade/GetData",
+status, answer = post("/v2/DataService.PCTrade/GetData",
                       {"requests": [{"table": "Clients", "fields": ["ClientId", "ClientName", "ContactPhone", "ClientDiscount"],
                                      "where": "Active = TRUE", "parameters": {}, "maxRecords": 3}]}, token)
 assert status == 200, answer
@@ -48,7 +48,7 @@ delta = {"tableName": "Clients", "keyFields": ["ClientId"], "loggedFields": ["Cl
              # A tampered change, made without the client running the rules: the server's rules refuse it.
              change(2, 2, {"ClientDiscount": {"double": 0}}, {"ClientDiscount": {"double": 0.9}}),
          ]}
-status, answer = post("/v1/DataService.PCTrade/UpdateData", {"deltas": [delta]}, token)
+status, answer = post("/v2/DataService.PCTrade/UpdateData", {"deltas": [delta]}, token)
 assert status == 200, answer
 verdicts = answer["deltas"][0]["changes"]
 for verdict in verdicts:
@@ -59,5 +59,5 @@ for verdict in verdicts:
     else:
         print(f"change {verdict['changeId']}: {verdict['status']}")
 assert [v["status"] for v in verdicts] == ["resolved", "failed"], verdicts
-post("/v1/LoginService/Logout", {}, token)
+post("/v2/LoginService/Logout", {}, token)
 print("logged out")

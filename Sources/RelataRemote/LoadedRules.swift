@@ -21,6 +21,8 @@ final class LoadedRules {
         self.schema = schema
         self.version = version
         adapter = try LocalDataAdapter(schema: schema, tables: tables, logger: logger)
+        // The server replays the user's edits, not the values the rules here made of them.
+        for table in adapter.tables { table.recordsEdits = true }
     }
 
     /// Takes the server's new rules: every table's script and the schema-wide one (a script the

@@ -9,7 +9,7 @@ import RelataTools
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a schema's tables and rules over HTTP (protocol v1), from SQLite or PostgreSQL.",
+        abstract: "Serve a schema's tables and rules over HTTP (protocol v2), from SQLite or PostgreSQL.",
         discussion: """
             The database — a SQLite file, or a PostgreSQL database given as a postgres:// URL — gets
             the schema's tables and is seeded from its data files on first start, and is reused

@@ -12,7 +12,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ScaleOutTests {
     /// POSTs a protocol call to an instance; the status and the body.
     static func call(_ port: Int, _ path: String, _ body: some Encodable, token: String? = nil) async throws -> (Int, Data) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/\(path)")!)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v2/\(path)")!)
         request.httpMethod = "POST"
         request.httpBody = try JSONEncoder().encode(body)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -94,13 +94,13 @@ import Testing
         let database = folder.url.appendingPathComponent("pc.sqlite").path
         let server = try Server(["--port", "0", "--database", database])
         #expect(server.port > 0, "the server says where it listens")
-        let (loginStatus, login) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
+        let (loginStatus, login) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
         #expect(loginStatus == 200)
         let token = try #require(login["token"] as? String)
-        let (status, answer) = try await server.post("/v1/DataService.PCTrade/GetData", #"{"requests": [{"table": "Clients"}]}"#, token: token)
+        let (status, answer) = try await server.post("/v2/DataService.PCTrade/GetData", #"{"requests": [{"table": "Clients"}]}"#, token: token)
         #expect(status == 200)
         #expect(((answer["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.isEmpty == false)
-        let (wrong, _) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
+        let (wrong, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
         #expect(wrong == 401)
 
         // A second server on the same port is told the port is taken.
@@ -154,22 +154,22 @@ extension ServeCommandTests {
             """)
         let server = try Server(["--config", config])
         #expect(server.port > 0)
-        let (_, lab) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Lab"}"#)
+        let (_, lab) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Lab"}"#)
         let labToken = try #require(lab["token"] as? String)
-        let (status, samples) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Samples", "parameters": {}}]}"#, token: labToken)
+        let (status, samples) = try await server.post("/v2/DataService/GetData", #"{"requests": [{"table": "Samples", "parameters": {}}]}"#, token: labToken)
         #expect(status == 200)
         #expect(((samples["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.count == 2)
-        let (otherDomain, _) = try await server.post("/v1/DataService.PCTrade/GetSchema", "{}", token: labToken)
+        let (otherDomain, _) = try await server.post("/v2/DataService.PCTrade/GetSchema", "{}", token: labToken)
         #expect(otherDomain == 404, "a Lab session does not reach the Shop's schemas")
-        let (wrongDomain, _) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Shop"}"#)
+        let (wrongDomain, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Shop"}"#)
         #expect(wrongDomain == 401)
 
-        let (_, clerk) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=clerk;Password=clerk;Domain=Shop"}"#)
+        let (_, clerk) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=clerk;Password=clerk;Domain=Shop"}"#)
         let clerkToken = try #require(clerk["token"] as? String)
-        let (denied, answer) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Clients", "parameters": {}}]}"#, token: clerkToken)
+        let (denied, answer) = try await server.post("/v2/DataService/GetData", #"{"requests": [{"table": "Clients", "parameters": {}}]}"#, token: clerkToken)
         #expect(denied == 403)
         #expect((answer["error"] as? [String: Any])?["code"] as? String == "permissionDenied")
-        let (allowed, _) = try await server.post("/v1/DataService/GetData", #"{"requests": [{"table": "Products", "parameters": {}}]}"#, token: clerkToken)
+        let (allowed, _) = try await server.post("/v2/DataService/GetData", #"{"requests": [{"table": "Products", "parameters": {}}]}"#, token: clerkToken)
         #expect(allowed == 200)
         #expect(server.stop() == 0)
     }
@@ -202,10 +202,10 @@ extension ServeCommandTests {
         _ = try folder.write("users.json", usersFile)
         let server = try Server([schema, "--port", "0", "--database", folder.url.appendingPathComponent("lab.sqlite").path])
         #expect(server.port > 0)
-        let (_, login) = try await server.post("/v1/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
+        let (_, login) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
         let token = try #require(login["token"] as? String)
         func version() async throws -> String? {
-            try await server.post("/v1/DataService/GetSchema", "{}", token: token).1["version"] as? String
+            try await server.post("/v2/DataService/GetSchema", "{}", token: token).1["version"] as? String
         }
         let first = try await version()
         try Data("function beforePost(row) { if (row.Label === 'bad') fail('no bad labels'); }\n".utf8).write(to: URL(fileURLWithPath: script))
@@ -216,7 +216,7 @@ extension ServeCommandTests {
         }
         #expect(second != first, "the new rules are served")
         let update = #"{"deltas": [{"tableName": "Samples", "keyFields": ["Id"], "loggedFields": ["Id", "Label"], "changes": [{"changeId": 1, "type": "update", "status": "pending", "refreshedValues": {}, "oldValues": {"Id": {"integer": 1}, "Label": {"string": "first"}}, "newValues": {"Label": {"string": "bad"}}}]}]}"#
-        let (_, answer) = try await server.post("/v1/DataService/UpdateData", update, token: token)
+        let (_, answer) = try await server.post("/v2/DataService/UpdateData", update, token: token)
         let change = ((answer["deltas"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first
         #expect(change?["message"] as? String == "no bad labels")
         #expect(server.stop() == 0)
@@ -241,20 +241,20 @@ extension ServeCommandTests {
         let read = #"{"requests": [{"table": "Clients", "parameters": {}}]}"#
         let server = try Server(["--config", config])
         try #require(server.port > 0)
-        let (_, answer) = try await server.post("/v1/LoginService/Login", login)
+        let (_, answer) = try await server.post("/v2/LoginService/Login", login)
         let token = try #require(answer["token"] as? String)
-        #expect(try await server.post("/v1/DataService/GetData", read, token: token).0 == 200)
+        #expect(try await server.post("/v2/DataService/GetData", read, token: token).0 == 200)
         #expect(server.stop() == 0, "SIGTERM stops it gracefully")
         #expect(!server.errorOutput.contains("deinitialized before being closed"))
 
         let again = try Server(["--config", config])
         try #require(again.port > 0)
-        let (_, second) = try await again.post("/v1/LoginService/Login", login)
+        let (_, second) = try await again.post("/v2/LoginService/Login", login)
         let secondToken = try #require(second["token"] as? String)
         drop()
         dropped.set()
         // The database is gone: requests fail (they do not hang), and the server still stops.
-        let (status, _) = try await again.post("/v1/DataService/GetData", read, token: secondToken)
+        let (status, _) = try await again.post("/v2/DataService/GetData", read, token: secondToken)
         #expect(status >= 500 || status == 401, "status \(status)")
         let started = ContinuousClock.now
         #expect(again.stop() == 0)

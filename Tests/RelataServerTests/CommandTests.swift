@@ -76,14 +76,14 @@ import Testing
         let ann = ServerUser(name: "ann", passwordHash: ServerUser.hash(password: "pw", cost: 4))
         let services = try ServerServices(dataServices: [database.service], login: LoginService(users: [ann], sessions: backend.makeSessions(in: database.database)))
         try await withLiveServer(services) { client in
-            let (_, login) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
+            let (_, login) = try await HTTPProtocolTests.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             let token = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: login).token
-            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/ExecuteCommand",
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v2/DataService/ExecuteCommand",
                                                                   ProtocolMessages.CommandRequest(command: "CloseOrder", parameters: ["orderId": 11, "quantity": 2]), token: token)
             #expect(status == 200)
             let answer = try JSONDecoder().decode(ProtocolMessages.CommandAnswer.self, from: data)
             #expect(answer.result == "closed by ann")
-            let (refused, refusal) = try await HTTPProtocolTests.post(client, "/v1/DataService/ExecuteCommand",
+            let (refused, refusal) = try await HTTPProtocolTests.post(client, "/v2/DataService/ExecuteCommand",
                                                                       ProtocolMessages.CommandRequest(command: "CloseOrder", parameters: ["orderId": 5, "quantity": 1]), token: token)
             #expect(refused == 403)
             #expect(try HTTPProtocolTests.error(refusal).message == "no order 5")

@@ -23,7 +23,7 @@ import Testing
         let server = try HTTPProtocolTests.Server(backend: backend)
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
-            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/SQLGetData",
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v2/DataService/SQLGetData",
                                                                   ProtocolMessages.SQLGetDataRequest(sql: Self.totals, parameters: ["least": 2], name: "Totals"),
                                                                   token: token)
             #expect(status == 200, "\(String(decoding: data, as: UTF8.self))")
@@ -38,7 +38,7 @@ import Testing
                 DataRequest(table: "Clients", fields: ["Name"]),
                 DataRequest(table: "Open", sql: "SELECT OrderId FROM Orders WHERE Status = :s ORDER BY 1", parameters: ["s": "open"], maxRecords: 1),
             ])
-            let (bothStatus, bothData) = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData", both, token: token)
+            let (bothStatus, bothData) = try await HTTPProtocolTests.post(client, "/v2/DataService/GetData", both, token: token)
             #expect(bothStatus == 200)
             let tables = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: bothData).tables
             #expect(tables.map(\.name) == ["Clients", "Open"])
@@ -51,7 +51,7 @@ import Testing
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             func refusal(_ sql: String, parameters: [String: Value]? = nil) async throws -> (Int, ProtocolMessages.ErrorAnswer.Details) {
-                let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/SQLGetData",
+                let (status, data) = try await HTTPProtocolTests.post(client, "/v2/DataService/SQLGetData",
                                                                       ProtocolMessages.SQLGetDataRequest(sql: sql, parameters: parameters), token: token)
                 return (status, try HTTPProtocolTests.error(data))
             }
@@ -67,7 +67,7 @@ import Testing
             #expect(table.1.message == "no table 'Client' (did you mean Clients?)")
             let parameter = try await refusal("SELECT * FROM Clients WHERE ClientId = :id")
             #expect(parameter.1.message.contains("no value was given for parameter :id"))
-            let both = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [
+            let both = try await HTTPProtocolTests.post(client, "/v2/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [
                 { var request = DataRequest(table: "Q", sql: "SELECT * FROM Clients"); request.where = "Name = 'x'"; return request }(),
             ]), token: token)
             #expect(both.0 == 400)

@@ -47,7 +47,7 @@ import Testing
     }
 
     static func login(_ client: LiveClient, password: String = "secret") async throws -> String? {
-        let (status, data) = try await post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=\(password);Schema=Shop"))
+        let (status, data) = try await post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=\(password);Schema=Shop"))
         guard status == 200 else { return nil }
         return try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).token
     }
@@ -70,13 +70,13 @@ import Testing
         let version = server.database.service.storage.schema.version
         try await server.test { client in
             let token = try #require(try await Self.login(client))
-            let stale = try await client.request("/v1/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
+            let stale = try await client.request("/v2/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
                                                  headers: ["X-Relata-Rules-Version": "sha256:old"])
             #expect(stale.status == 409)
             let error = try Self.error(stale.body)
             #expect(error.code == "staleRules")
             #expect(error.message.contains(version))
-            let current = try await client.request("/v1/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
+            let current = try await client.request("/v2/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
                                                    headers: ["X-Relata-Rules-Version": version])
             #expect(current.status == 200)
         }
@@ -88,24 +88,24 @@ import Testing
         let version = server.database.service.storage.schema.version
         try await server.test { client in
             #expect(try await Self.login(client, password: "wrong") == nil)
-            let (failed, failure) = try await Self.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=wrong"))
+            let (failed, failure) = try await Self.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=wrong"))
             #expect(failed == 401)
             #expect(try Self.error(failure).code == "loginFailed")
             let token = try #require(try await Self.login(client))
-            let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            let (status, data) = try await Self.post(client, "/v2/DataService/GetSchema", "{}", token: token)
             #expect(status == 200)
             let schema = try JSONDecoder().decode(ProtocolMessages.SchemaAnswer.self, from: data)
             #expect(schema.version == version)
             #expect(schema.schema.table(named: "OrderDetails")?.script?.source.contains("Quantity must be positive") == true, "the rules come with the schema")
 
             let request = ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients", where: "ClientId = :id", parameters: ["id": 2])])
-            let (dataStatus, tables) = try await Self.post(client, "/v1/DataService.Shop/GetData", request, token: token)
+            let (dataStatus, tables) = try await Self.post(client, "/v2/DataService.Shop/GetData", request, token: token)
             #expect(dataStatus == 200)
             let answer = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: tables)
             #expect(answer.tables[0].rows == [[2, "Globex", .decimal(50)]])
 
-            _ = try await Self.post(client, "/v1/LoginService/Logout", "{}", token: token)
-            let (after, afterData) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            _ = try await Self.post(client, "/v2/LoginService/Logout", "{}", token: token)
+            let (after, afterData) = try await Self.post(client, "/v2/DataService/GetSchema", "{}", token: token)
             #expect(after == 401)
             #expect(try Self.error(afterData).code == "sessionNotFound", "a client tells an ended session from a refusal, and logs in again")
         }
@@ -117,7 +117,7 @@ import Testing
         let server = try Server(backend: backend)
         let token = try server.services.sessions.start(Session(values: ["User": "ann", "Domain": "Gone"]))
         try await server.test { client in
-            let (status, data) = try await Self.post(client, "/v1/DataService/GetSchema", "{}", token: token)
+            let (status, data) = try await Self.post(client, "/v2/DataService/GetSchema", "{}", token: token)
             #expect(status == 401)
             #expect(try Self.error(data).code == "sessionNotFound")
         }
@@ -130,7 +130,7 @@ import Testing
             let details = try DataServiceTests.clientTables().details
             try details.rows[0].setValue(-5, forKey: "Quantity")
             try details.rows[2].setValue(8, forKey: "Quantity")
-            let (status, data) = try await Self.post(client, "/v1/DataService/UpdateData", ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]), token: token)
+            let (status, data) = try await Self.post(client, "/v2/DataService/UpdateData", ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]), token: token)
             #expect(status == 200)
             let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas
             #expect(processed[0].changes.map(\.status) == [.failed, .resolved])
@@ -144,32 +144,32 @@ import Testing
     func badRequestsGetClearAnswersAndTheServerKeepsServing(backend: StorageBackend) async throws {
         try await Server(maxBodyBytes: 4096, backend: backend).test { client in
             let token = try #require(try await Self.login(client))
-            let malformed = try await Self.post(client, "/v1/DataService/GetData", "{\"requests\": [", token: token)
+            let malformed = try await Self.post(client, "/v2/DataService/GetData", "{\"requests\": [", token: token)
             #expect(malformed.0 == 400)
             #expect(try Self.error(malformed.1).code == "badRequest")
-            let wrongType = try await Self.post(client, "/v1/DataService/GetData", "{\"requests\": [{\"table\": 5, \"parameters\": {}}]}", token: token)
+            let wrongType = try await Self.post(client, "/v2/DataService/GetData", "{\"requests\": [{\"table\": 5, \"parameters\": {}}]}", token: token)
             #expect(wrongType.0 == 400)
             #expect(try Self.error(wrongType.1).message.contains("requests[0].table"))
-            let unknown = try await Self.post(client, "/v1/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Secrets")]), token: token)
+            let unknown = try await Self.post(client, "/v2/DataService/GetData", ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Secrets")]), token: token)
             #expect(unknown.0 == 400)
             #expect(try Self.error(unknown.1).code == "unknownTable")
-            let injection = try await Self.post(client, "/v1/DataService/GetData",
+            let injection = try await Self.post(client, "/v2/DataService/GetData",
                 ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients", where: "1=1; DELETE FROM Clients")]), token: token)
             #expect(injection.0 == 400)
             #expect(try Self.error(injection.1).code == "expressionSyntax")
-            let huge = try await Self.post(client, "/v1/DataService/GetData", String(repeating: " ", count: 10_000), token: token)
+            let huge = try await Self.post(client, "/v2/DataService/GetData", String(repeating: " ", count: 10_000), token: token)
             #expect(huge.0 == 413)
-            let noSchema = try await Self.post(client, "/v1/DataService.Nope/GetSchema", "{}", token: token)
+            let noSchema = try await Self.post(client, "/v2/DataService.Nope/GetSchema", "{}", token: token)
             #expect(noSchema.0 == 404)
-            let noMethod = try await Self.post(client, "/v1/DataService/Drop", "{}", token: token)
+            let noMethod = try await Self.post(client, "/v2/DataService/Drop", "{}", token: token)
             #expect(noMethod.0 == 404)
-            let command = try await Self.post(client, "/v1/DataService/ExecuteCommand", "{}", token: token)
+            let command = try await Self.post(client, "/v2/DataService/ExecuteCommand", "{}", token: token)
             #expect(command.0 == 400, "a command request names its command")
-            let sql = try await Self.post(client, "/v1/DataService/SQLGetData", "{}", token: token)
+            let sql = try await Self.post(client, "/v2/DataService/SQLGetData", "{}", token: token)
             #expect(sql.0 == 400, "a DA SQL request holds its query")
-            let badLogin = try await Self.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "Usr=ann"))
+            let badLogin = try await Self.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "Usr=ann"))
             #expect(badLogin.0 == 400)
-            let (status, data) = try await Self.post(client, "/v1/DataService/GetData",
+            let (status, data) = try await Self.post(client, "/v2/DataService/GetData",
                                                      ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]), token: token)
             #expect(status == 200, "still serving")
             #expect(try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: data).tables[0].rows.count == 2)
@@ -188,10 +188,10 @@ extension HTTPProtocolTests {
             let paths = Set((document["paths"] as? [String: Any] ?? [:]).keys)
             for service in ["DataService", "DataService.Shop"] {
                 for method in ["GetSchema", "GetData", "UpdateData", "ExecuteCommand", "SQLGetData"] {
-                    #expect(paths.contains("/v1/\(service)/\(method)"), "\(service)/\(method)")
+                    #expect(paths.contains("/v2/\(service)/\(method)"), "\(service)/\(method)")
                 }
             }
-            #expect(paths.isSuperset(of: ["/health", "/v1/LoginService/Login", "/v1/LoginService/Logout"]))
+            #expect(paths.isSuperset(of: ["/health", "/v2/LoginService/Login", "/v2/LoginService/Logout"]))
         }
     }
 }

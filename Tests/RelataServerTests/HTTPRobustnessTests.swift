@@ -16,7 +16,7 @@ import Testing
     func repeatedWrongPasswordsLockTheNameOut(backend: StorageBackend) async throws {
         try await HTTPProtocolTests.Server(backend: backend).test { client in
             for _ in 0..<5 { #expect(try await HTTPProtocolTests.login(client, password: "guess") == nil) }
-            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login",
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v2/LoginService/Login",
                                                                   ProtocolMessages.LoginRequest(loginString: "User=ann;Password=secret"))
             #expect(status == 429, "even the right password waits out the lockout")
             #expect(try HTTPProtocolTests.error(data).code == "lockedOut")
@@ -39,13 +39,13 @@ import Testing
             let token = try #require(try await HTTPProtocolTests.login(client))
             let orders = try DataServiceTests.clientTables().orders
             try orders.rows[0].setValue("spin", forKey: "Status")
-            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/DataService/UpdateData",
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v2/DataService/UpdateData",
                                                                   ProtocolMessages.UpdateDataMessage(deltas: [orders.makeDelta()]), token: token)
             #expect(status == 200)
             let change = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas[0].changes[0]
             #expect(change.failure?.kind == .ruleError)
             #expect(change.message?.contains("time limit") == true, "\(change.message ?? "")")
-            let (after, _) = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+            let (after, _) = try await HTTPProtocolTests.post(client, "/v2/DataService/GetData",
                                                               ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Orders")]), token: token)
             #expect(after == 200)
         }
@@ -66,7 +66,7 @@ import Testing
                     group.addTask {
                         let details = try DataServiceTests.clientTables().details
                         try details.rows[1].setValue(.integer(quantity), forKey: "Quantity")
-                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/DataService/UpdateData")!)
+                        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v2/DataService/UpdateData")!)
                         request.httpMethod = "POST"
                         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                         request.httpBody = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]))

@@ -18,7 +18,7 @@ import Testing
     }
 
     static func rawGetData(_ socket: RawConnection, token: String, body: Data) throws {
-        try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+        try socket.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                         + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
     }
 
@@ -112,7 +112,7 @@ import Testing
             try clients.rows[0].setValue("Acme Renamed", forKey: "Name")
             let update = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [clients.makeDelta()]))
             let applied = try await Self.within(.seconds(20), "an apply") {
-                try await client.request("/v1/DataService/UpdateData", body: update, token: token)
+                try await client.request("/v2/DataService/UpdateData", body: update, token: token)
             }
             let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: applied.body)
             #expect(processed.deltas.first?.changes.first?.status == .resolved)
@@ -134,13 +134,13 @@ import Testing
             // Slowloris: a head trickled and never finished.
             for _ in 0..<20 {
                 let socket = try RawConnection(port: client.port)
-                try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                try socket.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\n")
                 sockets.append(socket)
             }
             // Half a body, from a client with a session.
             let half = try RawConnection(port: client.port)
             sockets.append(half)
-            try half.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+            try half.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                           + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"requests\":")
             let answer = String(decoding: try await half.receiveSome(within: .seconds(30)), as: UTF8.self)
             #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer.prefix(200))")
@@ -150,14 +150,14 @@ import Testing
             }
             // A large body without a session, or to log in: refused without reading it.
             let large = Data(repeating: UInt8(ascii: " "), count: 4 << 10) + Data("{}".utf8)
-            let anonymous = try await client.request("/v1/DataService/GetData", body: large)
+            let anonymous = try await client.request("/v2/DataService/GetData", body: large)
             #expect(anonymous.status == 401)
-            let login = try await client.request("/v1/LoginService/Login", body: large)
+            let login = try await client.request("/v2/LoginService/Login", body: large)
             #expect(login.status == 413)
             // A client with a session still gets the large limit.
             let body = try Self.getDataBody([DataRequest(table: "Clients")])
             let padded = Data(repeating: UInt8(ascii: " "), count: 4 << 10) + body
-            #expect(try await client.request("/v1/DataService/GetData", body: padded, token: token).status == 200)
+            #expect(try await client.request("/v2/DataService/GetData", body: padded, token: token).status == 200)
         }
     }
 
@@ -187,7 +187,7 @@ import Testing
             defer { flooding.invalidateAndCancel() }
             @Sendable func login(_ name: String) async throws -> LiveClient.Response {
                 let body = try JSONEncoder().encode(ProtocolMessages.LoginRequest(loginString: "User=\(name);Password=guess"))
-                return try await client.request("/v1/LoginService/Login", body: body, session: flooding)
+                return try await client.request("/v2/LoginService/Login", body: body, session: flooding)
             }
             func flood(_ names: [String]) -> Task<[LiveClient.Response], any Error> {
                 Task { try await withThrowingTaskGroup(of: LiveClient.Response.self) { group in
@@ -256,7 +256,7 @@ import Testing
                 """
             let body = try JSONEncoder().encode(ProtocolMessages.SQLGetDataRequest(sql: heavy))
             let socket = try RawConnection(port: client.port)
-            try socket.send("POST /v1/DataService/SQLGetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+            try socket.send("POST /v2/DataService/SQLGetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                             + "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n", body: body)
             // The query is under way (it needs minutes); then its client goes.
             try #require(await lines.waitFor(of: "a read began", within: .seconds(120)))
@@ -285,11 +285,11 @@ import Testing
         try await server.test(configuration) { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
             let padded = Data(repeating: UInt8(ascii: " "), count: 200_000) + (try Self.getDataBody([DataRequest(table: "Clients")]))
-            let busy = try await client.request("/v1/DataService/GetData", body: padded, token: token)
+            let busy = try await client.request("/v2/DataService/GetData", body: padded, token: token)
             #expect(busy.status == 503)
             #expect(busy.header("Retry-After") == "1")
             #expect(try HTTPProtocolTests.error(busy.body).code == "busy")
-            let small = try await client.request("/v1/DataService/GetData", body: try Self.getDataBody([DataRequest(table: "Clients")]), token: token)
+            let small = try await client.request("/v2/DataService/GetData", body: try Self.getDataBody([DataRequest(table: "Clients")]), token: token)
             #expect(small.status == 200, "a body within the budget is read")
         }
     }

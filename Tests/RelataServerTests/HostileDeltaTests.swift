@@ -34,14 +34,14 @@ import Testing
                 ("one change id, two temporary keys", [delta([Self.newClient("A"), Self.newClient("B", key: -2)])], "change id 1 appears twice"),
             ]
             for (what, deltas, words) in cases {
-                let answer = try await client.request("/v1/DataService/UpdateData", body: try Self.body(deltas), token: token)
+                let answer = try await client.request("/v2/DataService/UpdateData", body: try Self.body(deltas), token: token)
                 #expect(answer.status == 400, "\(what)")
                 let error = try HTTPProtocolTests.error(answer.body)
                 #expect(error.code == "invalidDelta" && error.message.contains(words), "\(what): \(error.message)")
             }
             #expect(try service.storedRows(of: "Clients").count == 2, "nothing was stored")
             // The server still answers.
-            let fine = try await client.request("/v1/DataService/UpdateData", body: try Self.body([delta([Self.newClient("Once")])]), token: token)
+            let fine = try await client.request("/v2/DataService/UpdateData", body: try Self.body([delta([Self.newClient("Once")])]), token: token)
             #expect(fine.status == 200)
             #expect(try service.storedRows(of: "Clients").count == 3)
         }

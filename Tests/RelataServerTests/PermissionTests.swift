@@ -35,13 +35,13 @@ import Testing
         let (services, database) = try Self.services(backend)
         defer { withExtendedLifetime(database) {} }   // its database lives as long as the test
         try await withLiveServer(services) { client in
-            let (status, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
+            let (status, data) = try await HTTPProtocolTests.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             #expect(status == 200)
             let session = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).session
             #expect(session.roles == ["Sales", "Auditor"])
             #expect(session.values["Region"] == "EU")
             #expect(session.values["User"] == "ann")
-            let (refused, answer) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=mallory;Password=pw"))
+            let (refused, answer) = try await HTTPProtocolTests.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=mallory;Password=pw"))
             #expect(refused == 403)
             #expect(try HTTPProtocolTests.error(answer).message == "mallory is locked out")
         }
@@ -51,12 +51,12 @@ import Testing
     func aDeniedOperationIsRefusedNamingTableAndOperationAndNothingIsApplied(backend: StorageBackend) async throws {
         let (services, database) = try Self.services(backend)
         try await withLiveServer(services) { client in
-            let (_, data) = try await HTTPProtocolTests.post(client, "/v1/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
+            let (_, data) = try await HTTPProtocolTests.post(client, "/v2/LoginService/Login", ProtocolMessages.LoginRequest(loginString: "User=ann;Password=pw"))
             let token = try JSONDecoder().decode(ProtocolMessages.LoginAnswer.self, from: data).token
-            let read = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+            let read = try await HTTPProtocolTests.post(client, "/v2/DataService/GetData",
                                                         ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]), token: token)
             #expect(read.0 == 200)
-            let orders = try await HTTPProtocolTests.post(client, "/v1/DataService/GetData",
+            let orders = try await HTTPProtocolTests.post(client, "/v2/DataService/GetData",
                                                           ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Orders")]), token: token)
             #expect(orders.0 == 403)
             #expect(try HTTPProtocolTests.error(orders.1).code == "permissionDenied")
@@ -65,7 +65,7 @@ import Testing
             let (clients, _, details) = try DataServiceTests.clientTables()
             try clients.rows[0].setValue("Acme Corp", forKey: "Name")
             try details.rows[0].setValue(9, forKey: "Quantity")
-            let update = try await HTTPProtocolTests.post(client, "/v1/DataService/UpdateData",
+            let update = try await HTTPProtocolTests.post(client, "/v2/DataService/UpdateData",
                                                           ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta(), clients.makeDelta()]), token: token)
             #expect(update.0 == 403)
             #expect(try HTTPProtocolTests.error(update.1).message == "update on Clients is not allowed for roles [Sales, Auditor]")

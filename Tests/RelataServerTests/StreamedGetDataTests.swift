@@ -32,7 +32,7 @@ import Testing
     static func getData(_ client: LiveClient, _ requests: [DataRequest], token: String, binary: Bool,
                         includeSchema: Bool = false) async throws -> LiveClient.Response {
         let body = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: requests, includeSchema: includeSchema))
-        return try await client.request("/v1/DataService/GetData", body: body, token: token, accept: binary ? RowStream.contentType : nil)
+        return try await client.request("/v2/DataService/GetData", body: body, token: token, accept: binary ? RowStream.contentType : nil)
     }
 
     @Test(arguments: StorageBackend.allCases)
@@ -182,7 +182,7 @@ import Testing
             let request = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]))
             for round in 0..<7 {
                 let socket = try RawConnection(port: client.port)
-                try socket.send("POST /v1/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                try socket.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                                 + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
                                 body: request)
                 #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)), "round \(round)")
@@ -191,7 +191,7 @@ import Testing
                 let clients = try DataTable(TableData(name: "Clients", fields: clientFields, rows: [[1, stored, .decimal(1000)]]))
                 try clients.rows[0].setValue("Acme \(round)", forKey: "Name")
                 let update = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [clients.makeDelta()]))
-                let applied = try await client.request("/v1/DataService/UpdateData", body: update, token: token)
+                let applied = try await client.request("/v2/DataService/UpdateData", body: update, token: token)
                 let processed = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: applied.body)
                 #expect(processed.deltas.first?.changes.first?.status == .resolved, "round \(round)")
                 socket.close()

@@ -33,8 +33,8 @@ import Testing
 
     @Test func aNewerFormatSaysSo() throws {
         var (_, bytes) = try saved()
-        bytes[8] = 2   // the version, little-endian
-        #expect(try loadError(bytes)?.message.contains("briefcase format 2, newer than this Relata reads (up to 1)") == true)
+        bytes[8] = 3   // the version, little-endian
+        #expect(try loadError(bytes)?.message.contains("briefcase format 3, newer than this Relata reads (up to 2)") == true)
     }
 
     @Test func aTruncatedFileSaysSo() throws {
@@ -85,9 +85,9 @@ import Testing
         let url = folder.appendingPathComponent("one-change.briefcase")
         try briefcase.save(to: url)
         let bytes = Array(try Data(contentsOf: url))
-        // The table is last; its one change record is its last 36 bytes: slot u64, state u8, change id i64,
-        // no message (1), one pending value (u32 count, u32 field, tag, i64), no edit buffer (1).
-        let record = bytes.count - 8 - 36
+        // The table is last; its one change record is its last 40 bytes: slot u64, state u8, change id i64,
+        // no message (1), one pending value (u32 count, u32 field, tag, i64), no edit buffer (1), no edits (u32).
+        let record = bytes.count - 8 - 40
         func patched(at offset: Int, _ value: UInt64) -> [UInt8] {
             var damaged = Array(bytes.dropLast(8))
             withUnsafeBytes(of: value.littleEndian) { for (index, byte) in $0.enumerated() { damaged[offset + index] = byte } }

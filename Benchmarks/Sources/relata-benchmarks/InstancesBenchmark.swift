@@ -116,7 +116,7 @@ func runInstancesBenchmark(store: PostgresBenchStore, rows: Int, folder: URL) as
         let client = BenchClient(port: instances[0].port)
         let token = try await client.login()
         let probe = Data(template.replacingOccurrences(of: "999999991", with: "1").replacingOccurrences(of: "999999992", with: "7").utf8)
-        let answer = try await BenchClient(port: instances[count - 1].port).post("/v1/DataService/UpdateData", body: probe, token: token)
+        let answer = try await BenchClient(port: instances[count - 1].port).post("/v2/DataService/UpdateData", body: probe, token: token)
         let probed = try DeltaJSON.decode(answer).first?.changes.first?.status
         precondition(probed == .resolved, "the probe apply failed: \(String(decoding: answer, as: UTF8.self))")
 
@@ -125,7 +125,7 @@ func runInstancesBenchmark(store: PostgresBenchStore, rows: Int, folder: URL) as
         let postgresBefore = ProcessCPU.snapshot(named: "postgres")
         // The 64 connections split over the instances, one wrk (one thread) per instance.
         let runs = try instances.enumerated().map { index, instance in
-            try Wrk.start(url: "http://127.0.0.1:\(instance.port)/v1/DataService/UpdateData", script: lua(token: token), threads: 1,
+            try Wrk.start(url: "http://127.0.0.1:\(instance.port)/v2/DataService/UpdateData", script: lua(token: token), threads: 1,
                           connections: 64 / count + (index < 64 % count ? 1 : 0), seconds: 10)
         }
         let wrkPIDs = runs.map(\.process.processIdentifier)

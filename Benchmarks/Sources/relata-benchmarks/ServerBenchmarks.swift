@@ -100,7 +100,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             precondition(updated == changes, "\(updated) of \(changes) rows updated")
         }
         let transport = try await withServer(bareServer(answer: answer)) { barePort in
-            try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v1/DataService/UpdateData", body: json, token: token) }
+            try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: json, token: token) }
         }
         print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs \(store.applyFloor) | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
@@ -126,10 +126,10 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
 
         if parts.contains("requests") {
         let smallBody = #"{"requests":[{"table":"Clients","where":"Id = :id","parameters":{"id":{"integer":4242}}}]}"#
-        let answer = try await client.post("/v1/DataService/GetData", body: Data(smallBody.utf8), token: token, accept: RowStream.contentType)
-        let relata = try Wrk.run(port: port, path: "/v1/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
+        let answer = try await client.post("/v2/DataService/GetData", body: Data(smallBody.utf8), token: token, accept: RowStream.contentType)
+        let relata = try Wrk.run(port: port, path: "/v2/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
         let bare = try await withServer(bareServer(answer: answer)) { barePort in
-            try Wrk.run(port: barePort, path: "/v1/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
+            try Wrk.run(port: barePort, path: "/v2/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
         }
 
         print("")

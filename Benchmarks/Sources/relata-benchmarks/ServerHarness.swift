@@ -34,7 +34,7 @@ func withServer<App: ApplicationProtocol, Result: Sendable>(_ app: App, _ body: 
 func bareServer(answer: Data) -> some ApplicationProtocol {
     let router = Router()
     let bytes = ByteBuffer(bytes: answer)
-    router.post("v1/:service/:method") { _, _ in
+    router.post("v2/:service/:method") { _, _ in
         Response(status: .ok, headers: [.contentType: RowStream.contentType], body: ResponseBody(byteBuffer: bytes))
     }
     return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -64,7 +64,7 @@ struct BenchClient: Sendable {
     }
 
     func login() async throws -> String {
-        let answer = try await post("/v1/LoginService/Login", body: Data(#"{"loginString":"User=bench;Password=bench"}"#.utf8))
+        let answer = try await post("/v2/LoginService/Login", body: Data(#"{"loginString":"User=bench;Password=bench"}"#.utf8))
         guard let object = try JSONSerialization.jsonObject(with: answer) as? [String: Any], let token = object["token"] as? String else {
             throw RelataError(.invalidResponse, "no token")
         }
@@ -79,7 +79,7 @@ struct BenchClient: Sendable {
         defer { session.finishTasksAndInvalidate() }
         let fetched: Fetched = try await withCheckedThrowingContinuation { continuation in
             receiver.completion = { continuation.resume(with: $0) }
-            session.dataTask(with: request("/v1/DataService/GetData", body: body, token: token, accept: RowStream.contentType)).resume()
+            session.dataTask(with: request("/v2/DataService/GetData", body: body, token: token, accept: RowStream.contentType)).resume()
         }
         return fetched.table
     }
@@ -87,7 +87,7 @@ struct BenchClient: Sendable {
     /// Applies a delta; the number of changes resolved.
     /// Applies a delta; how many of its changes were resolved, and the answer's bytes.
     func updateData(_ delta: Delta, token: String) async throws -> (resolved: Int, answer: Data) {
-        let answer = try await post("/v1/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token)
+        let answer = try await post("/v2/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token)
         return (try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0, answer)
     }
 }

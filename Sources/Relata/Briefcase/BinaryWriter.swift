@@ -75,6 +75,8 @@ struct BinaryReader {
     let end: Int
     /// What is being read, for error messages (`table Orders`).
     var context: String
+    /// The format version of the file being read (what it holds depends on it).
+    var formatVersion = BriefcaseFormat.version
 
     init(_ bytes: UnsafeRawBufferPointer, from offset: Int = 0, to end: Int? = nil, context: String) {
         self.bytes = bytes
@@ -157,6 +159,8 @@ struct BinaryReader {
         guard length >= 0, length <= remaining else {
             throw BriefcaseFormat.damaged("\(context): a block of \(length) bytes runs past the end of the data")
         }
-        return BinaryReader(bytes, from: offset, to: offset + length, context: context)
+        var reader = BinaryReader(bytes, from: offset, to: offset + length, context: context)
+        reader.formatVersion = formatVersion
+        return reader
     }
 }

@@ -76,6 +76,7 @@ enum BriefcaseContainer {
             throw BriefcaseFormat.damaged("the checksum does not match: the file is damaged")
         }
         var payload = BinaryReader(bytes, from: payloadStart, to: payloadEnd, context: name)
+        payload.formatVersion = version
         let result = try body(&payload)
         guard payload.remaining == 0 else { throw BriefcaseFormat.damaged("\(payload.remaining) bytes follow the last table") }
         return result

@@ -6,7 +6,7 @@ import Foundation
 /// its table files) is framed the same way:
 ///
 ///     "RELATABC"            8 bytes, the magic
-///     version               u32 (this code writes and reads 1)
+///     version               u32 (this code writes 2, reads 1 and 2)
 ///     kind                  u8: 0 briefcase, 1 manifest, 2 table
 ///     payload length        u64
 ///     payload               briefcase: properties, then each table (length-prefixed);
@@ -16,11 +16,13 @@ import Foundation
 ///
 /// Numbers are little-endian. A table is its name, its field definitions
 /// (JSON), its temporary-key and change-id counters, one column per field
-/// (a NULL bitmap and the values), then its change records.
+/// (a NULL bitmap and the values), then its change records. From version 2 a
+/// change record ends with the row's edits (``RowEdit``): a count, then each
+/// edit's sequence (i64), kind (u8: 0 insert, 1 update, 2 delete) and values.
 enum BriefcaseFormat {
     static let magic = Array("RELATABC".utf8)
     static let tableMagic = Array("RELATATB".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     /// Magic, version, kind and payload length.
     static let headerSize = 8 + 4 + 1 + 8
 

@@ -25,6 +25,14 @@ extension DataTable {
             Self.write(record.pending, into: &writer)
             writer.write(record.edit != nil)
             if let edit = record.edit { Self.write(edit, into: &writer) }
+            writer.write(UInt32(record.history.count))
+            for entry in record.history {
+                writer.write(entry.sequence)
+                writer.write(UInt8(RowEdit.Kind.briefcaseOrder.firstIndex(of: entry.kind) ?? 0))
+                Self.write(FieldValues(Dictionary(uniqueKeysWithValues: entry.values.compactMap { name, value in
+                    fieldIndex(named: name).map { ($0, value) }
+                })), into: &writer)
+            }
         }
     }
 
@@ -97,9 +105,29 @@ extension DataTable {
             if try reader.readBool() { record.failureMessage = try reader.readString() }
             record.pending = try readValues(from: &reader, fields: fields, table: name)
             if try reader.readBool() { record.edit = try readValues(from: &reader, fields: fields, table: name) }
+            if reader.formatVersion >= 2 { record.history = try readEdits(from: &reader, fields: fields, table: name) }
             table.setChanges(record, at: slot)
         }
+        // Edits made after the briefcase is opened come after the ones it holds.
+        EditSequence.advance(past: table.highestEditSequence)
         return table
+    }
+
+    private static func readEdits(from reader: inout BinaryReader, fields: [FieldDefinition], table: String) throws -> [RowEdit] {
+        let count = try reader.read(UInt32.self)
+        var edits: [RowEdit] = []
+        for _ in 0..<count {
+            let sequence = try reader.read(Int64.self)
+            guard sequence >= 0 else { throw BriefcaseFormat.damaged("table \(table): an edit's sequence is \(sequence)") }
+            let kindByte = Int(try reader.read(UInt8.self))
+            guard RowEdit.Kind.briefcaseOrder.indices.contains(kindByte) else {
+                throw BriefcaseFormat.damaged("table \(table): \(kindByte) is not a kind of edit")
+            }
+            let values = try readValues(from: &reader, fields: fields, table: table)
+            edits.append(RowEdit(sequence: sequence, kind: RowEdit.Kind.briefcaseOrder[kindByte],
+                                 values: Dictionary(uniqueKeysWithValues: values.map { (fields[$0.key].name, $0.value) })))
+        }
+        return edits
     }
 
     /// Temporary keys a briefcase may hold: -1 down to -2^53 (exact in JavaScript, far from `Int64.min`).

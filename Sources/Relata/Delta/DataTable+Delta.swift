@@ -42,6 +42,7 @@ extension DataTable {
                 if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }
                 if type != .delete { change.newValues[name] = postedValue(slot: slot, field: field) }
             }
+            if recordsEdits { change.edits = record.history.filter { $0.sequence != 0 } }
             deltaChanges.append(change)
         }
         return Delta(tableName: name, keyFields: keyFieldIndexes.map { fields[$0].name },
@@ -140,6 +141,7 @@ extension DataTable {
         for field in fields.indices { columns[field].set(after[field], at: slot) }
         var clean = RowChanges()
         clean.edit = record.edit
+        clean.history = record.history.filter { $0.sequence == 0 }
         setChanges(clean, at: slot)
         var replaced: [(keyField: Int, old: Value, new: Value)] = []
         for field in fields.indices where before[field] != after[field] {

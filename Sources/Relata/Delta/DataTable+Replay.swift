@@ -51,3 +51,23 @@ extension DataTable {
         if key <= nextTemporaryKey { nextTemporaryKey = key == Int64.min ? Int64.min : key - 1 }
     }
 }
+
+extension DataTable {
+    /// Makes `key` the temporary key the next added row gets, if no row holds it: a server
+    /// replaying a client's insert gives the row the client's key before its rules run, and
+    /// the rows its rules add meanwhile the keys that follow, as on the client.
+    package func prepareTemporaryKey(_ key: Int64, field name: String) {
+        guard key < 0, let field = fieldIndex(named: name), fields[field].autoIncrement,
+              (try? index(forField: fields[field].name).slots(for: .integer(key)).isEmpty) == true else { return }
+        nextTemporaryKey = key
+    }
+
+    /// The changed rows (those a delta would hold) by change id.
+    package func changedRowsByChangeId() -> [Int: DataTableRow] {
+        var rows: [Int: DataTableRow] = [:]
+        for (slot, record) in changes where record.changeId != 0 && record.state != .addedInEditMode {
+            rows[record.changeId] = row(atSlot: slot)
+        }
+        return rows
+    }
+}

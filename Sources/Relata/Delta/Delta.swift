@@ -78,8 +78,14 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     public var type: ChangeType
     /// Original values by field name (updates and deletes).
     public var oldValues: [String: Value]
-    /// Current values by field name (inserts and updates).
+    /// Current values by field name (inserts and updates): after the rules ran where the
+    /// change was made. A data server takes them as the client's expectation, not as orders.
     public var newValues: [String: Value]
+    /// The user's edits of the row, in the user's order (``DataTable/recordsEdits``), which a
+    /// data server replays through its rules: nil when the change does not say (it is then
+    /// taken as one edit setting ``newValues``); empty when rules alone made the change, and
+    /// the server's rules are expected to make it again.
+    public var edits: [RowEdit]?
     /// Pending until processed, then resolved or failed.
     public var status: Status
     /// Why the change failed (or a note from the data source), as a user reads it.
@@ -96,11 +102,12 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// ```
     public init(changeId: Int, type: ChangeType, oldValues: [String: Value] = [:], newValues: [String: Value] = [:],
                 status: Status = .pending, message: String? = nil, failure: ChangeFailure? = nil,
-                refreshedValues: [String: Value] = [:]) {
+                refreshedValues: [String: Value] = [:], edits: [RowEdit]? = nil) {
         self.changeId = changeId
         self.type = type
         self.oldValues = oldValues
         self.newValues = newValues
+        self.edits = edits
         self.status = status
         self.message = message
         self.failure = failure

@@ -198,16 +198,21 @@ public final class DataTableRow {
         try table.checkLock(record, slot: slot)
         if record.edit?[field] != nil {
             record.edit![field] = nil
+            if let open = record.history.indices.last, record.history[open].sequence == 0 {
+                record.history[open].values[table.fields[field].name] = nil
+            }
             table.setChanges(record, at: slot)
         }
         guard record.pending[field] != nil else { return }
         if table.keyFieldIndexes.contains(field) { try table.checkOriginalKeyIsFree(slot: slot) }
+        let userEdit = table.isUserEdit && record.edit == nil
         let original = table.originalValue(slot: slot, field: field) ?? .null
         table.commit(original, field: field, slot: slot)
         if var updated = table.changes[slot], updated.state == .added {
             updated.pending[field] = nil
             table.setChanges(updated, at: slot)
         }
+        if userEdit { table.recordUserWrite(original, field: field, slot: slot) }
     }
 
     /// Reverts one field: the same as ``cancelChange(forKey:)``.

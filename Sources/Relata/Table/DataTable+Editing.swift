@@ -14,10 +14,12 @@ extension DataTable {
             throw error(.invalidRowState, "the row is not in edit mode; call edit() first", slot: slot)
         }
         try checkLock(before, slot: slot)
+        let userEdit = isUserEdit
+        let kind: RowEdit.Kind = before.state == .addedInEditMode ? .insert : .update
         var slot = slot
         if let rules {
             let row = row(atSlot: slot)
-            try rules.rowWillPost(row, inserting: before.state == .added || before.state == .addedInEditMode)
+            try RuleScope.run { try rules.rowWillPost(row, inserting: before.state == .added || before.state == .addedInEditMode) }
             // The rules may have set values, or changed other rows: find the row again.
             slot = try self.slot(of: row)
         }
@@ -34,6 +36,7 @@ extension DataTable {
             record.edit = nil
             if case .state(let next) = record.state.after(.posted) { record.state = next }
             setChanges(record, at: slot)
+            if userEdit { sealUserEdit(slot: slot, kind: kind) }
             notifyChanged()
             return
         }
@@ -43,6 +46,7 @@ extension DataTable {
         performBatchUpdates {
             for field in edit.keys.sorted() { commit(edit[field]!, field: field, slot: slot) }
         }
+        if userEdit { sealUserEdit(slot: slot, kind: kind) }
     }
 
     func discard(slot: Int) throws {
@@ -52,6 +56,7 @@ extension DataTable {
             return
         }
         record.edit = nil
+        dropOpenEdit(in: &record)
         setChanges(record, at: slot)
     }
 

@@ -62,12 +62,14 @@ extension DataTable {
         let hidden = inEditMode || rules != nil
         var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: FieldValues(pending))
         if hidden { record.edit = [:] }
+        let userEdit = isUserEdit
+        if userEdit { record.history = [RowEdit(sequence: 0, kind: .insert, values: given.reduce(into: [:]) { $0[fields[$1.field].name] = $1.value })] }
         assignChangeId(&record)
         setChanges(record, at: slot)
         let row = row(atSlot: slot)
         if let rules {
             do {
-                try rules.rowDidAdd(row)
+                try RuleScope.run { try rules.rowDidAdd(row) }
                 for (index, value) in given { try row.setValue(value, forKey: fields[index].name) }
                 if !inEditMode { try post(slot: row.slot, checkingRequired: false) }
             } catch {
@@ -76,6 +78,7 @@ extension DataTable {
             }
         } else if !inEditMode {
             updateIndexes(slot: slot, becameVisible: true)
+            if userEdit { sealUserEdit(slot: slot, kind: .insert) }
             notifyChanged()
         }
         return row
@@ -224,8 +227,11 @@ extension DataTable {
         if case .rejected(let reason) = record.state.after(.removed) {
             throw error(.invalidRowState, reason, slot: slot)
         }
-        try rules?.rowWillRemove(row)
-        try remove(slot: self.slot(of: row))
+        let userEdit = isUserEdit
+        if let rules { try RuleScope.run { try rules.rowWillRemove(row) } }
+        let removed = try self.slot(of: row)
+        try remove(slot: removed)
+        if userEdit, row.slot >= 0 { sealUserEdit(slot: row.slot, kind: .delete) }
     }
 
     private func remove(slot: Int) throws {

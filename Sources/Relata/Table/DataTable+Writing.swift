@@ -14,19 +14,23 @@ extension DataTable {
             throw error(.readOnlyField, "the field is read-only", field: field, slot: slot)
         }
         let checked = try validated(value, field: field, slot: slot)
+        let userEdit = isUserEdit
         if record.edit != nil {
             record.edit![field] = checked
+            if userEdit { noteUserValue(checked, field: field, in: &record) }
             setChanges(record, at: slot)
             return
         }
         guard rules != nil else {
             if isVisible(slot: slot) { try checkPrimaryKey(slot: slot, changing: [field: checked]) }
             commit(checked, field: field, slot: slot)
+            if userEdit { recordUserWrite(checked, field: field, slot: slot) }
             return
         }
         // With rules, a direct change is an edit of its own, posted at once.
         guard postedValue(slot: slot, field: field) != checked else { return }
         record.edit = [field: checked]
+        if userEdit { noteUserValue(checked, field: field, in: &record) }
         setChanges(record, at: slot)
         let row = row(atSlot: slot)
         do {
@@ -81,6 +85,7 @@ extension DataTable {
         if record.state == .unchanged {
             record.changeId = 0
             record.failureMessage = nil
+            record.history.removeAll { $0.sequence != 0 }
         } else if record.changeId == 0 {
             record.changeId = nextChangeId
             nextChangeId += 1

@@ -69,6 +69,9 @@ public final class DataTable {
     var parentReferences: [TableReference] = []
     /// The business rules consulted before rows change; see ``DataTableRules``.
     public var rules: (any DataTableRules)?
+    /// Whether each changed row keeps the user's edits, in order, for a data server to replay
+    /// (see ``RowEdit``). A `RemoteDataAdapter` turns it on for its tables; off, rows keep none.
+    public var recordsEdits = false
     /// Observations this table keeps on the tables its lookup fields read.
     var lookupObservations: [DataTableObservation] = []
 

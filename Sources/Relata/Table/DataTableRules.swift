@@ -41,10 +41,12 @@ extension DataTable {
     /// ```swift
     /// try table.withoutRules { try row.setValue(normalized, forKey: "Code") }
     /// ```
+    ///
+    /// What `body` writes is the work of rules (``RuleScope``), not the user's edits.
     public func withoutRules<T>(_ body: () throws -> T) rethrows -> T {
         let saved = rules
         rules = nil
         defer { rules = saved }
-        return try body()
+        return try RuleScope.run(body)
     }
 }

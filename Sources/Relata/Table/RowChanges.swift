@@ -17,6 +17,9 @@ struct RowChanges {
     /// The message of the last failed apply of this row's change.
     var failureMessage: String?
     var locked = false
+    /// The user's edits of the row, in order (``DataTable/recordsEdits``); while the row is in
+    /// edit mode the last may be open (sequence 0), collecting what the user writes.
+    var history: [RowEdit] = []
 
     init(state: RowState = .unchanged, pending: FieldValues = [:]) {
         self.state = state
@@ -24,7 +27,7 @@ struct RowChanges {
     }
 
     var isClean: Bool {
-        state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked
+        state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked && history.isEmpty
     }
 
     /// Deleted rows and rows added in edit mode are not part of the table's visible rows.

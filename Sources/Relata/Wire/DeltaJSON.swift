@@ -63,6 +63,18 @@ public enum DeltaJSON {
             try values(change.newValues, of: delta.tableName, into: &writer)
             writer.raw(#","refreshedValues":"#)
             try values(change.refreshedValues, of: delta.tableName, into: &writer)
+            if let edits = change.edits {
+                writer.raw(#","edits":["#)
+                for (index, edit) in edits.enumerated() {
+                    if index > 0 { writer.raw(",") }
+                    writer.raw(#"{"sequence":\#(edit.sequence),"kind":"#)
+                    writer.string(edit.kind.rawValue)
+                    writer.raw(#","values":"#)
+                    try values(edit.values, of: delta.tableName, into: &writer)
+                    writer.raw("}")
+                }
+                writer.raw("]")
+            }
             if let message = change.message {
                 writer.raw(#","message":"#)
                 writer.string(message)
@@ -161,7 +173,20 @@ public enum DeltaJSON {
                            oldValues: try values(reader.member("oldValues")), newValues: try values(reader.member("newValues")),
                            status: status, message: try reader.optionalMember("message")?.string(),
                            failure: try reader.optionalMember("failure").map(failure),
-                           refreshedValues: try values(reader.member("refreshedValues")))
+                           refreshedValues: try values(reader.member("refreshedValues")),
+                           edits: try reader.optionalMember("edits")?.array(edit))
+    }
+
+    private static func edit(_ reader: Reader) throws -> RowEdit {
+        let kindReader = try reader.member("kind")
+        let kindText = try kindReader.string()
+        guard let kind = RowEdit.Kind(rawValue: kindText) else {
+            throw kindReader.failure("'\(kindText)' is not insert, update or delete")
+        }
+        let sequenceReader = try reader.member("sequence")
+        let sequence = try sequenceReader.integer()
+        guard sequence > 0 else { throw sequenceReader.failure("an edit's sequence is a positive number, not \(sequence)") }
+        return RowEdit(sequence: Int64(sequence), kind: kind, values: try reader.optionalMember("values").map(values) ?? [:])
     }
 
     private static func failure(_ reader: Reader) throws -> ChangeFailure {

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import Relata
 
-/// One call of the protocol: `POST /v1/{service}/{method}` with a JSON body.
+/// One call of the protocol: `POST /v2/{service}/{method}` with a JSON body.
 struct ProtocolCall: Sendable {
     var service: String
     var method: String
@@ -31,6 +31,8 @@ enum StreamedAnswerPart: Sendable {
 /// networking stack of ours, and the system's proxy, TLS and cellular settings apply on
 /// Apple platforms (see `Documentation/Client.md`).
 final class HTTPTransport: Sendable {
+    /// The protocol version the client speaks (the server's `RelataHTTPServer.protocolVersion`).
+    static let protocolVersion = 2
     let baseURL: URL
     let timeout: TimeInterval
     private let session: URLSession
@@ -98,7 +100,7 @@ final class HTTPTransport: Sendable {
     }
 
     func urlRequest(for call: ProtocolCall) -> URLRequest {
-        let url = baseURL.appendingPathComponent("v1").appendingPathComponent(call.service).appendingPathComponent(call.method)
+        let url = baseURL.appendingPathComponent("v\(Self.protocolVersion)").appendingPathComponent(call.service).appendingPathComponent(call.method)
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.httpBody = call.body

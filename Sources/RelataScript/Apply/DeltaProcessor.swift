@@ -46,7 +46,7 @@ public struct DeltaProcessor {
     ///
     /// - Returns: the processed deltas — those given, in update order, then those of
     ///   changes rules made — with every change resolved or failed. A change that comes
-    ///   in failed (refused by ``RowRuleReplay``) stays failed and is not stored.
+    ///   in failed (refused by ``EditReplay``) stays failed and is not stored.
     /// - Throws: only when ``DeltaStore/begin(_:)`` throws; nothing was processed then.
     ///   Anything that goes wrong later fails changes instead.
     public func process(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {

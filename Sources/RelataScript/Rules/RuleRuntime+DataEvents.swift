@@ -97,7 +97,7 @@ extension RuleRuntime {
         }
         let context = script.context
         do {
-            let returned = try context.call(function) { $0.append(try context.object(from: parameters)) }
+            let returned = try RuleScope.run { try context.call(function) { $0.append(try context.object(from: parameters)) } }
             if context.isPromise(returned) { throw Self.asyncHandler(command.function) }
             return (try? context.value(from: returned)) ?? .null
         } catch var error as ScriptError {

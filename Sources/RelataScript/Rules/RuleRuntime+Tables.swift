@@ -71,6 +71,10 @@ extension RuleRuntime {
     ///
     /// - Returns: the violations, in the order the rows were first changed.
     func validateChanges(of table: DataTable, added: RowSet, modified: RowSet, deleted: RowSet) throws -> [RuleViolation] {
+        try RuleScope.run { try validatingChanges(of: table, added: added, modified: modified, deleted: deleted) }
+    }
+
+    private func validatingChanges(of table: DataTable, added: RowSet, modified: RowSet, deleted: RowSet) throws -> [RuleViolation] {
         var violations: [RuleViolation] = []
         let passes: [(rows: RowSet, events: [RuleEvent], originals: Bool)] = [
             (added, RuleEvent.posting(inserting: true), false),

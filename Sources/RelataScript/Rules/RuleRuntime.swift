@@ -224,7 +224,8 @@ public final class RuleRuntime {
               arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         guard let handler = script.handler(event.handlerName) else { return }
         do {
-            let returned = try script.context.call(handler) { try arguments(script.context, &$0) }
+            // What the handler writes is the rules' work, never the user's edits (``RuleScope``).
+            let returned = try RuleScope.run { try script.context.call(handler) { try arguments(script.context, &$0) } }
             if script.context.isPromise(returned) { throw Self.asyncHandler(event.handlerName) }
         } catch let thrown as ScriptError {
             var error = script.locatingFailCall(thrown)

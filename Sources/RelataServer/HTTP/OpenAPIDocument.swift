@@ -1,17 +1,17 @@
 import Foundation
 import Relata
 
-/// The OpenAPI 3.0 document of protocol v1, as the server serves it at `GET /openapi.json`
+/// The OpenAPI 3.0 document of protocol v2, as the server serves it at `GET /openapi.json`
 /// (`Documentation/Protocol.md` is its prose). Built from the served schemas, so the
 /// `DataService.<Schema>` paths and the table names are the ones this server has.
 enum OpenAPIDocument {
     static func make(for services: ServerServices) -> [String: Any] {
         var paths: [String: Any] = [
             "/health": ["get": operation("Health", "Whether the server is up, and its protocol version", body: nil, answer: ref("Health"), secured: false)],
-            "/v1/LoginService/Login": ["post": operation("Login", "Log in with a login string; the answer's token goes in `Authorization: Bearer …`",
+            "/v2/LoginService/Login": ["post": operation("Login", "Log in with a login string; the answer's token goes in `Authorization: Bearer …`",
                                                          body: ref("LoginRequest"), answer: ref("LoginAnswer"), secured: false,
                                                          statuses: ["400", "401", "403", "404", "413", "429"])],
-            "/v1/LoginService/Logout": ["post": operation("Logout", "End the session of the Authorization header", body: ref("Empty"), answer: ref("Empty"),
+            "/v2/LoginService/Logout": ["post": operation("Logout", "End the session of the Authorization header", body: ref("Empty"), answer: ref("Empty"),
                                                           secured: false, statuses: ["400", "413"])],
         ]
         var serviceNames = ["DataService"]
@@ -20,27 +20,27 @@ enum OpenAPIDocument {
         }
         for service in Set(serviceNames).sorted() {
             let tag = service.replacingOccurrences(of: ".", with: "_")
-            paths["/v1/\(service)/GetSchema"] = ["post": operation("\(tag)_GetSchema", "The schema with its rule scripts and version",
+            paths["/v2/\(service)/GetSchema"] = ["post": operation("\(tag)_GetSchema", "The schema with its rule scripts and version",
                                                                    body: ref("Empty"), answer: ref("SchemaAnswer"))]
-            paths["/v1/\(service)/GetData"] = ["post": operation("\(tag)_GetData", "Read tables: fields, a where expression with parameters, a row limit",
+            paths["/v2/\(service)/GetData"] = ["post": operation("\(tag)_GetData", "Read tables: fields, a where expression with parameters, a row limit",
                                                                  body: ref("GetDataRequest"), answer: ref("GetDataAnswer"),
                                                                  alsoAnswers: [RowStream.contentType: ["schema": ["type": "string", "format": "binary"]]])]
-            paths["/v1/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
+            paths["/v2/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
                                                                     body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"),
                                                                     statuses: ["400", "401", "403", "404", "409", "413", "500"],
                                                                     parameters: [["name": "X-Relata-Rules-Version", "in": "header", "required": false,
                                                                                   "description": "The rules version the changes were validated with; 409 staleRules when the server's differs",
                                                                                   "schema": ["type": "string"]]])]
-            paths["/v1/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
+            paths["/v2/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
                                                                       body: ref("CommandRequest"), answer: ref("CommandAnswer"))]
-            paths["/v1/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "Read the answer of a DA SQL query (Documentation/DASQL.md) as a table",
+            paths["/v2/\(service)/SQLGetData"] = ["post": operation("\(tag)_SQLGetData", "Read the answer of a DA SQL query (Documentation/DASQL.md) as a table",
                                                                   body: ref("SQLGetDataRequest"), answer: ref("GetDataAnswer"),
                                                                   alsoAnswers: [RowStream.contentType: ["schema": ["type": "string", "format": "binary"]]])]
         }
         return [
             "openapi": "3.0.3",
             "info": ["title": "Relata data server", "version": "v\(RelataHTTPServer.protocolVersion)",
-                     "description": "Protocol v1 of a Relata data server: JSON over HTTP (Documentation/Protocol.md)."],
+                     "description": "Protocol v\(RelataHTTPServer.protocolVersion) of a Relata data server: JSON over HTTP (Documentation/Protocol.md)."],
             "paths": paths,
             "components": ["schemas": schemas, "securitySchemes": ["bearer": ["type": "http", "scheme": "bearer"]]],
         ]

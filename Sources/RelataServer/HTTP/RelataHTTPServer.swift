@@ -51,7 +51,7 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// The HTTP face of a Relata data server: version 1 of the protocol
-/// (`POST /v1/{service}/{method}`, JSON in and out) and `GET /health`.
+/// (`POST /v2/{service}/{method}`, JSON in and out) and `GET /health`.
 ///
 /// ```swift
 /// let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 7099))
@@ -59,7 +59,11 @@ public struct ServerConfiguration: Sendable {
 /// ```
 public enum RelataHTTPServer {
     /// The protocol version this server speaks.
-    public static let protocolVersion = 1
+    ///
+    /// Version 2: an UpdateData change carries the user's edits (``Relata/DeltaChange/edits``),
+    /// which the server replays; version 1 clients sent values their rules had made, which a
+    /// server replaying rules would change again, so they are refused (410, `unsupportedProtocol`).
+    public static let protocolVersion = 2
 
     public static func application(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
@@ -76,7 +80,12 @@ public enum RelataHTTPServer {
             domain.login.passwordChecks.setLimits(workers: configuration.loginWorkers, waiting: configuration.loginQueue)
         }
         let bodies = BodyBudget(total: configuration.maxBodyBytesInFlight)
-        router.post("v1/:service/:method") { request, context in
+        router.post("v1/:service/:method") { _, _ in
+            errorResponse(for: ProtocolError.oldProtocol(
+                "this server speaks protocol v\(protocolVersion), not v1: a v1 client sends the values its rules made, which the server's rules would change a second time; update the client"),
+                logger: logger)
+        }
+        router.post("v\(protocolVersion)/:service/:method") { request, context in
             let service = context.parameters.get("service") ?? ""
             let method = context.parameters.get("method") ?? ""
             var logger = context.logger
@@ -330,6 +339,8 @@ public enum RelataHTTPServer {
 enum ProtocolError: Error {
     case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String)
     case staleRules(String), timedOut(String)
+    /// A request of a protocol version this server no longer speaks.
+    case oldProtocol(String)
     /// The server is too busy for the request now; the client may retry after `retryAfter` seconds.
     case busy(String, retryAfter: Int)
 
@@ -342,6 +353,7 @@ enum ProtocolError: Error {
         case .staleRules: return .conflict
         case .timedOut: return .requestTimeout
         case .busy: return .serviceUnavailable
+        case .oldProtocol: return .gone
         }
     }
 
@@ -355,13 +367,14 @@ enum ProtocolError: Error {
         case .staleRules: return "staleRules"
         case .timedOut: return "timedOut"
         case .busy: return "busy"
+        case .oldProtocol: return "unsupportedProtocol"
         }
     }
 
     var message: String {
         switch self {
         case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
-             .staleRules(let text), .timedOut(let text), .busy(let text, _): return text
+             .staleRules(let text), .timedOut(let text), .busy(let text, _), .oldProtocol(let text): return text
         }
     }
 

@@ -5,8 +5,9 @@ import RelataScript
 
 /// The data server's data service over SQL: the same rule runtime as every other
 /// site, authoritative here — `isServer` is true, the caller's session is the one
-/// the rules see, and every change of a delta runs the row rules again
-/// (``RowRuleReplay``) before the delta and transaction events and the store.
+/// the rules see, and the user's edits are made again on the stored rows, in the user's
+/// order, through the row rules (``EditReplay``) before the delta and transaction events
+/// and the store.
 ///
 /// ```swift
 /// let service = try DataService(storage: SQLStorage(path: "shop.sqlite", schema: schema))
@@ -69,8 +70,8 @@ public final class DataService: Sendable {
         return true
     }
 
-    /// Applies deltas in one transaction, as the caller: row rules replayed on the stored
-    /// rows, then delta and transaction events, update rules and update order, optimistic
+    /// Applies deltas in one transaction, as the caller: the user's edits replayed on the
+    /// stored rows through the row rules (``EditReplay``), then delta and transaction events, update rules and update order, optimistic
     /// concurrency, and the real keys of new rows.
     ///
     /// - Returns: the processed deltas: every change resolved (with refreshed values) or
@@ -93,12 +94,11 @@ public final class DataService: Sendable {
                 let data = SQLDataAccess(storage: storage, schema: version.schema, connection: connection, runtime: runtime)
                 let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
                 return try runtime.withEnvironment(environment) {
-                    let replay = RowRuleReplay(runtime: runtime)
-                    let replayed = try deltas.map { delta -> Delta in
+                    for delta in deltas {
                         let table = try data.table(delta.tableName)
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
-                        return replay.replay(delta, onto: table)
                     }
+                    let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
                     let processed = try Self.processor(for: version.schema, runtime: runtime)
                         .process(replayed, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
                     let reread = try Self.rereadingAutoRefreshFields(of: processed, schema: version.schema, storage: storage, in: connection)
@@ -112,6 +112,7 @@ public final class DataService: Sendable {
     /// maps back to the client's rows by table and change id, so anything else is refused whole
     /// before anything runs (a hand-made request sending one insert twice must not store it twice).
     static func checkShape(of deltas: [Delta]) throws {
+        try EditReplay.checkEdits(of: deltas)
         var tables: Set<String> = []
         for delta in deltas {
             guard tables.insert(delta.tableName.lowercased()).inserted else {

@@ -3,8 +3,8 @@ import Relata
 import Testing
 @testable import RelataScript
 
-/// A data server's side: a client's delta replayed onto the stored rows, so the row rules run again.
-@Suite struct RowRuleReplayTests {
+/// A data server's side: a client's edits replayed onto the stored rows, so the row rules run there too.
+@Suite struct EditReplayTests {
     static let detailRules = RuleScript("""
         function beforePost(row) {
             if (row.Quantity <= 0) fail('Quantity must be positive');
@@ -24,21 +24,21 @@ import Testing
         let runtime: RuleRuntime
 
         init() throws {
-            orders = try DataTable(name: "Orders", fields: orderFields, csv: RowRuleReplayTests.ordersCSV)
-            details = try DataTable(name: "OrderDetails", fields: detailFields, csv: RowRuleReplayTests.detailsCSV)
+            orders = try DataTable(name: "Orders", fields: orderFields, csv: EditReplayTests.ordersCSV)
+            details = try DataTable(name: "OrderDetails", fields: detailFields, csv: EditReplayTests.detailsCSV)
             try details.addForeignKey("OrderId", references: orders, field: "OrderId")
             data = TableDataAccess(tables: [orders, details])
             runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .milliseconds(300)))
-            try runtime.load(RowRuleReplayTests.detailRules, forTable: "OrderDetails")
+            try runtime.load(EditReplayTests.detailRules, forTable: "OrderDetails")
         }
 
         /// Replays and processes deltas as `session`, as a server's UpdateData does.
         func update(_ deltas: [Delta], session: Session = Session()) throws -> [Delta] {
             try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
-                let replay = RowRuleReplay(runtime: runtime)
-                let replayed = try deltas.map { delta -> Delta in
-                    guard let table = data.table(named: delta.tableName) else { throw RelataError(.unknownTable, delta.tableName) }
-                    return replay.replay(delta, onto: table)
+                let replayed = EditReplay(runtime: runtime).replay(deltas, on: data) { name in
+                    guard let table = data.table(named: name) else { throw RelataError(.unknownTable, name) }
+                    runtime.attachRules(to: [table])
+                    return table
                 }
                 return try DeltaProcessor(runtime: runtime, updateOrder: ["Orders", "OrderDetails"]).process(replayed, store: TableStore(data: data))
             }
@@ -149,7 +149,7 @@ import Testing
         let twice = try server.update([Delta(tableName: "OrderDetails", keyFields: ["DetailId"], loggedFields: [], changes: [
             DeltaChange(changeId: 4, type: .delete, oldValues: ["DetailId": 100]), DeltaChange(changeId: 4, type: .delete, oldValues: ["DetailId": 101]),
         ])])
-        #expect(twice[0].changes.allSatisfy { $0.message == "the delta has change 4 twice" })
+        #expect(twice[0].changes.allSatisfy { $0.message?.contains("the delta has change 4 twice") == true }, "\(twice[0].changes.map(\.message))")
         #expect(server.details.rowCount == 4, "only the positive-key insert landed")
     }
 }

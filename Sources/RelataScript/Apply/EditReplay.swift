@@ -1,0 +1,418 @@
+import Relata
+
+/// What a data server does with a client's changes before it processes them: it makes the
+/// user's edits again, in the user's order, on its own rows, through the same rules.
+///
+/// A client's change carries what the user set (``DeltaChange/edits``) and where each edit
+/// falls in the user's sequence across tables; its ``DeltaChange/newValues`` are only the
+/// client's expectation. So the server never runs a rule over values a rule already made — a
+/// rule runs once per edit on every site, idempotent or not — and rules that read other
+/// tables through `lda` see, edit by edit, what they saw where the user made the edits:
+///
+/// - edits of every delta are sorted by their sequence and made one by one: an insert adds
+///   the row (`onNewRow`, then the user's values, `beforePost`, `beforeInsert`), an update
+///   sets the values in one posted edit (`beforePost`, `beforeUpdate(row, old)`), a delete
+///   removes the row (`beforeDelete`) — the same row path as everywhere else;
+/// - before anything is made, each update and delete finds its stored row by its original
+///   key and compares the logged fields with the change's original values: a difference is
+///   a ``FailureKind/conflict`` naming the fields that changed underneath, and a row that is
+///   gone is one too;
+/// - a change without edits (`edits` absent: a hand-made request) counts as one edit of its
+///   ``DeltaChange/newValues``, made before the edits that carry a sequence, in request order;
+/// - a change whose edits are empty was made by the client's rules: the server's rules are
+///   expected to make it again, and the row they change (same table and key, or the same
+///   rank among the rows the rules added) answers for it. An update they did not make is
+///   answered with the stored values; an insert or delete they did not make fails;
+/// - an edit the server's rules refuse fails its change, and the row gets its stored values back.
+///
+/// ```swift
+/// let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
+/// let processed = try processor.process(replayed, store: store)
+/// ```
+public struct EditReplay {
+    /// The rules.
+    public let runtime: RuleRuntime
+
+    /// Creates a replay with a runtime's rules.
+    public init(runtime: RuleRuntime) {
+        self.runtime = runtime
+    }
+
+    /// Refuses, before anything runs, edits no client makes: a sequence used twice in the
+    /// request, or edits that do not fit their change (an insert begins with its insert and
+    /// a delete ends with its delete; every other edit is an update; sequences rise).
+    ///
+    /// - Throws: ``RelataError/Code/invalidDelta`` naming the table and change.
+    public static func checkEdits(of deltas: [Delta]) throws {
+        var sequences: Set<Int64> = []
+        for delta in deltas {
+            for change in delta.changes {
+                guard let edits = change.edits, !edits.isEmpty else { continue }
+                func refuse(_ why: String) -> RelataError {
+                    RelataError(.invalidDelta, "change \(change.changeId): \(why)", table: delta.tableName)
+                }
+                for (index, edit) in edits.enumerated() {
+                    guard edit.sequence > 0 else { throw refuse("an edit's sequence is a positive number, not \(edit.sequence)") }
+                    guard sequences.insert(edit.sequence).inserted else { throw refuse("edit sequence \(edit.sequence) is used twice in the request") }
+                    if index > 0, edit.sequence <= edits[index - 1].sequence { throw refuse("its edits are not in rising sequence") }
+                    let expected: RowEdit.Kind = change.type == .insert && index == 0 ? .insert
+                        : change.type == .delete && index == edits.count - 1 ? .delete : .update
+                    guard edit.kind == expected else {
+                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(change.type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(expected.rawValue)")
+                    }
+                    if edit.kind == .delete, !edit.values.isEmpty { throw refuse("a delete sets no values") }
+                }
+            }
+        }
+    }
+
+    /// Replays `deltas` on the tables of `data`.
+    ///
+    /// - Parameters:
+    ///   - data: the unit's tables, holding (unchanged) the stored rows the updates and deletes
+    ///     touch; rules' changes to any of them join the result.
+    ///   - table: the unit's table with a name, made on first use, the runtime's rules attached.
+    /// - Returns: the deltas to process: one per incoming delta, with one change per incoming
+    ///   change in the incoming order and with the incoming ids (refused ones failed, with their
+    ///   ``ChangeFailure``), then the changes the server's rules made to other rows; then the
+    ///   deltas of other tables the rules changed.
+    public func replay(_ deltas: [Delta], on data: TableDataAccess, table: (String) throws -> DataTable) -> [Delta] {
+        var work = Work()
+        var tables: [DataTable?] = []
+        for (position, delta) in deltas.enumerated() {
+            do {
+                let found = try table(delta.tableName)
+                tables.append(found)
+                found.reserveChangeIds(through: delta.changes.map(\.changeId).max() ?? 0)
+                if let bad = delta.changes.first(where: { $0.changeId <= 0 }) {
+                    throw RelataError(.invalidDelta, "change ids are positive; the delta has \(bad.changeId)", table: delta.tableName)
+                }
+                var ids: Set<Int> = []
+                if let twice = delta.changes.first(where: { !ids.insert($0.changeId).inserted }) {
+                    throw RelataError(.invalidDelta, "the delta has change \(twice.changeId) twice", table: delta.tableName)
+                }
+                work.collect(delta, at: position, in: found)
+            } catch {
+                tables.append(nil)
+                for change in delta.changes { work.failed[Work.Ref(delta: position, change: change.changeId)] = ChangeFailure(describing: error) }
+            }
+        }
+        // One notice to each table's observers for the whole replay, not one per edit.
+        let touched = tables.compactMap { $0 }
+        withBatchUpdates(of: touched) {
+            for step in work.steps.sorted(by: { ($0.sequence, $0.order) < ($1.sequence, $1.order) }) {
+                guard work.failed[step.ref] == nil, let table = tables[step.ref.delta] else { continue }
+                do {
+                    try make(step, of: deltas[step.ref.delta], on: table, work: &work)
+                } catch {
+                    work.failed[step.ref] = failure(describing: error)
+                    if let row = work.rows[step.ref], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
+                }
+            }
+        }
+        return result(of: deltas, tables: tables, data: data, work: &work)
+    }
+
+    /// Everything the replay keeps track of.
+    private struct Work {
+        struct Ref: Hashable {
+            let delta: Int
+            let change: Int
+        }
+
+        struct Step {
+            let ref: Ref
+            let edit: RowEdit
+            /// The request order, for edits without a sequence.
+            let order: Int
+            var sequence: Int64 { edit.sequence }
+        }
+
+        var steps: [Step] = []
+        /// The rows the changes' edits are made on, once found or added.
+        var rows: [Ref: DataTableRow] = [:]
+        var failed: [Ref: ChangeFailure] = [:]
+        /// Changes the client's rules made (empty edits), for the server's rules to make again.
+        var madeByRules: Set<Ref> = []
+        /// The stored rows some change is about.
+        var claimed: Set<ObjectIdentifier> = []
+
+        /// Finds the stored row of each update and delete (compared with the change's original
+        /// values now, before any edit runs), and lists the edits to make.
+        mutating func collect(_ delta: Delta, at position: Int, in table: DataTable) {
+            let checked = CheckedFields(of: delta, in: table)
+            for change in delta.changes {
+                let ref = Ref(delta: position, change: change.changeId)
+                let edits = change.edits ?? Self.editsOfHandMade(change)
+                if change.edits?.isEmpty == true {
+                    madeByRules.insert(ref)
+                    continue
+                }
+                if change.type != .insert {
+                    do {
+                        let row = try findStoredRow(for: change, checking: checked, in: table)
+                        guard claimed.insert(ObjectIdentifier(row)).inserted else {
+                            throw RelataError(.invalidDelta, "change \(change.changeId) is about \(row.label), which another change of the request changes too",
+                                              table: table.name)
+                        }
+                        rows[ref] = row
+                    } catch {
+                        failed[ref] = EditReplay.failureOf(error)
+                        continue
+                    }
+                }
+                for edit in edits { steps.append(Step(ref: ref, edit: edit, order: steps.count)) }
+            }
+        }
+
+        /// A change that carries no edits is one edit of its new values (those that differ from the originals).
+        static func editsOfHandMade(_ change: DeltaChange) -> [RowEdit] {
+            switch change.type {
+            case .insert: return [RowEdit(sequence: 0, kind: .insert, values: change.newValues)]
+            case .delete: return [RowEdit(sequence: 0, kind: .delete)]
+            case .update: return [RowEdit(sequence: 0, kind: .update, values: change.newValues.filter { change.oldValues[$0.key] != $0.value })]
+            }
+        }
+    }
+
+    /// Makes one edit on the table.
+    private func make(_ step: Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
+        guard let change = delta.change(withId: step.ref.change) else { return }
+        let edit = step.edit
+        switch edit.kind {
+        case .insert:
+            var values: [String: Value] = [:]
+            var temporaryKeys: [(field: String, key: Int64)] = []
+            for (name, value) in edit.values {
+                let field = try field(name, of: table)
+                if field.autoIncrement { continue }
+                if field.readOnly {
+                    guard value.isNull else {
+                        throw RelataError(.readOnlyField, "the field is read-only; a new row cannot set it", table: table.name, field: field.name)
+                    }
+                    continue
+                }
+                values[field.name] = value
+            }
+            for field in table.fields where field.autoIncrement {
+                if let key = change.newValues[field.name]?.integerValue, key < 0 { temporaryKeys.append((field.name, key)) }
+            }
+            // Rows the rules add meanwhile take the keys that follow, as where the user made the edit.
+            for (field, key) in temporaryKeys { table.prepareTemporaryKey(key, field: field) }
+            let row = try table.addNewRow(values: values)
+            work.rows[step.ref] = row
+            for (field, key) in temporaryKeys { try table.adoptTemporaryKey(key, field: field, for: row) }
+            try requireValues(of: row)
+        case .update:
+            guard let row = work.rows[step.ref] else { return }
+            for name in edit.values.keys { _ = try field(name, of: table) }
+            let values = step.sequence == 0 ? try edit.values.filter { name, value in
+                try coerce(value, to: field(name, of: table), table: table) != row[name]
+            } : edit.values
+            if step.sequence == 0, values.isEmpty { return }   // a hand-made update that changes nothing
+            try row.edit()
+            do {
+                for (name, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: name) }
+                try row.post()
+            } catch {
+                try? row.discard()
+                throw error
+            }
+        case .delete:
+            guard let row = work.rows[step.ref] else { return }
+            try table.removeRow(row)
+        }
+    }
+
+    /// The deltas the replay leaves, the incoming changes' ids on their rows.
+    private func result(of deltas: [Delta], tables: [DataTable?], data: TableDataAccess, work: inout Work) -> [Delta] {
+        var results: [Delta] = []
+        for (position, delta) in deltas.enumerated() {
+            guard let table = tables[position] else {
+                results.append(failingEveryChange(of: delta, work: work, position: position))
+                continue
+            }
+            var answers: [Int: DeltaChange] = [:]
+            for change in delta.changes where !work.madeByRules.contains(Work.Ref(delta: position, change: change.changeId)) {
+                let ref = Work.Ref(delta: position, change: change.changeId)
+                if work.failed[ref] == nil, let row = work.rows[ref], row.isInTable, row.changeId != 0 {
+                    do { try table.adoptChangeId(change.changeId, for: row) } catch { work.failed[ref] = failure(describing: error) }
+                }
+            }
+            answers.merge(matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)) { $1 }
+            var made: Delta
+            do {
+                made = try table.makeDelta()
+            } catch {
+                // A rule left a row it made without a required value: nothing can be processed.
+                results.append(failingEveryChange(of: delta, work: work, position: position, because: failure(describing: error)))
+                continue
+            }
+            made.keyFields = table.primaryKeyFields.map(\.name)
+            made.loggedFields = delta.loggedFields.isEmpty ? made.loggedFields : delta.loggedFields
+            let byId = Dictionary(made.changes.map { ($0.changeId, $0) }, uniquingKeysWith: { first, _ in first })
+            var changes: [DeltaChange] = []
+            for incoming in delta.changes {
+                let ref = Work.Ref(delta: position, change: incoming.changeId)
+                if let failure = work.failed[ref] {
+                    var change = incoming
+                    change.status = .pending
+                    change.fail(failure)
+                    changes.append(change)
+                } else if let change = byId[incoming.changeId] {
+                    changes.append(change)
+                } else if let answer = answers[incoming.changeId] {
+                    changes.append(answer)
+                } else {
+                    var change = incoming   // its edits left the row as stored (or a new row gone again)
+                    change.resolve()
+                    changes.append(change)
+                }
+            }
+            let incomingIds = Set(delta.changes.map(\.changeId))
+            changes += made.changes.filter { !incomingIds.contains($0.changeId) }
+            made.changes = changes
+            results.append(made)
+        }
+        // Tables no incoming delta names, changed by the rules.
+        for table in data.tables where !tables.contains(where: { $0 === table }) && table.hasChanges {
+            if let made = try? table.makeDelta(), !made.changes.isEmpty { results.append(made) }
+        }
+        return results
+    }
+
+    /// Gives the changes the server's rules made the ids of the client's changes its rules made:
+    /// the same row (table and original key) for updates and deletes, the same rank among the
+    /// rows the rules added for inserts.
+    /// - Returns: answers for the client's changes the server's rules did not make.
+    private func matchingChangesMadeByRules(of delta: Delta, at position: Int, in table: DataTable, work: Work) -> [Int: DeltaChange] {
+        let wanted = delta.changes.filter { work.madeByRules.contains(Work.Ref(delta: position, change: $0.changeId)) }
+        guard !wanted.isEmpty else { return [:] }
+        let incomingIds = Set(delta.changes.map(\.changeId))
+        let keyFields = table.primaryKeyFields
+        var unclaimed = table.changedRowsByChangeId().filter { !incomingIds.contains($0.key) }.sorted { $0.key < $1.key }.map(\.value)
+        var answers: [Int: DeltaChange] = [:]
+        for change in wanted {
+            let type = change.type
+            let index = unclaimed.firstIndex { row in
+                guard row.rowState == (type == .insert ? .added : type == .delete ? .deleted : .modified) else { return false }
+                if type == .insert { return true }
+                return keyFields.allSatisfy { field in
+                    (try? field.coerced(change.oldValues[field.name] ?? .null)) == row.originalValue(forKey: field.name)
+                }
+            }
+            if let index, (try? table.adoptChangeId(change.changeId, for: unclaimed[index])) != nil {
+                unclaimed.remove(at: index)
+                continue
+            }
+            var answer = change
+            answer.status = .pending
+            if type == .update, let stored = storedRow(of: change, in: table) {
+                answer.resolve(refreshing: Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, stored[$0.name]) }))
+                answer.message = "the client's rules changed the row and the server's did not: it holds the stored values"
+            } else {
+                answer.fail(ChangeFailure(.conflict, "the client's rules \(type == .insert ? "added" : "deleted") the row and the server's did not"))
+            }
+            answers[change.changeId] = answer
+        }
+        return answers
+    }
+
+    private func storedRow(of change: DeltaChange, in table: DataTable) -> DataTableRow? {
+        let key = table.primaryKeyFields.map { field in (try? field.coerced(change.oldValues[field.name] ?? .null)) ?? .null }
+        guard let row = try? table.row(forPrimaryKey: key), row.rowState == .unchanged else { return nil }
+        return row
+    }
+
+    private func failingEveryChange(of delta: Delta, work: Work, position: Int, because reason: ChangeFailure? = nil) -> Delta {
+        var result = delta
+        for index in result.changes.indices {
+            let failure = reason ?? work.failed[Work.Ref(delta: position, change: result.changes[index].changeId)]
+                ?? ChangeFailure(.invalidValue, "the delta could not be replayed")
+            result.changes[index].status = .pending
+            result.changes[index].fail(failure)
+        }
+        return result
+    }
+
+    private func withBatchUpdates(of tables: [DataTable], _ body: () -> Void) {
+        guard let first = tables.first else { return body() }
+        first.performBatchUpdates { withBatchUpdates(of: Array(tables.dropFirst()), body) }
+    }
+
+    /// A new row must have every required value once its rules ran (auto-increment fields get theirs from the store).
+    private func requireValues(of row: DataTableRow) throws {
+        for field in row.table.fields where field.required && !field.autoIncrement && row[field.name].isNull {
+            throw RelataError(.requiredValueMissing, "the field is required", table: row.table.name, field: field.name)
+        }
+    }
+
+    private func field(_ name: String, of table: DataTable) throws -> FieldDefinition {
+        guard let field = table.field(named: name) else {
+            throw RelataError(.unknownField, "the table has no field '\(name)'", table: table.name, field: name)
+        }
+        return field
+    }
+
+    private func coerce(_ value: Value, to field: FieldDefinition, table: DataTable) throws -> Value {
+        do {
+            return try field.coerced(value)
+        } catch var error as RelataError {
+            error.table = table.name
+            throw error
+        }
+    }
+
+    private func failure(describing error: any Error) -> ChangeFailure { Self.failureOf(error) }
+
+    fileprivate static func failureOf(_ error: any Error) -> ChangeFailure {
+        if let conflict = error as? ConflictFailure { return ChangeFailure(.conflict, conflict.message) }
+        return ChangeFailure(describing: error)
+    }
+}
+
+/// The fields a delta's updates and deletes are checked by, found once per delta: the
+/// table's key, and the logged fields the table has (by the name the delta uses).
+private struct CheckedFields {
+    let keys: [FieldDefinition]
+    let logged: [(name: String, field: FieldDefinition)]
+
+    init(of delta: Delta, in table: DataTable) {
+        keys = table.primaryKeyFields
+        logged = delta.loggedFields.compactMap { name in table.field(named: name).map { (name, $0) } }
+    }
+}
+
+/// The stored row an update or delete is about, checked against the values the change started from.
+private func findStoredRow(for change: DeltaChange, checking checked: CheckedFields, in table: DataTable) throws -> DataTableRow {
+    let keyFields = checked.keys
+    guard !keyFields.isEmpty else {
+        throw RelataError(.invalidDelta, "the table has no primary key, so its rows cannot be found", table: table.name)
+    }
+    let key = try keyFields.map { field in
+        guard let value = change.oldValues[field.name] else {
+            throw RelataError(.invalidDelta, "change \(change.changeId) lacks the key field's original value", table: table.name, field: field.name)
+        }
+        do { return try field.coerced(value) } catch var error as RelataError {
+            error.table = table.name
+            throw error
+        }
+    }
+    guard let row = try table.row(forPrimaryKey: key) else {
+        throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
+    }
+    var changed: [String] = []
+    for (name, field) in checked.logged {
+        guard let original = change.oldValues[name] else { continue }
+        if (try? field.coerced(original)) != row.originalValue(forKey: field.name) { changed.append(field.name) }
+    }
+    if !changed.isEmpty {
+        throw ConflictFailure(message: "\(row.label) changed since it was read: \(changed.joined(separator: ", "))")
+    }
+    return row
+}
+
+/// A change refused because its row is not as it was read.
+private struct ConflictFailure: Error {
+    let message: String
+}
