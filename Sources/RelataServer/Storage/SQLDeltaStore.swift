@@ -7,6 +7,8 @@ import RelataScript
 /// - Inserts write the log-changes fields but auto-increment keys; the key the
 ///   database gives comes back as a refreshed value, and replaces the client's
 ///   temporary key in the rows of the same unit that refer to it (declared foreign keys).
+///   Tables are written masters first (``Relata/SchemaDefinition/dependencyOrder``), whatever
+///   order their deltas were processed in.
 /// - Updates and deletes find the row by its original key *and* its original
 ///   log-changes values: a row changed underneath is not touched, and the
 ///   change fails as a ``FailureKind/conflict`` — nothing is overwritten silently.
@@ -47,7 +49,11 @@ final class SQLDeltaStore: DeltaStore {
 
     func store(_ deltas: inout [Delta]) throws {
         try checkForeignKeys(&deltas)
-        for index in deltas.indices {
+        // Masters before their details whatever the update order: a detail's temporary key
+        // becomes its master's real key only once the master's insert is written.
+        let rank = Dictionary(storage.schema.dependencyOrder.enumerated().map { ($1.name.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
+        let order = deltas.indices.sorted { (rank[deltas[$0].tableName.lowercased()] ?? .max, $0) < (rank[deltas[$1].tableName.lowercased()] ?? .max, $1) }
+        for index in order {
             let writes = TableWrites(storage: storage, table: try storage.definition(of: deltas[index].tableName),
                                      logged: deltas[index].loggedFields)
             for change in deltas[index].changes.indices where deltas[index].changes[change].status == .resolved {

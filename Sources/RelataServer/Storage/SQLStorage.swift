@@ -251,8 +251,9 @@ public final class SQLStorage: Sendable {
     private func loadRows(into table: DataTable, in connection: any SQLConnection, skippingHeldKeys: Bool = false) throws {
         let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
         var loaded = try fetchValues(of: table, where: nil, arguments: [], in: connection)
-        if skippingHeldKeys, !keyIndexes.isEmpty, table.rowCount > 0 {
-            loaded = try loaded.filter { values in try table.row(forPrimaryKey: keyIndexes.map { values[$0] }) == nil }
+        if skippingHeldKeys, !keyIndexes.isEmpty {
+            let held = table.heldKeys
+            loaded = loaded.filter { values in !held.contains(keyIndexes.map { values[$0] }) }
         }
         try table.loadRows(loaded)
     }
