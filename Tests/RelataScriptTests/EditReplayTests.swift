@@ -40,7 +40,8 @@ import Testing
                     runtime.attachRules(to: [table])
                     return table
                 }
-                return try DeltaProcessor(runtime: runtime, updateOrder: ["Orders", "OrderDetails"]).process(replayed, store: TableStore(data: data))
+                return replayed.answer(try DeltaProcessor(runtime: runtime, updateOrder: ["Orders", "OrderDetails"])
+                    .process(replayed.deltas, store: TableStore(data: data)))
             }
         }
     }

@@ -128,3 +128,18 @@ import Testing
         #expect(throws: RelataError.self) { try DeltaJSON.decode(Array(bad.utf8)) }
     }
 }
+
+extension EditHistoryTests {
+    /// An edit that sets a field back to its original while it changes another passes through
+    /// "unchanged" halfway through its post: the row's earlier edits must survive it.
+    @Test func anEditPassingThroughUnchangedKeepsTheEarlierEdits() throws {
+        let (tickets, _) = try Self.tables()
+        tickets.rules = nil
+        let printer = tickets.rows[0]
+        try printer.setValue("closed", forKey: "Status")
+        try printer.setValues(["Status": "open", "Title": "Printer 2"])
+        #expect(printer.edits.map(\.values) == [["Status": "closed"], ["Status": "open", "Title": "Printer 2"]])
+        try printer.setValue("Printer", forKey: "Title")
+        #expect(!printer.isChanged && printer.edits.isEmpty, "the user's edits left the row as it was: nothing to send")
+    }
+}

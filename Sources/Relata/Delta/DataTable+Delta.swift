@@ -45,6 +45,9 @@ extension DataTable {
             if recordsEdits { change.edits = record.history.filter { $0.sequence != 0 } }
             deltaChanges.append(change)
         }
+        if recordsEdits && !vanishedChanges.isEmpty {
+            deltaChanges = (deltaChanges + vanishedChanges).sorted { $0.changeId < $1.changeId }
+        }
         return Delta(tableName: name, keyFields: keyFieldIndexes.map { fields[$0].name },
                      loggedFields: logged.map { fields[$0].name }, changes: deltaChanges)
     }
@@ -78,6 +81,14 @@ extension DataTable {
     public func accept(_ delta: Delta) throws {
         guard delta.tableName.caseInsensitiveCompare(name) == .orderedSame else {
             throw RelataError(.invalidDelta, "the delta belongs to table \(delta.tableName)", table: name)
+        }
+        // Rows added and removed again: whatever the data source made of them, nothing is left to do here.
+        var delta = delta
+        if !vanishedChanges.isEmpty {
+            let vanished = Set(vanishedChanges.map(\.changeId))
+            let processed = Set(delta.changes.filter { vanished.contains($0.changeId) && $0.status != .pending }.map(\.changeId))
+            vanishedChanges.removeAll { processed.contains($0.changeId) }
+            delta.changes.removeAll { vanished.contains($0.changeId) }
         }
         let slots = slotsByChangeId(delta)
         var refreshed: [Int: [(field: Int, value: Value)]] = [:]

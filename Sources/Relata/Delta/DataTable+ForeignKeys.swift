@@ -67,18 +67,34 @@ extension DataTable {
 
     /// A row that will hold `value` in `field` after the commit: its committed value if its change
     /// is committed, else its original value (a row added and not committed will not exist).
+    ///
+    /// Of several such rows, the one with the lowest primary key: every site names the same row,
+    /// however its table came to hold them (all rows offline, those a server loaded).
     func slotThatWillHold(_ value: Value, in field: Int, committing: Set<Int>) -> Int? {
+        var holders: [Int] = []
         for slot in (try? index(forField: fields[field].name))?.slots(for: value) ?? [] {
-            guard let record = changes[slot] else { return slot }
+            guard let record = changes[slot] else {
+                holders.append(slot)
+                continue
+            }
             if committing.contains(record.changeId) || (record.state == .modified && originalValue(slot: slot, field: field) == value) {
-                return slot
+                holders.append(slot)
             }
         }
         // Rows whose value in the data source is `value` and whose change is not committed.
         for (slot, record) in changes where !committing.contains(record.changeId) {
             guard record.state == .modified || record.state == .deleted, originalValue(slot: slot, field: field) == value else { continue }
-            return slot
+            holders.append(slot)
         }
-        return nil
+        return holders.min { keyPrecedes(slot: $0, slot: $1) }
+    }
+
+    /// Whether one slot's primary key (as it is now) orders before another's.
+    private func keyPrecedes(slot left: Int, slot right: Int) -> Bool {
+        for field in keyFieldIndexes {
+            let order = (try? Value.compare(postedValue(slot: left, field: field), postedValue(slot: right, field: field))) ?? nil
+            if let order, order != .orderedSame { return order == .orderedAscending }
+        }
+        return left < right
     }
 }

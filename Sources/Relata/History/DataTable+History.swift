@@ -43,6 +43,17 @@ extension DataTable {
         if record.history.last?.sequence == 0 { record.history.removeLast() }
     }
 
+    /// What removing a new row leaves for a data server: an insert change whose edits end
+    /// with the removal — the user's insert (or the rules', when the edits begin otherwise),
+    /// the user's later edits, then the delete — so the server makes them all, and what its
+    /// rules did meanwhile, again. Nil for a row not added here.
+    func vanishedChange(slot: Int) -> DeltaChange? {
+        guard let record = changes[slot], record.state == .added, record.changeId != 0 else { return nil }
+        let values = Dictionary(uniqueKeysWithValues: fields.indices.map { (fields[$0].name, postedValue(slot: slot, field: $0)) })
+        return DeltaChange(changeId: record.changeId, type: .insert, newValues: values,
+                           edits: postedEdits(slot: slot) + [RowEdit(sequence: EditSequence.next(), kind: .delete)])
+    }
+
     /// The user's posted edits of a slot, in order.
     func postedEdits(slot: Int) -> [RowEdit] {
         changes[slot]?.history.filter { $0.sequence != 0 } ?? []
@@ -65,4 +76,12 @@ extension DataTableRow {
     public var edits: [RowEdit] {
         slot >= 0 ? table.postedEdits(slot: slot) : []
     }
+}
+
+extension DataTable {
+    /// The change ids of rows added and removed again (their edits wait for a data server).
+    package var vanishedChangeIds: Set<Int> { Set(vanishedChanges.map(\.changeId)) }
+
+    /// Forgets rows added and removed again: an apply that is not a data server's has nothing to do with them.
+    package func discardVanishedChanges() { vanishedChanges = [] }
 }

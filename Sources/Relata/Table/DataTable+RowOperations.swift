@@ -230,8 +230,10 @@ extension DataTable {
         let userEdit = isUserEdit
         if let rules { try RuleScope.run { try rules.rowWillRemove(row) } }
         let removed = try self.slot(of: row)
+        let vanishing = userEdit ? vanishedChange(slot: removed) : nil
         try remove(slot: removed)
-        if userEdit, row.slot >= 0 { sealUserEdit(slot: row.slot, kind: .delete) }
+        if let vanishing, !row.isInTable { vanishedChanges.append(vanishing) }
+        if userEdit, row.isInTable { sealUserEdit(slot: row.slot, kind: .delete) }
     }
 
     private func remove(slot: Int) throws {
@@ -277,6 +279,7 @@ extension DataTable {
         if let locked = changes.first(where: { $0.value.locked }) {
             try checkWritable(locked.value, slot: locked.key)
         }
+        vanishedChanges = []
         let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.map(\.key).sorted()
         performBatchUpdates {
             for slot in changes.keys.sorted() where !added.contains(slot) {
@@ -294,7 +297,11 @@ extension DataTable {
         let olds = changed.map { postedValue(slot: slot, field: $0) }
         let wasHidden = record.isHidden
         record.pending = [:]
-        if dropEdit { record.edit = record.state == .addedInEditMode ? [:] : nil }
+        record.history.removeAll { $0.sequence != 0 }
+        if dropEdit {
+            record.edit = record.state == .addedInEditMode ? [:] : nil
+            record.history = []
+        }
         if case .state(let next) = record.state.after(.cancelled) { record.state = next }
         assignChangeId(&record)
         setChanges(record, at: slot)

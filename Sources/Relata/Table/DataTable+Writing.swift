@@ -85,7 +85,6 @@ extension DataTable {
         if record.state == .unchanged {
             record.changeId = 0
             record.failureMessage = nil
-            record.history.removeAll { $0.sequence != 0 }
         } else if record.changeId == 0 {
             record.changeId = nextChangeId
             nextChangeId += 1

@@ -54,6 +54,9 @@ public final class DataTable {
     /// batches checks each batch's keys without collecting every earlier row's again.
     var keysOfLoadedRows: (slots: Int, generation: Int, keys: KeySet)?
     var nextTemporaryKey: Int64 = -1
+    /// Rows added and then removed by the user while the table records edits: gone here, but
+    /// their edits (and what their rules did meanwhile) still go to a data server.
+    var vanishedChanges: [DeltaChange] = []
 
     var calculatedFields: [CalculatedField] = []
     var lookupFields: [LookupField] = []
@@ -141,8 +144,9 @@ public final class DataTable {
             .map { row(atSlot: $0.key) }
     }
 
-    /// True when any row has a pending change.
-    public var hasChanges: Bool { changes.values.contains { $0.changeId != 0 && $0.state != .addedInEditMode } }
+    /// True when any row has a pending change (or, while the table records edits, a row added
+    /// and removed again has edits a data server has not seen).
+    public var hasChanges: Bool { !vanishedChanges.isEmpty || changes.values.contains { $0.changeId != 0 && $0.state != .addedInEditMode } }
 
     /// The fields of the primary key.
     public var primaryKeyFields: [FieldDefinition] { keyFieldIndexes.map { fields[$0] } }

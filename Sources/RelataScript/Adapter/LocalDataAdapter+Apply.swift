@@ -26,7 +26,10 @@ extension LocalDataAdapter {
     ///   cannot be built (a new row lacks a required value); nothing is applied then.
     @discardableResult
     public func applyChanges(for tables: [DataTable]) throws -> [Delta] {
-        try runUnit(for: tables) { processor, deltas, store in try processor.process(deltas, store: store) }
+        let processed = try runUnit(for: tables) { processor, deltas, store in try processor.process(deltas, store: store) }
+        // Rows added and removed again matter only to a data server replaying the user's edits.
+        for table in tables { table.discardVanishedChanges() }
+        return processed
     }
 
     /// The verdicts ``applyChanges(for:)-([DataTable])`` would give, without applying
@@ -51,7 +54,12 @@ extension LocalDataAdapter {
         guard !isApplying else {
             throw RelataError(.applyInProgress, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
         }
-        let deltas = try tables.map { try $0.makeDelta() }
+        let deltas = try tables.map { table in
+            var delta = try table.makeDelta()
+            let vanished = table.vanishedChangeIds
+            if !vanished.isEmpty { delta.changes.removeAll { vanished.contains($0.changeId) } }
+            return delta
+        }
         isApplying = true
         defer { isApplying = false }
         let processor = DeltaProcessor(runtime: runtime, updateOrder: updateOrder, updateRules: updateRules)

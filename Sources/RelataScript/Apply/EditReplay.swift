@@ -27,7 +27,7 @@ import Relata
 ///
 /// ```swift
 /// let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
-/// let processed = try processor.process(replayed, store: store)
+/// let answer = replayed.answer(try processor.process(replayed.deltas, store: store))
 /// ```
 public struct EditReplay {
     /// The rules.
@@ -39,8 +39,9 @@ public struct EditReplay {
     }
 
     /// Refuses, before anything runs, edits no client makes: a sequence used twice in the
-    /// request, or edits that do not fit their change (an insert begins with its insert and
-    /// a delete ends with its delete; every other edit is an update; sequences rise).
+    /// request, or edits that do not fit their change (an insert begins with its insert, or
+    /// with an update when rules added the row; a delete ends with its delete, or with an
+    /// update when rules deleted it; every other edit is an update; sequences rise).
     ///
     /// - Throws: ``RelataError/Code/invalidDelta`` naming the table and change.
     public static func checkEdits(of deltas: [Delta]) throws {
@@ -55,10 +56,12 @@ public struct EditReplay {
                     guard edit.sequence > 0 else { throw refuse("an edit's sequence is a positive number, not \(edit.sequence)") }
                     guard sequences.insert(edit.sequence).inserted else { throw refuse("edit sequence \(edit.sequence) is used twice in the request") }
                     if index > 0, edit.sequence <= edits[index - 1].sequence { throw refuse("its edits are not in rising sequence") }
-                    let expected: RowEdit.Kind = change.type == .insert && index == 0 ? .insert
-                        : change.type == .delete && index == edits.count - 1 ? .delete : .update
-                    guard edit.kind == expected else {
-                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(change.type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(expected.rawValue)")
+                    // A new row removed again is an insert whose edits end with the delete.
+                    var allowed: [RowEdit.Kind] = [.update]
+                    if change.type == .insert && index == 0 { allowed.append(.insert) }
+                    if change.type != .update && index == edits.count - 1 { allowed.append(.delete) }
+                    guard allowed.contains(edit.kind) else {
+                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(change.type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(allowed.map(\.rawValue).joined(separator: " or "))")
                     }
                     if edit.kind == .delete, !edit.values.isEmpty { throw refuse("a delete sets no values") }
                 }
@@ -72,11 +75,11 @@ public struct EditReplay {
     ///   - data: the unit's tables, holding (unchanged) the stored rows the updates and deletes
     ///     touch; rules' changes to any of them join the result.
     ///   - table: the unit's table with a name, made on first use, the runtime's rules attached.
-    /// - Returns: the deltas to process: one per incoming delta, with one change per incoming
-    ///   change in the incoming order and with the incoming ids (refused ones failed, with their
-    ///   ``ChangeFailure``), then the changes the server's rules made to other rows; then the
-    ///   deltas of other tables the rules changed.
-    public func replay(_ deltas: [Delta], on data: TableDataAccess, table: (String) throws -> DataTable) -> [Delta] {
+    /// - Returns: the deltas to process — one per incoming delta, with the changes the edits made
+    ///   (with the incoming ids) and those refused (failed, with their ``ChangeFailure``), then
+    ///   the changes the server's rules made to other rows; then the deltas of other tables the
+    ///   rules changed — and the changes already settled.
+    public func replay(_ deltas: [Delta], on data: TableDataAccess, table: (String) throws -> DataTable) -> Replayed {
         var work = Work()
         var tables: [DataTable?] = []
         for (position, delta) in deltas.enumerated() {
@@ -113,6 +116,32 @@ public struct EditReplay {
         return result(of: deltas, tables: tables, data: data, work: &work)
     }
 
+    /// What a replay leaves.
+    public struct Replayed {
+        /// The deltas to process (``DeltaProcessor``).
+        public var deltas: [Delta]
+        /// Changes with nothing left to store, already resolved or failed: edits that left
+        /// their row as stored, a new row removed again, a change only the client's rules made.
+        public var settled: [Delta]
+
+        /// The answer to the client: the processed deltas with the settled changes joined.
+        ///
+        /// ```swift
+        /// let answer = replayed.answer(try processor.process(replayed.deltas, store: store))
+        /// ```
+        public func answer(_ processed: [Delta]) -> [Delta] {
+            var answer = processed
+            for delta in settled {
+                if let index = answer.firstIndex(where: { $0.tableName.caseInsensitiveCompare(delta.tableName) == .orderedSame }) {
+                    answer[index].changes = (answer[index].changes + delta.changes).sorted { $0.changeId < $1.changeId }
+                } else {
+                    answer.append(delta)
+                }
+            }
+            return answer
+        }
+    }
+
     /// Everything the replay keeps track of.
     private struct Work {
         struct Ref: Hashable {
@@ -136,6 +165,10 @@ public struct EditReplay {
         var madeByRules: Set<Ref> = []
         /// The stored rows some change is about.
         var claimed: Set<ObjectIdentifier> = []
+        /// Inserts the client's rules made that the user then edited: the server's rules must add the row.
+        var addedByRules: Set<Ref> = []
+        /// Rows the user's inserts added here.
+        var addedByUser: Set<ObjectIdentifier> = []
 
         /// Finds the stored row of each update and delete (compared with the change's original
         /// values now, before any edit runs), and lists the edits to make.
@@ -148,7 +181,9 @@ public struct EditReplay {
                     madeByRules.insert(ref)
                     continue
                 }
-                if change.type != .insert {
+                if change.type == .insert, edits.first?.kind != .insert {
+                    addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
+                } else if change.type != .insert {
                     do {
                         let row = try findStoredRow(for: change, checking: checked, in: table)
                         guard claimed.insert(ObjectIdentifier(row)).inserted else {
@@ -201,10 +236,11 @@ public struct EditReplay {
             for (field, key) in temporaryKeys { table.prepareTemporaryKey(key, field: field) }
             let row = try table.addNewRow(values: values)
             work.rows[step.ref] = row
+            work.addedByUser.insert(ObjectIdentifier(row))
             for (field, key) in temporaryKeys { try table.adoptTemporaryKey(key, field: field, for: row) }
             try requireValues(of: row)
         case .update:
-            guard let row = work.rows[step.ref] else { return }
+            guard let row = try row(of: step, change: change, in: table, work: &work) else { return }
             for name in edit.values.keys { _ = try field(name, of: table) }
             let values = step.sequence == 0 ? try edit.values.filter { name, value in
                 try coerce(value, to: field(name, of: table), table: table) != row[name]
@@ -219,14 +255,35 @@ public struct EditReplay {
                 throw error
             }
         case .delete:
-            guard let row = work.rows[step.ref] else { return }
+            guard let row = try row(of: step, change: change, in: table, work: &work) else { return }
             try table.removeRow(row)
         }
     }
 
+    /// The row an update or delete edit is made on: found or added by an earlier edit, or the
+    /// row the server's rules added for a row the client's rules added.
+    private func row(of step: Work.Step, change: DeltaChange, in table: DataTable, work: inout Work) throws -> DataTableRow? {
+        if work.rows[step.ref] == nil, work.addedByRules.contains(step.ref) {
+            work.rows[step.ref] = try rowAddedByRules(for: change, in: table, work: work)
+        }
+        return work.rows[step.ref]
+    }
+
+    /// The row the server's rules added that a client's change made by its rules stands for:
+    /// the added row with the same key (the client's temporary key: temporary keys run in the
+    /// same order on both sites), not one a user's insert added.
+    private func rowAddedByRules(for change: DeltaChange, in table: DataTable, work: Work) throws -> DataTableRow {
+        let key = table.primaryKeyFields.map { field in (try? field.coerced(change.newValues[field.name] ?? .null)) ?? .null }
+        if let row = try table.row(forPrimaryKey: key), row.rowState == .added, !work.addedByUser.contains(ObjectIdentifier(row)) {
+            return row
+        }
+        throw ConflictFailure(message: "the client's rules added the row this edit changes, and the server's did not")
+    }
+
     /// The deltas the replay leaves, the incoming changes' ids on their rows.
-    private func result(of deltas: [Delta], tables: [DataTable?], data: TableDataAccess, work: inout Work) -> [Delta] {
+    private func result(of deltas: [Delta], tables: [DataTable?], data: TableDataAccess, work: inout Work) -> Replayed {
         var results: [Delta] = []
+        var settled: [Delta] = []
         for (position, delta) in deltas.enumerated() {
             guard let table = tables[position] else {
                 results.append(failingEveryChange(of: delta, work: work, position: position))
@@ -252,6 +309,7 @@ public struct EditReplay {
             made.loggedFields = delta.loggedFields.isEmpty ? made.loggedFields : delta.loggedFields
             let byId = Dictionary(made.changes.map { ($0.changeId, $0) }, uniquingKeysWith: { first, _ in first })
             var changes: [DeltaChange] = []
+            var done = Delta(tableName: delta.tableName, keyFields: made.keyFields, loggedFields: made.loggedFields, changes: [])
             for incoming in delta.changes {
                 let ref = Work.Ref(delta: position, change: incoming.changeId)
                 if let failure = work.failed[ref] {
@@ -262,23 +320,24 @@ public struct EditReplay {
                 } else if let change = byId[incoming.changeId] {
                     changes.append(change)
                 } else if let answer = answers[incoming.changeId] {
-                    changes.append(answer)
+                    done.changes.append(answer)
                 } else {
-                    var change = incoming   // its edits left the row as stored (or a new row gone again)
+                    var change = incoming   // its edits left the row as stored, or a new row gone again
                     change.resolve()
-                    changes.append(change)
+                    done.changes.append(change)
                 }
             }
             let incomingIds = Set(delta.changes.map(\.changeId))
             changes += made.changes.filter { !incomingIds.contains($0.changeId) }
             made.changes = changes
             results.append(made)
+            if !done.changes.isEmpty { settled.append(done) }
         }
         // Tables no incoming delta names, changed by the rules.
         for table in data.tables where !tables.contains(where: { $0 === table }) && table.hasChanges {
             if let made = try? table.makeDelta(), !made.changes.isEmpty { results.append(made) }
         }
-        return results
+        return Replayed(deltas: results, settled: settled)
     }
 
     /// Gives the changes the server's rules made the ids of the client's changes its rules made:
@@ -294,13 +353,17 @@ public struct EditReplay {
         var answers: [Int: DeltaChange] = [:]
         for change in wanted {
             let type = change.type
-            let index = unclaimed.firstIndex { row in
-                guard row.rowState == (type == .insert ? .added : type == .delete ? .deleted : .modified) else { return false }
-                if type == .insert { return true }
-                return keyFields.allSatisfy { field in
-                    (try? field.coerced(change.oldValues[field.name] ?? .null)) == row.originalValue(forKey: field.name)
+            let state: RowState = type == .insert ? .added : type == .delete ? .deleted : .modified
+            let values = type == .insert ? change.newValues : change.oldValues
+            func sameKey(_ row: DataTableRow) -> Bool {
+                keyFields.allSatisfy { field in
+                    let value = (try? field.coerced(values[field.name] ?? .null)) ?? .null
+                    return value == (type == .insert ? row[field.name] : row.originalValue(forKey: field.name))
                 }
             }
+            // An added row by its (temporary) key, else the first the rules added that no change claimed.
+            let index = unclaimed.firstIndex { $0.rowState == state && sameKey($0) }
+                ?? (type == .insert ? unclaimed.firstIndex { $0.rowState == state && !work.addedByUser.contains(ObjectIdentifier($0)) } : nil)
             if let index, (try? table.adoptChangeId(change.changeId, for: unclaimed[index])) != nil {
                 unclaimed.remove(at: index)
                 continue

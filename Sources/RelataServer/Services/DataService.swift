@@ -99,8 +99,8 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                     }
                     let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
-                    let processed = try Self.processor(for: version.schema, runtime: runtime)
-                        .process(replayed, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
+                    let processed = replayed.answer(try Self.processor(for: version.schema, runtime: runtime)
+                        .process(replayed.deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data)))
                     let reread = try Self.rereadingAutoRefreshFields(of: processed, schema: version.schema, storage: storage, in: connection)
                     return Self.sendingBackWhatDiffers(reread, from: deltas)
                 }
