@@ -61,6 +61,21 @@ import Testing
             let response = try await client.request("/health", method: "GET")
             #expect(response.status == 200)
             #expect(String(decoding: response.body, as: UTF8.self).contains("\"status\":\"ok\""))
+            #expect(String(decoding: response.body, as: UTF8.self).contains("\"protocol\":\"v2\""))
+        }
+    }
+
+    /// A version 1 client sends the values its rules made, which the server's rules would change
+    /// again: it is told to update, before anything runs.
+    @Test func aVersionOneClientIsRefusedClearly() async throws {
+        try await Server().test { client in
+            for path in ["/v1/LoginService/Login", "/v1/DataService/UpdateData"] {
+                let (status, data) = try await Self.post(client, path, "{}")
+                #expect(status == 410)
+                let details = try Self.error(data)
+                #expect(details.code == "unsupportedProtocol")
+                #expect(details.message.contains("protocol v2, not v1") && details.message.contains("update the client"))
+            }
         }
     }
 

@@ -76,6 +76,37 @@ import Testing
 
     /// Checksums catch accidents, not a hostile writer: a valid checksum over out-of-range
     /// slots, change ids and counters is refused, never trusted.
+    /// Format 1 had no edits after a change record: its files still open, their rows without edits.
+    @Test func aFormatOneFileStillOpens() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
+        try table.loadRows(named: [["Id": 1, "N": 1], ["Id": 2, "N": 2]])
+        try table.rows[0].setValue(5, forKey: "N")
+        let briefcase = Briefcase()
+        briefcase.addTable(table)
+        let url = folder.appendingPathComponent("format-two.briefcase")
+        try briefcase.save(to: url)
+        // Format 2 → 1: drop the record's trailing edit count (u32 0), shorten the table's and the
+        // payload's lengths by 4, set the version, and checksum again.
+        var bytes = Array(try Data(contentsOf: url).dropLast(8))
+        #expect(Array(bytes.suffix(4)) == [0, 0, 0, 0])
+        bytes.removeLast(4)
+        func shorten(_ offset: Int) {
+            let length = bytes[offset..<offset + 8].enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) } - 4
+            withUnsafeBytes(of: length.littleEndian) { for (index, byte) in $0.enumerated() { bytes[offset + index] = byte } }
+        }
+        bytes[8] = 1
+        shorten(13)                 // the payload's length, after magic, version and kind
+        shorten(21 + 4 + 4)         // the table's, after no properties (u32) and the table count (u32)
+        let checksum = bytes.withUnsafeBytes { BriefcaseFormat.checksum($0) }
+        withUnsafeBytes(of: checksum.littleEndian) { bytes.append(contentsOf: $0) }
+        let old = folder.appendingPathComponent("format-one.briefcase")
+        try Data(bytes).write(to: old)
+
+        let loaded = try #require(try Briefcase(contentsOf: old).table(named: "T"))
+        #expect(loaded.rows[0]["N"] == 5 && loaded.rows[0].rowState == .modified)
+        #expect(loaded.rows[0].edits.isEmpty)
+    }
+
     @Test func outOfRangeNumbersWithAValidChecksumAreRefused() throws {
         let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
         try table.loadRows(named: [["Id": 1, "N": 1], ["Id": 2, "N": 2]])
