@@ -6,12 +6,19 @@ import RelataTestSupport
 import Testing
 
 /// Hand-made UpdateData requests from a valid login: a request whose deltas could not map
-/// back to the client's rows one to one is refused whole, before anything runs or is stored —
-/// never a crash, never a row stored twice.
+/// back to the client's rows one to one, or whose edits no client makes, is refused whole,
+/// before anything runs or is stored — never a crash, never a row stored twice.
 @Suite(.timeLimit(.minutes(5))) struct HostileDeltaTests {
     /// A new client, as a delta of its own.
     static func newClient(_ name: String, changeId: Int = 1, key: Int64 = -1) -> DeltaChange {
         DeltaChange(changeId: changeId, type: .insert, newValues: ["ClientId": .integer(key), "Name": .string(name), "CreditLimit": .decimal(10)])
+    }
+
+    /// A change carrying edits of the request's choosing.
+    static func edited(_ change: DeltaChange, _ edits: [RowEdit]) -> DeltaChange {
+        var change = change
+        change.edits = edits
+        return change
     }
 
     static func body(_ deltas: [Delta]) throws -> Data {
@@ -32,6 +39,21 @@ import Testing
                  "two deltas for the table"),
                 ("the identical delta twice", [delta([Self.newClient("Again")]), delta([Self.newClient("Again")])], "two deltas for the table"),
                 ("one change id, two temporary keys", [delta([Self.newClient("A"), Self.newClient("B", key: -2)])], "change id 1 appears twice"),
+                ("one edit sequence used twice", [delta([Self.edited(Self.newClient("C"), [RowEdit(sequence: 5, kind: .insert, values: ["Name": "C"])]),
+                                                          Self.edited(Self.newClient("D", changeId: 2, key: -2), [RowEdit(sequence: 5, kind: .insert, values: ["Name": "D"])])])],
+                 "edit sequence 5 is used twice"),
+                ("an insert whose first edit deletes nothing yet", [delta([Self.edited(Self.newClient("E"), [RowEdit(sequence: 1, kind: .delete),
+                                                                                                               RowEdit(sequence: 2, kind: .update)])])],
+                 "can only be update or insert"),
+                ("an update that inserts", [delta([Self.edited(DeltaChange(changeId: 1, type: .update, oldValues: ["ClientId": 1], newValues: ["Name": "F"]),
+                                                               [RowEdit(sequence: 1, kind: .insert, values: ["Name": "F"])])])],
+                 "can only be update"),
+                ("edits out of order", [delta([Self.edited(DeltaChange(changeId: 1, type: .update, oldValues: ["ClientId": 1], newValues: ["Name": "G"]),
+                                                           [RowEdit(sequence: 9, kind: .update), RowEdit(sequence: 3, kind: .update)])])],
+                 "not in rising sequence"),
+                ("a delete that sets values", [delta([Self.edited(DeltaChange(changeId: 1, type: .delete, oldValues: ["ClientId": 1]),
+                                                                  [RowEdit(sequence: 1, kind: .delete, values: ["Name": "H"])])])],
+                 "a delete sets no values"),
             ]
             for (what, deltas, words) in cases {
                 let answer = try await client.request("/v2/DataService/UpdateData", body: try Self.body(deltas), token: token)
