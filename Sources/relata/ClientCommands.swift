@@ -174,7 +174,12 @@ struct ApplyCommand: AsyncParsableCommand {
             if validateOnly {
                 run.record(try await adapter.validateChanges(for: changed), passing: .validated)
             } else {
-                run.record(try await adapter.applyChanges(for: changed))
+                do {
+                    run.record(try await adapter.applyChanges(for: changed))
+                } catch let refusal as RemoteError where refusal.kind == .permanent {
+                    // Refused as a whole (a permission, say): each edit still gets its verdict, with the server's words.
+                    run.record(try Self.refusedWhole(changed, refusal))
+                }
             }
             let report = run.report()
             if json {
@@ -185,6 +190,22 @@ struct ApplyCommand: AsyncParsableCommand {
             exit = ExitStatus.for(report.verdicts.compactMap(\.kind))
         }
         if let exit { throw exit }
+    }
+}
+
+extension ApplyCommand {
+    /// The verdicts of changes the server refused with the whole request: each failed with the
+    /// message its row now carries (the server's, or what validation here said before).
+    static func refusedWhole(_ tables: [DataTable], _ refusal: RemoteError) throws -> [Delta] {
+        try tables.map { table in
+            var delta = try table.makeDelta()
+            let rows = Dictionary(table.changedRows.map { ($0.changeId, $0) }, uniquingKeysWith: { first, _ in first })
+            for index in delta.changes.indices {
+                let message = rows[delta.changes[index].changeId]?.failureMessage ?? refusal.message
+                delta.changes[index].fail(ChangeFailure(.refusal, message))
+            }
+            return delta
+        }
     }
 }
 

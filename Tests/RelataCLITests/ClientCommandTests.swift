@@ -139,3 +139,42 @@ import Testing
         }
     }
 }
+
+extension ClientCommandTests {
+    /// A request the server refuses as a whole (the clerk may not update Clients) still gives
+    /// each edit its verdict, with the server's words — as text and complete as JSON — and exit 1.
+    @Test func anApplyRefusedWholeStillReportsEveryEdit() throws {
+        let folder = try TemporaryFolder()
+        _ = try folder.write("users.json", try String(contentsOfFile: RelataProcess.packageRoot
+            .appendingPathComponent("Examples/PCTrade/users.json").path, encoding: .utf8))
+        let config = try folder.write("server.json", """
+            {"port": 0, "domains": [{"name": "Shop", "usersFile": "users.json",
+              "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite",
+                           "permissions": {"Clients": {"read": ["*"]}, "*": {"read": ["*"], "insert": ["*"], "update": ["*"]}}}]}]}
+            """)
+        let edits = try folder.write("edits.json", """
+            [{"update": "Products", "key": 3, "values": {"UnitsInStock": 10}},
+             {"update": "Clients", "key": 1, "values": {"ContactPhone": "+1 555 0100"}}]
+            """)
+        let server = try ServeCommandTests.Server(["--config", config])
+        defer { _ = server.stop() }
+        try #require(server.port > 0)
+        let clerk = ["RELATA_USER": "clerk", "RELATA_PASSWORD": "clerk"]
+        let url = "http://127.0.0.1:\(server.port)"
+
+        let text = try RelataProcess.run(["apply", url, "--edits", edits], environment: clerk)
+        #expect(text.status == 1, "\(text.errorOutput)")
+        let refusals = text.output.split(separator: "\n").filter { $0.contains("✘") }
+        #expect(refusals.count == 2, "\(text.output)")
+        #expect(text.output.components(separatedBy: "update on Clients is not allowed").count == 3, "each edit says why: \(text.output)")
+
+        let json = try RelataProcess.run(["apply", url, "--edits", edits, "--json"], environment: clerk)
+        #expect(json.status == 1)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let verdicts = try #require(report["verdicts"] as? [[String: Any]])
+        #expect(verdicts.count == 2)
+        #expect(verdicts.allSatisfy { $0["verdict"] as? String == "failed" && ($0["message"] as? String)?.contains("update on Clients is not allowed") == true })
+        let stock = try RelataProcess.run(["get", url, "Products", "--where", "ProductId = 3", "--fields", "UnitsInStock", "--json"], environment: clerk)
+        #expect(!stock.output.contains("10"), "nothing of the request was applied: \(stock.output)")
+    }
+}
