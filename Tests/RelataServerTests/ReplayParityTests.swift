@@ -102,7 +102,7 @@ import Testing
         let offline = try LocalDataAdapter(schema: Self.schema, tables: Self.seed(), logger: quiet)
         try edits { offline.table(named: $0)! }
         _ = try offline.applyChanges(for: offline.tables)
-        let offlineRows = Self.rows(of: offline.tables, committedOnly: true)
+        let offlineRows = GeneratedParityTests.rows(of: offline.tables, committed: true)
 
         // The server: seeded with the same rows; a client (rules attached, edits recorded) sends its deltas.
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("parity-\(UUID().uuidString)")
@@ -125,28 +125,12 @@ import Testing
         }
 
         var stored: [String: [String]] = [:]
-        for table in client.tables { stored[table.name] = try Self.describe(service.storedRows(of: table.name), of: table) }
+        for table in client.tables { stored[table.name] = try GeneratedParityTests.describe(service.storedRows(of: table.name), of: table) }
         // The server's rules stamp what they store (`isServer`); everything else is the same.
         func unstamped(_ tables: [String: [String]]) -> [String: [String]] {
-            tables.mapValues { $0.map { $0.replacingOccurrences(of: ", ServerNote='stamped by the server'", with: ", ServerNote=NULL") } }
+            tables.mapValues { $0.map { $0.replacingOccurrences(of: " ServerNote='stamped by the server'", with: " ServerNote=NULL") } }
         }
         #expect(unstamped(stored) == offlineRows, "\(name) on \(backend): the server stores what offline stores")
-        #expect(Self.rows(of: client.tables, committedOnly: false) == stored, "\(name) on \(backend): the client ends with what was stored")
-    }
-
-    /// Each table's rows as text, sorted; `committedOnly` leaves out changes still pending (refused ones).
-    static func rows(of tables: [DataTable], committedOnly: Bool) -> [String: [String]] {
-        var result: [String: [String]] = [:]
-        for table in tables {
-            let rows = (table.rows + table.deletedRows).filter { !committedOnly || $0.rowState != .added }
-            result[table.name] = rows.map { row in
-                table.fields.map { "\($0.name)=\((committedOnly ? row.originalValue(forKey: $0.name) : row[$0.name]) ?? .null)" }.joined(separator: ", ")
-            }.sorted()
-        }
-        return result
-    }
-
-    static func describe(_ rows: [[String: Value]], of table: DataTable) -> [String] {
-        rows.map { row in table.fields.map { "\($0.name)=\(row[$0.name] ?? .null)" }.joined(separator: ", ") }.sorted()
+        #expect(GeneratedParityTests.rows(of: client.tables, committed: false) == stored, "\(name) on \(backend): the client ends with what was stored")
     }
 }

@@ -58,12 +58,12 @@ public struct Delta: Sendable, Hashable, Codable {
 /// One row's change inside a ``Delta``.
 public struct DeltaChange: Sendable, Hashable, Codable {
     /// What the change does to the data source.
-    public enum ChangeType: String, Sendable, Hashable, Codable {
+    public enum ChangeType: String, Sendable, Hashable, Codable, CaseIterable {
         case insert, update, delete
     }
 
     /// Where the change is in its round trip.
-    public enum Status: String, Sendable, Hashable, Codable {
+    public enum Status: String, Sendable, Hashable, Codable, CaseIterable {
         /// Not processed yet.
         case pending
         /// Applied by the data source.

@@ -16,7 +16,7 @@ import Foundation
 /// ```
 public struct RowEdit: Sendable, Hashable, Codable {
     /// What the edit did to the row.
-    public enum Kind: String, Sendable, Hashable, Codable {
+    public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
         /// The row was added (``DataTable/addNewRow(values:inEditMode:)``, then posted).
         case insert
         /// Values were set: one posted edit, or one `setValue` outside edit mode.
@@ -94,5 +94,5 @@ public enum RuleScope {
 
 extension RowEdit.Kind {
     /// The kinds by their number in a briefcase.
-    static let briefcaseOrder: [RowEdit.Kind] = [.insert, .update, .delete]
+    static var briefcaseOrder: [RowEdit.Kind] { allCases }
 }

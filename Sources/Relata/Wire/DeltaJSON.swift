@@ -159,16 +159,8 @@ public enum DeltaJSON {
     }
 
     private static func change(_ reader: Reader) throws -> DeltaChange {
-        let typeReader = try reader.member("type")
-        let typeText = try typeReader.string()
-        guard let type = DeltaChange.ChangeType(rawValue: typeText) else {
-            throw typeReader.failure("'\(typeText)' is not insert, update or delete")
-        }
-        let statusReader = try reader.member("status")
-        let statusText = try statusReader.string()
-        guard let status = DeltaChange.Status(rawValue: statusText) else {
-            throw statusReader.failure("'\(statusText)' is not pending, resolved or failed")
-        }
+        let type = try reader.member("type").choice(of: DeltaChange.ChangeType.self)
+        let status = try reader.member("status").choice(of: DeltaChange.Status.self)
         return DeltaChange(changeId: try reader.member("changeId").integer(), type: type,
                            oldValues: try values(reader.member("oldValues")), newValues: try values(reader.member("newValues")),
                            status: status, message: try reader.optionalMember("message")?.string(),
@@ -178,11 +170,7 @@ public enum DeltaJSON {
     }
 
     private static func edit(_ reader: Reader) throws -> RowEdit {
-        let kindReader = try reader.member("kind")
-        let kindText = try kindReader.string()
-        guard let kind = RowEdit.Kind(rawValue: kindText) else {
-            throw kindReader.failure("'\(kindText)' is not insert, update or delete")
-        }
+        let kind = try reader.member("kind").choice(of: RowEdit.Kind.self)
         let sequenceReader = try reader.member("sequence")
         let sequence = try sequenceReader.integer()
         guard sequence > 0 else { throw sequenceReader.failure("an edit's sequence is a positive number, not \(sequence)") }
@@ -286,6 +274,16 @@ public enum DeltaJSON {
             guard case .object(let members) = tree else { throw failure("expected an object") }
             guard let found = members.first(where: { $0.key == key }), found.value != .null else { return nil }
             return Reader(found.value, path: .member(path, key))
+        }
+
+        /// The value as one of an enumeration's raw values (`'upsert' is not insert, update or delete`).
+        func choice<Choice: RawRepresentable & CaseIterable>(of: Choice.Type) throws -> Choice where Choice.RawValue == String {
+            let text = try string()
+            guard let choice = Choice(rawValue: text) else {
+                let names = Choice.allCases.map(\.rawValue)
+                throw failure("'\(text)' is not \(names.dropLast().joined(separator: ", ")) or \(names.last ?? "")")
+            }
+            return choice
         }
 
         func member(_ key: String) throws -> Reader {
