@@ -74,17 +74,21 @@ import Testing
         #expect(name?.message.contains("the data ends early") == true)
     }
 
-    /// Checksums catch accidents, not a hostile writer: a valid checksum over out-of-range
-    /// slots, change ids and counters is refused, never trusted.
-    /// Format 1 had no edits after a change record: its files still open, their rows without edits.
-    @Test func aFormatOneFileStillOpens() throws {
+    /// A briefcase of one table, two rows, the first changed (`N`: 1 → 5).
+    func savedWithOneChange(_ name: String) throws -> URL {
         let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
         try table.loadRows(named: [["Id": 1, "N": 1], ["Id": 2, "N": 2]])
         try table.rows[0].setValue(5, forKey: "N")
         let briefcase = Briefcase()
         briefcase.addTable(table)
-        let url = folder.appendingPathComponent("format-two.briefcase")
+        let url = folder.appendingPathComponent(name)
         try briefcase.save(to: url)
+        return url
+    }
+
+    /// Format 1 had no edits after a change record: its files still open, their rows without edits.
+    @Test func aFormatOneFileStillOpens() throws {
+        let url = try savedWithOneChange("format-two.briefcase")
         // Format 2 → 1: drop the record's trailing edit count (u32 0), shorten the table's and the
         // payload's lengths by 4, set the version, and checksum again.
         var bytes = Array(try Data(contentsOf: url).dropLast(8))
@@ -107,14 +111,10 @@ import Testing
         #expect(loaded.rows[0].edits.isEmpty)
     }
 
+    /// Checksums catch accidents, not a hostile writer: a valid checksum over out-of-range
+    /// slots, change ids and counters is refused, never trusted.
     @Test func outOfRangeNumbersWithAValidChecksumAreRefused() throws {
-        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
-        try table.loadRows(named: [["Id": 1, "N": 1], ["Id": 2, "N": 2]])
-        try table.rows[0].setValue(5, forKey: "N")
-        let briefcase = Briefcase()
-        briefcase.addTable(table)
-        let url = folder.appendingPathComponent("one-change.briefcase")
-        try briefcase.save(to: url)
+        let url = try savedWithOneChange("one-change.briefcase")
         let bytes = Array(try Data(contentsOf: url))
         // The table is last; its one change record is its last 40 bytes: slot u64, state u8, change id i64,
         // no message (1), one pending value (u32 count, u32 field, tag, i64), no edit buffer (1), no edits (u32).
