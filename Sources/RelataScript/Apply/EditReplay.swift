@@ -151,6 +151,8 @@ public struct EditReplay {
 
         struct Step {
             let ref: Ref
+            /// Where the change is in its delta (a lookup by id would make a large replay quadratic).
+            let index: Int
             let edit: RowEdit
             /// The request order, for edits without a sequence.
             let order: Int
@@ -174,7 +176,7 @@ public struct EditReplay {
         /// values now, before any edit runs), and lists the edits to make.
         mutating func collect(_ delta: Delta, at position: Int, in table: DataTable) {
             let checked = CheckedFields(of: delta, in: table)
-            for change in delta.changes {
+            for (index, change) in delta.changes.enumerated() {
                 let ref = Ref(delta: position, change: change.changeId)
                 let edits = change.edits ?? Self.editsOfHandMade(change)
                 if change.edits?.isEmpty == true {
@@ -196,7 +198,7 @@ public struct EditReplay {
                         continue
                     }
                 }
-                for edit in edits { steps.append(Step(ref: ref, edit: edit, order: steps.count)) }
+                for edit in edits { steps.append(Step(ref: ref, index: index, edit: edit, order: steps.count)) }
             }
         }
 
@@ -212,7 +214,7 @@ public struct EditReplay {
 
     /// Makes one edit on the table.
     private func make(_ step: Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
-        guard let change = delta.change(withId: step.ref.change) else { return }
+        let change = delta.changes[step.index]
         let edit = step.edit
         switch edit.kind {
         case .insert:
