@@ -3,7 +3,7 @@ import Testing
 @testable import Relata
 
 /// A table that records edits keeps what the user did, in order — not what rules did.
-@Suite struct EditHistoryTests {
+@Suite(.timeLimit(.minutes(1))) struct EditHistoryTests {
     /// Rules that are not idempotent, and write another table, as users' rules do.
     final class CountingRules: DataTableRules {
         let log: DataTable

@@ -42,7 +42,7 @@ extension DataTable {
                 if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }
                 if type != .delete { change.newValues[name] = postedValue(slot: slot, field: field) }
             }
-            if recordsEdits { change.edits = record.history.filter { $0.sequence != 0 } }
+            if recordsEdits { change.edits = postedEdits(slot: slot) }
             deltaChanges.append(change)
         }
         if recordsEdits && !vanishedChanges.isEmpty {
