@@ -77,6 +77,12 @@ public struct RelataError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let fileFailed = Code("fileFailed")
         /// A row that cannot be decoded into the requested Swift type.
         public static let decodingFailed = Code("decodingFailed")
+        /// Changes validated with rules the data server no longer has: download them, validate again, resend.
+        public static let staleRules = Code("staleRules")
+        /// An apply id sent again with other changes than the first time (``ApplyId``).
+        public static let applyIdReused = Code("applyIdReused")
+        /// An apply id older than the data server keeps ids: it cannot tell whether it applied the changes.
+        public static let applyIdExpired = Code("applyIdExpired")
     }
 
     /// What kind of error this is.

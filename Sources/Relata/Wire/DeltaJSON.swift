@@ -10,13 +10,20 @@ import Foundation
 /// let deltas = try DeltaJSON.decode(body)
 /// ```
 public enum DeltaJSON {
-    /// `{"deltas": […]}`.
+    /// `{"deltas": […]}`, and with an apply id `{"apply": {"id": …, "madeAt": …}, "deltas": […]}`
+    /// (an UpdateData request).
     ///
     /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that JSON cannot
     ///   hold (infinite or NaN), naming the table and field.
-    public static func encode(_ deltas: [Delta]) throws -> Data {
+    public static func encode(_ deltas: [Delta], apply: ApplyId? = nil) throws -> Data {
         var writer = JSONWriter(capacity: 256 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
-        writer.raw(#"{"deltas":["#)
+        writer.raw("{")
+        if let apply {
+            writer.raw(#""apply":{"id":"#)
+            writer.string(apply.id)
+            writer.raw(#","madeAt":\#(apply.madeAt)},"#)
+        }
+        writer.raw(#""deltas":["#)
         for (index, delta) in deltas.enumerated() {
             if index > 0 { writer.raw(",") }
             try write(delta, into: &writer)
@@ -31,9 +38,17 @@ public enum DeltaJSON {
     ///   (with its byte offset) or a member missing or of the wrong kind
     ///   (`deltas[0].changes[3].type: 'upsert' is not insert, update or delete`).
     public static func decode(_ bytes: some Collection<UInt8>) throws -> [Delta] {
+        try decodeRequest(bytes).deltas
+    }
+
+    /// Reads an UpdateData request: its deltas, and its apply id when it has one.
+    ///
+    /// - Throws: ``RelataError/Code/invalidDelta`` as ``decode(_:)`` does, and for an
+    ///   `apply` member that is not a valid ``ApplyId``.
+    public static func decodeRequest(_ bytes: some Collection<UInt8>) throws -> (apply: ApplyId?, deltas: [Delta]) {
         do {
             let reader = Reader(try JSONTree.parse(bytes), path: .root)
-            return try reader.member("deltas").array(delta)
+            return (try reader.optionalMember("apply").map(applyId), try reader.member("deltas").array(delta))
         } catch let failure as JSONTree.Failure {
             throw RelataError(.invalidDelta, failure.description)
         }
@@ -150,6 +165,15 @@ public enum DeltaJSON {
     }
 
     // MARK: Reading
+
+    private static func applyId(_ reader: Reader) throws -> ApplyId {
+        let id = try reader.member("id").string(), madeAt = try reader.member("madeAt").int64()
+        do {
+            return try ApplyId(id: id, madeAt: madeAt)
+        } catch let error as RelataError {
+            throw reader.failure(error.message)
+        }
+    }
 
     private static func delta(_ reader: Reader) throws -> Delta {
         Delta(tableName: try reader.member("tableName").string(),

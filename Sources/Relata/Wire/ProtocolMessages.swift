@@ -93,10 +93,15 @@ public enum ProtocolMessages {
         }
     }
 
-    /// `DataService/UpdateData` and its answer: deltas in, processed deltas out.
+    /// `DataService/UpdateData` and its answer: deltas in (with the batch's ``ApplyId``),
+    /// processed deltas out.
     public struct UpdateDataMessage: Codable, Sendable {
+        public var apply: ApplyId?
         public var deltas: [Delta]
-        public init(deltas: [Delta]) { self.deltas = deltas }
+        public init(deltas: [Delta], apply: ApplyId? = nil) {
+            self.deltas = deltas
+            self.apply = apply
+        }
     }
 
     /// `DataService/ExecuteCommand`: a command the schema declares, with its parameters.

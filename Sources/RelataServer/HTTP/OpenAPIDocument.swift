@@ -127,7 +127,12 @@ enum OpenAPIDocument {
                 "tableName": ["type": "string"], "keyFields": ["type": "array", "items": ["type": "string"]],
                 "loggedFields": ["type": "array", "items": ["type": "string"]], "changes": ["type": "array", "items": change],
             ]],
-            "UpdateDataMessage": ["type": "object", "required": ["deltas"], "properties": ["deltas": ["type": "array", "items": ref("Delta")]]],
+            "UpdateDataMessage": ["type": "object", "required": ["deltas"], "properties": [
+                "apply": ["type": "object", "required": ["id", "madeAt"], "description": "The batch's apply id: a repeat gets the first answer and applies nothing",
+                          "properties": ["id": ["type": "string", "minLength": 1, "maxLength": ApplyId.maximumLength, "pattern": "^[A-Za-z0-9._:-]+$"],
+                                         "madeAt": ["type": "integer", "minimum": 0, "description": "When the client made the id, seconds since 1970"]]],
+                "deltas": ["type": "array", "items": ref("Delta")],
+            ]],
             "CommandRequest": ["type": "object", "required": ["command"], "properties": ["command": ["type": "string"], "parameters": values]],
             "CommandAnswer": ["type": "object", "required": ["result", "deltas"],
                               "properties": ["result": value, "deltas": ["type": "array", "items": ref("Delta")]]],

@@ -193,16 +193,14 @@ public enum RelataHTTPServer {
             return try await GetDataAnswer.response(for: read, from: dataService, schema: message.includeSchema == true ? .init(schema: schema, version: version) : nil,
                                                     binary: binary, writeTimeout: configuration.writeTimeout, context: context)
         case "UpdateData":
-            if let validated = request.headers.first(where: { $0.name.canonicalName == rulesVersionHeader })?.value, validated != version {
-                throw ProtocolError.staleRules("the changes were validated with rules \(validated); the server's rules are now \(version): download the schema (GetSchema), validate again and resend")
-            }
-            let deltas: [Delta]
+            let validated = request.headers.first(where: { $0.name.canonicalName == rulesVersionHeader })?.value
+            let message: (apply: ApplyId?, deltas: [Delta])
             do {
-                deltas = try DeltaJSON.decode(body)
+                message = try DeltaJSON.decodeRequest(body)
             } catch let error as RelataError where error.code == .invalidDelta {
                 throw ProtocolError.badRequest(error.message)
             }
-            let processed = try DeltaJSON.encode(try await dataService.updateData(deltas, session: session))
+            let processed = try DeltaJSON.encode(try await dataService.updateData(message.deltas, session: session, apply: message.apply, rulesVersion: validated))
             return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: processed)))
         case "ExecuteCommand":
             let message = try decode(ProtocolMessages.CommandRequest.self, from: body)
@@ -308,7 +306,7 @@ public enum RelataHTTPServer {
             status = .badRequest
             details = .init(code: RelataError.Code.timeLimitExceeded.rawValue,
                             message: "computing the answer ran longer than \(error.timeLimit) and was stopped; narrow the request")
-        case let error as SQLError where error.kind == .unavailable:
+        case let error as SQLError where error.kind == .unavailable || error.kind == .serializationFailure:
             status = .serviceUnavailable
             details = .init(code: "unavailable", message: "the database cannot take the request now: \(error.message)")
             retryAfter = 1
@@ -316,6 +314,9 @@ public enum RelataHTTPServer {
         case let error as RelataError where error.code == .permissionDenied:
             status = .forbidden
             details = .init(code: error.code.rawValue, message: error.message, table: error.table)
+        case let error as RelataError where [.staleRules, .applyIdReused, .applyIdExpired].contains(error.code):
+            status = .conflict
+            details = .init(code: error.code.rawValue, message: error.message)
         case let error as RelataError:
             status = .badRequest
             details = .init(code: error.code.rawValue, message: error.message, table: error.table, field: error.field, location: error.location)
@@ -338,7 +339,7 @@ public enum RelataHTTPServer {
 /// A request the protocol itself refuses, with its HTTP status.
 enum ProtocolError: Error {
     case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String)
-    case staleRules(String), timedOut(String)
+    case timedOut(String)
     /// A request of a protocol version this server no longer speaks.
     case oldProtocol(String)
     /// The server is too busy for the request now; the client may retry after `retryAfter` seconds.
@@ -350,7 +351,6 @@ enum ProtocolError: Error {
         case .loginFailed, .sessionNotFound: return .unauthorized
         case .notFound: return .notFound
         case .tooLarge: return .contentTooLarge
-        case .staleRules: return .conflict
         case .timedOut: return .requestTimeout
         case .busy: return .serviceUnavailable
         case .oldProtocol: return .gone
@@ -364,7 +364,6 @@ enum ProtocolError: Error {
         case .sessionNotFound: return "sessionNotFound"
         case .notFound: return "notFound"
         case .tooLarge: return "tooLarge"
-        case .staleRules: return "staleRules"
         case .timedOut: return "timedOut"
         case .busy: return "busy"
         case .oldProtocol: return "unsupportedProtocol"
@@ -374,7 +373,7 @@ enum ProtocolError: Error {
     var message: String {
         switch self {
         case .badRequest(let text), .loginFailed(let text), .sessionNotFound(let text), .notFound(let text), .tooLarge(let text),
-             .staleRules(let text), .timedOut(let text), .busy(let text, _), .oldProtocol(let text): return text
+             .timedOut(let text), .busy(let text, _), .oldProtocol(let text): return text
         }
     }
 

@@ -23,16 +23,24 @@ public final class DataService: Sendable {
     private let timeLimit: Duration
     /// How long a DA SQL query may run in the database before it is stopped.
     let queryTimeLimit: Duration
+    /// The batches applied, by apply id.
+    let applyLog: ApplyLog
     private let logger: Logger
 
-    /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time).
+    /// How long a batch's apply id is kept after its answer by default: 30 days.
+    public static let defaultApplyIdRetention: Duration = .seconds(30 * 86_400)
+
+    /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time);
+    /// `applyIdRetention` is how long an answered batch's ``ApplyId`` is remembered.
     ///
     /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
     public init(storage: SQLStorage, permissions: TablePermissions = .allowAll,
                 runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
                 timeLimit: Duration = .seconds(1), queryTimeLimit: Duration = .seconds(30),
+                applyIdRetention: Duration = DataService.defaultApplyIdRetention,
                 logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
+        applyLog = ApplyLog(storage: storage, retention: applyIdRetention)
         self.queryTimeLimit = queryTimeLimit
         self.permissions = permissions
         poolSize = runtimes
@@ -74,11 +82,24 @@ public final class DataService: Sendable {
     /// stored rows through the row rules (``EditReplay``), then delta and transaction events, update rules and update order, optimistic
     /// concurrency, and the real keys of new rows.
     ///
+    /// The transaction is serializable: the rows rules read (through `lda` too) cannot change
+    /// under them before the commit, so an invariant a rule enforces holds under concurrent
+    /// applies on every database. When the database cannot order the apply with concurrent ones,
+    /// the whole apply — replay, rules and store — runs again (up to ``maximumAttempts`` times).
+    ///
+    /// With an `apply` id, the batch is applied once: its id is recorded with the answer in the
+    /// same transaction, and the same id again gets that answer and applies nothing (see ``ApplyLog``).
+    ///
+    /// - Parameters:
+    ///   - apply: the batch's id; without one, every call applies.
+    ///   - rulesVersion: the rules version the client validated with; the apply is refused as
+    ///     ``RelataError/Code/staleRules`` when the served rules differ (after a repeated id's answer, which stands).
     /// - Returns: the processed deltas: every change resolved (with refreshed values) or
     ///   failed (with its ``ChangeFailure``).
     /// - Throws: ``RelataError/Code/unknownTable`` for a delta of a table the schema does not
-    ///   publish; nothing is applied then.
-    public func updateData(_ deltas: [Delta], session: Session) async throws -> [Delta] {
+    ///   publish, ``RelataError/Code/applyIdReused`` or ``RelataError/Code/applyIdExpired`` for an
+    ///   id that cannot stand for these changes; nothing is applied then.
+    public func updateData(_ deltas: [Delta], session: Session, apply: ApplyId? = nil, rulesVersion: String? = nil) async throws -> [Delta] {
         try Self.checkShape(of: deltas)
         for delta in deltas {
             let table = try storage.definition(of: delta.tableName).name
@@ -87,10 +108,21 @@ public final class DataService: Sendable {
                 try permissions.check(operation, on: table, for: session)
             }
         }
-        let storage = self.storage
+        let storage = self.storage, log = applyLog
+        let user = session.values["User"]?.stringValue ?? ""
+        let fingerprint = ApplyLog.fingerprint(of: deltas)
         let version = rules.value
         return try await version.pool.perform { runtime in
-            try storage.write { connection in
+            let (answer, recorded) = try self.inSerializableTransaction { connection in
+                let now = Date()
+                if let apply, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint, now: now, in: connection) {
+                    try connection.rollback()
+                    return (answer, true)
+                }
+                if let rulesVersion, rulesVersion != version.version {
+                    throw RelataError(.staleRules, "the changes were validated with rules \(rulesVersion); the server's rules are now \(version.version): download the schema (GetSchema), validate again and resend")
+                }
+                try log.purgeIfDue(now: now, in: connection)
                 let data = SQLDataAccess(storage: storage, schema: version.schema, connection: connection, runtime: runtime)
                 let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
                 return try runtime.withEnvironment(environment) {
@@ -99,14 +131,72 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                     }
                     let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
-                    let processed = replayed.answer(try Self.processor(for: version.schema, runtime: runtime)
-                        .process(replayed.deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data)))
-                    let reread = try Self.rereadingAutoRefreshFields(of: processed, schema: version.schema, storage: storage, in: connection)
-                    return Self.sendingBackWhatDiffers(reread, from: deltas)
+                    func finished(_ processed: [Delta]) throws -> [Delta] {
+                        let reread = try Self.rereadingAutoRefreshFields(of: replayed.answer(processed), schema: version.schema, storage: storage, in: connection)
+                        return Self.sendingBackWhatDiffers(reread, from: deltas)
+                    }
+                    let store = SQLDeltaStore(storage: storage, connection: connection, access: data)
+                    var committedAnswer: [Delta]?, recordedConcurrently = false
+                    store.beforeCommit = { processed in
+                        let answer = try finished(processed)
+                        if let apply {
+                            do {
+                                try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: now, in: connection)
+                            } catch let error as SQLError where error.kind == .constraint {
+                                recordedConcurrently = true   // the same batch, sent again meanwhile, was applied: its answer stands
+                                throw error
+                            }
+                        }
+                        committedAnswer = answer
+                    }
+                    let processed = try Self.processor(for: version.schema, runtime: runtime).process(replayed.deltas, store: store)
+                    if store.committed, let committedAnswer { return (committedAnswer, true) }
+                    if connection.mustRetryTransaction || recordedConcurrently { throw RetryTransaction() }
+                    return (try finished(processed), false)
                 }
             }
+            // Nothing was stored: the verdicts are the batch's answer all the same, unless a store
+            // error (which trying again may not meet) caused them.
+            if let apply, !recorded, !answer.contains(where: { $0.changes.contains { $0.failure?.kind == .storeError } }) {
+                try? storage.write { connection in
+                    try connection.begin()
+                    try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: Date(), in: $0) }
+                }
+            }
+            return answer
         }
     }
+
+    /// How many times an apply or a command runs before it gives up meeting concurrent ones.
+    public static let maximumAttempts = 30
+
+    /// Runs `work` in a serializable transaction that `work` ends (a ``SQLDeltaStore`` commits
+    /// or rolls it back), again from the start — after a short random pause that grows — while
+    /// the database could not order it with concurrent transactions.
+    ///
+    /// - Throws: ``SQLError/Kind/unavailable`` after ``maximumAttempts`` attempts.
+    private func inSerializableTransaction<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+        for attempt in 1...Self.maximumAttempts {
+            do {
+                return try storage.write { connection in
+                    try connection.beginSerializable()
+                    do {
+                        return try work(connection)
+                    } catch {
+                        try? connection.rollback()   // when `work` left the transaction open
+                        if connection.mustRetryTransaction { throw RetryTransaction() }
+                        throw error
+                    }
+                }
+            } catch is RetryTransaction {
+                Thread.sleep(forTimeInterval: Double.random(in: 0.002...0.010) * Double(min(attempt, 10)))
+            }
+        }
+        throw SQLError(.unavailable, "the work met concurrent changes of the same rows \(Self.maximumAttempts) times in a row; try again")
+    }
+
+    /// The transaction must run again from the start.
+    private struct RetryTransaction: Error {}
 
     /// A request's deltas name each table once, and a delta each change id once: the answer
     /// maps back to the client's rows by table and change id, so anything else is refused whole
@@ -171,7 +261,8 @@ public final class DataService: Sendable {
         }
     }
 
-    /// Runs a command the schema declares, as the caller, in one transaction: its function runs
+    /// Runs a command the schema declares, as the caller, in one serializable transaction (run again
+    /// when the database cannot order it with concurrent ones, as ``updateData(_:session:apply:rulesVersion:)``): its function runs
     /// with the parameters; what it changed through `lda` is then applied like an UpdateData
     /// (delta and transaction events, update rules, the store), all or nothing per the rules.
     ///
@@ -191,7 +282,7 @@ public final class DataService: Sendable {
         }
         let storage = self.storage
         return try await version.pool.perform { runtime in
-            try storage.write { connection in
+            try self.inSerializableTransaction { connection in
                 let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                 return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     data.tables.startRecordingChanges()
@@ -200,6 +291,7 @@ public final class DataService: Sendable {
                     let deltas = try data.tables.deltasOfRecordedChanges(notIn: &carried)
                     let processed = try Self.processor(for: schema, runtime: runtime)
                         .process(deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
+                    if connection.mustRetryTransaction { throw RetryTransaction() }
                     return (result, processed)
                 }
             }

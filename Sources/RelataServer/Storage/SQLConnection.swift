@@ -37,8 +37,21 @@ public protocol SQLConnection: AnyObject {
 
     /// Starts a transaction that writes (taking the database's write lock at once, where it has one).
     func begin() throws
+    /// Starts a transaction in which rules read and then write (an apply, a command): serializable,
+    /// so what a rule read cannot change under it before the commit. A transaction that cannot be
+    /// ordered with concurrent ones fails, and ``mustRetryTransaction`` says to run it again.
+    func beginSerializable() throws
+    /// True once a statement of the transaction failed because it could not be ordered with
+    /// concurrent transactions (a serialization failure, a deadlock): its work must run again.
+    var mustRetryTransaction: Bool { get }
     func commit() throws
     func rollback() throws
+}
+
+extension SQLConnection {
+    /// One writer at a time (SQLite) is serializable already.
+    func beginSerializable() throws { try begin() }
+    var mustRetryTransaction: Bool { false }
 }
 
 extension SQLConnection {
@@ -110,6 +123,9 @@ public struct SQLError: Error, CustomStringConvertible {
         /// The database could not take the work now: every connection stayed busy, it did not
         /// answer in time, or it is closing. Trying again later may succeed.
         case unavailable
+        /// The transaction could not be ordered with concurrent ones (PostgreSQL's serialization
+        /// failures and deadlocks): running it again may succeed.
+        case serializationFailure
         /// Anything else (a lost connection, a lock that timed out, a statement it could not run).
         case other
     }

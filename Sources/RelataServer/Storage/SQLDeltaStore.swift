@@ -29,6 +29,13 @@ final class SQLDeltaStore: DeltaStore {
     /// Real keys of this unit's inserts, by "table/field/temporary key" (lower case).
     private var realKeys: [String: Int64] = [:]
 
+    /// Runs in the transaction just before its commit, with the processed deltas: what must be
+    /// written with the changes or not at all (the apply's record in the ``ApplyLog``).
+    var beforeCommit: (([Delta]) throws -> Void)?
+    /// True once the transaction committed.
+    private(set) var committed = false
+
+    /// A store writing in the transaction the caller began on `connection` (its commit or rollback ends it).
     init(storage: SQLStorage, connection: any SQLConnection, access: SQLDataAccess) {
         self.storage = storage
         self.connection = connection
@@ -36,7 +43,6 @@ final class SQLDeltaStore: DeltaStore {
     }
 
     func begin(_ deltas: [Delta]) throws {
-        try connection.begin()
         try connection.execute(storage.dialect.deferForeignKeys, [])
         data.startRecordingChanges()
         carried = []
@@ -96,7 +102,9 @@ final class SQLDeltaStore: DeltaStore {
 
     func commit(_ deltas: [Delta]) throws {
         data.isRecordingChanges = false
+        try beforeCommit?(deltas)
         try connection.commit()
+        committed = true
     }
 
     func rollback(_ deltas: [Delta]) {

@@ -25,6 +25,7 @@ public final class SQLStorage: Sendable {
         names = PhysicalNames(schema, dialect: database.dialect)
         try database.inTransaction { connection in
             for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
+            try connection.execute(ApplyLog.createStatement(dialect: database.dialect), [])
         }
     }
 

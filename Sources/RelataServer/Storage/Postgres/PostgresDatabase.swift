@@ -169,13 +169,38 @@ final class PostgresSQLConnection: SQLConnection {
     }
 
     func begin(readOnly: Bool) throws {
-        try execute(readOnly ? "BEGIN READ ONLY" : "BEGIN", [])
-        inTransaction = true
+        try start(readOnly ? "BEGIN READ ONLY" : "BEGIN")
     }
 
+    func beginSerializable() throws {
+        try start("BEGIN ISOLATION LEVEL SERIALIZABLE")
+    }
+
+    private func start(_ statement: String) throws {
+        try execute(statement, [])
+        inTransaction = true
+        mustRetryTransaction = false
+        failedStatement = nil
+    }
+
+    private(set) var mustRetryTransaction = false
+    /// Why a statement of the open transaction failed: PostgreSQL then refuses the rest of it, and
+    /// its COMMIT only rolls back — which must not pass for a commit.
+    private var failedStatement: String?
+
     func commit() throws {
+        if let failedStatement {
+            try? rollback()
+            throw SQLError(mustRetryTransaction ? .serializationFailure : .other,
+                           "PostgreSQL rolled the transaction back: a statement in it failed (\(failedStatement))")
+        }
         inTransaction = false
-        try execute("COMMIT", [])
+        do {
+            try execute("COMMIT", [])
+        } catch let error as SQLError where error.kind == .serializationFailure {
+            mustRetryTransaction = true   // serializable transactions may fail as late as their commit
+            throw error
+        }
     }
 
     func rollback() throws {
@@ -217,7 +242,12 @@ final class PostgresSQLConnection: SQLConnection {
                 }
             }
         } catch let error as PSQLError {
-            throw PostgresValues.sqlError(error)
+            let failure = PostgresValues.sqlError(error)
+            if inTransaction {
+                if failure.kind == .serializationFailure { mustRetryTransaction = true }
+                if failedStatement == nil { failedStatement = failure.message }
+            }
+            throw failure
         }
         logger.error("PostgreSQL did not answer a statement within \(waitLimit); its connection is closed")
         abandon(because: "PostgreSQL did not answer a statement within \(waitLimit)")

@@ -80,6 +80,8 @@ enum PostgresValues {
         let message = error.serverInfo?[.message] ?? "\(error.code)"
         // 57014: canceled by statement_timeout (the only cancel Relata asks for).
         if state == "57014" { return SQLError(.timeLimitExceeded, message) }
+        // 40001: serialization failure; 40P01: deadlock detected. Either way, the transaction may run again.
+        if state == "40001" || state == "40P01" { return SQLError(.serializationFailure, message) }
         return SQLError(state.hasPrefix("23") ? .constraint : .other, message)
     }
 }

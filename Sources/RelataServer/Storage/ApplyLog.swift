@@ -1,0 +1,127 @@
+import Foundation
+import Relata
+
+/// The batches a data server has answered, by ``Relata/ApplyId``, kept in the data's own database
+/// (table `relata_applies`) and written in the apply's own transaction: a batch is stored and
+/// its id recorded together, or neither is.
+///
+/// A repeated id (a client retrying after a lost answer) gets the recorded answer and applies
+/// nothing. Ids are the user's: the same id from another user is another batch. An id is kept
+/// for ``retention`` after its batch was answered; an id made longer ago than that and not found
+/// is refused (``Relata/RelataError/Code/applyIdExpired``), since the server cannot tell whether
+/// it applied the batch and forgot.
+///
+/// ```swift
+/// let log = ApplyLog(storage: storage, retention: .seconds(30 * 86_400))
+/// if let answer = try log.answer(for: apply, user: "ann", fingerprint: ApplyLog.fingerprint(of: deltas), in: connection) { … }
+/// ```
+final class ApplyLog: @unchecked Sendable {
+    // @unchecked Sendable: the only mutable state, `nextPurge`, is read and written only while `lock` is held.
+    /// The table's name in the database.
+    static let table = "relata_applies"
+    /// How long a batch's id and answer are kept after the answer.
+    let retention: Duration
+    private let storage: SQLStorage
+    private let lock = NSLock()
+    private var nextPurge = Date.distantPast
+
+    init(storage: SQLStorage, retention: Duration) {
+        self.storage = storage
+        self.retention = retention
+    }
+
+    private static let user = FieldDefinition("user_name", .string)
+    private static let id = FieldDefinition("apply_id", .string)
+    private static let fingerprint = FieldDefinition("fingerprint", .string)
+    private static let recordedAt = FieldDefinition("recorded_at", .integer)
+    private static let answer = FieldDefinition("answer", .string)
+
+    /// `CREATE TABLE IF NOT EXISTS relata_applies …`.
+    static func createStatement(dialect: any SQLDialect) -> String {
+        let columns = [user, id, fingerprint, recordedAt, answer].map { "\(dialect.quote($0.name)) \(dialect.columnType(of: $0)) NOT NULL" }
+        return "CREATE TABLE IF NOT EXISTS \(dialect.quote(table)) (\(columns.joined(separator: ", ")), "
+            + "PRIMARY KEY (\(dialect.quote(user.name)), \(dialect.quote(id.name))))"
+    }
+
+    /// The answer recorded for a batch, or nil when the id is new.
+    ///
+    /// - Throws: ``Relata/RelataError/Code/applyIdReused`` when the id came with other changes;
+    ///   ``Relata/RelataError/Code/applyIdExpired`` for an unknown id made longer ago than ``retention``.
+    func answer(for apply: ApplyId, user: String, fingerprint: String, now: Date, in connection: any SQLConnection) throws -> [Delta]? {
+        let dialect = storage.dialect
+        let sql = "SELECT \(dialect.quote(Self.fingerprint.name)), \(dialect.quote(Self.answer.name)) FROM \(dialect.quote(Self.table)) "
+            + "WHERE \(dialect.quote(Self.user.name)) = \(dialect.placeholder(1)) AND \(dialect.quote(Self.id.name)) = \(dialect.placeholder(2))"
+        guard let row = try connection.rows(sql, [.string(user), .string(apply.id)], reading: [Self.fingerprint, Self.answer]).first else {
+            if apply.madeAt < Self.seconds(now) - retention.components.seconds {
+                throw RelataError(.applyIdExpired, "the apply id \(apply.id) was made more than \(Self.days(retention)) ago, longer than this server keeps ids: "
+                                  + "it cannot tell whether it applied these changes. Read the tables again to see what they hold, then apply what is missing as a new batch")
+            }
+            return nil
+        }
+        guard row[0].stringValue == fingerprint else {
+            throw RelataError(.applyIdReused, "the apply id \(apply.id) was sent before with other changes; each batch of changes needs an id of its own")
+        }
+        guard let text = row[1].stringValue else { throw SQLError(.other, "the recorded answer of apply \(apply.id) is not text") }
+        return try DeltaJSON.decode(Array(text.utf8))
+    }
+
+    /// Records a batch's answer in the transaction that applied it (nothing when it is recorded
+    /// already: a concurrent attempt of the same batch got there first).
+    func record(_ apply: ApplyId, user: String, fingerprint: String, answer: [Delta], now: Date, in connection: any SQLConnection) throws {
+        let dialect = storage.dialect
+        let columns = [Self.user, Self.id, Self.fingerprint, Self.recordedAt, Self.answer].map { dialect.quote($0.name) }
+        let sql = "INSERT INTO \(dialect.quote(Self.table)) (\(columns.joined(separator: ", "))) VALUES ("
+            + (1...5).map(dialect.placeholder).joined(separator: ", ") + ")"
+        let text = String(decoding: try DeltaJSON.encode(answer), as: UTF8.self)
+        try connection.execute(sql, [.string(user), .string(apply.id), .string(fingerprint), .integer(Self.seconds(now)), .string(text)])
+    }
+
+    /// Forgets the batches answered longer ago than ``retention`` — at most once an hour, in an
+    /// apply's transaction (a purge that fails fails that apply, which is then tried again).
+    func purgeIfDue(now: Date, in connection: any SQLConnection) throws {
+        let due = lock.withLock {
+            guard now >= nextPurge else { return false }
+            nextPurge = now.addingTimeInterval(3600)
+            return true
+        }
+        guard due else { return }
+        let dialect = storage.dialect
+        try connection.execute("DELETE FROM \(dialect.quote(Self.table)) WHERE \(dialect.quote(Self.recordedAt.name)) < \(dialect.placeholder(1))",
+                               [.integer(Self.seconds(now) - retention.components.seconds)])
+    }
+
+    /// A batch's changes, as a short text that is the same however the request was encoded
+    /// (member order, an app restarted in between): two different batches under one id are told apart.
+    static func fingerprint(of deltas: [Delta]) -> String {
+        var text = ""
+        func add(_ values: [String: Value]) {
+            for key in values.keys.sorted() { text += "\(key)=\(String(reflecting: values[key]!));" }
+            text += "|"
+        }
+        for delta in deltas.sorted(by: { $0.tableName.lowercased() < $1.tableName.lowercased() }) {
+            text += "T:\(delta.tableName.lowercased())|"
+            for change in delta.changes.sorted(by: { $0.changeId < $1.changeId }) {
+                text += "C:\(change.changeId):\(change.type.rawValue)|"
+                add(change.oldValues)
+                add(change.newValues)
+                for edit in change.edits ?? [] {
+                    text += "E:\(edit.sequence):\(edit.kind.rawValue)|"
+                    add(edit.values)
+                }
+            }
+        }
+        // Two 64-bit FNV-1a hashes with different offsets: a check against a client's mistake, not an attacker's
+        // (ids are the user's own, so a forged collision only answers the forger with his own earlier answer).
+        func fnv(_ offset: UInt64) -> UInt64 {
+            text.utf8.reduce(offset) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        }
+        return String(fnv(0xcbf2_9ce4_8422_2325), radix: 16) + "-" + String(fnv(0x6c62_272e_07bb_0142), radix: 16)
+    }
+
+    private static func seconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
+
+    private static func days(_ duration: Duration) -> String {
+        let days = duration.components.seconds / 86_400
+        return days >= 1 ? "\(days) days" : "\(duration.components.seconds) seconds"
+    }
+}
