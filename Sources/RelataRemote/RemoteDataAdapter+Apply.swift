@@ -17,7 +17,10 @@ extension RemoteDataAdapter {
     /// 1. With ``validatesChangesLocally`` (the default) the server's rules run here first, as
     ///    an apply would run them (``LocalDataAdapter/validateApply(for:)``): a change they
     ///    refuse fails at once, with the server's message and script location, and is not sent.
-    /// 2. The other changes go to the server; their rows are locked until the answer is in.
+    /// 2. The other changes go to the server as one batch with a new ``Relata/ApplyId``; their rows
+    ///    are locked until the answer is in. A transient failure sends the batch again (``applyRetries``,
+    ///    ``standbyURLs``): the server applies a batch once, whatever number of times it comes.
+    ///    A batch whose answer never came (``unansweredApply``) is sent again first.
     /// 3. The processed deltas are folded back (``DataTable/accept(_:)``): applied changes become
     ///    the rows' originals, real keys replace temporary ones (in referencing rows too),
     ///    refreshed values land; a change the server refused stays pending with its message.
@@ -31,8 +34,10 @@ extension RemoteDataAdapter {
     /// ```
     /// - Returns: one delta per table that had changes: every change resolved or failed.
     /// - Throws: ``RemoteError``: ``RemoteError/Kind/transient`` (network, server failure, answer cut
-    ///   short) leaves every change pending and its row unlocked — retry; a request the server refused
-    ///   as a whole (a permission) marks the changes sent failed with its message.
+    ///   short) once ``applyRetries`` sent the batch again without an answer: the batch stays
+    ///   ``unansweredApply``, its rows locked, and the next apply sends it again first — with its
+    ///   ``Relata/ApplyId``, so the server applies it once. A request the server refused as a
+    ///   whole (a permission, an expired apply id) marks the changes sent failed with its message.
     ///   ``RelataError`` for a table that is not the adapter's, or a change that cannot make a delta.
     @discardableResult
     nonisolated(nonsending) public func applyChanges(for tables: [DataTable]) async throws -> [Delta] {
@@ -42,22 +47,32 @@ extension RemoteDataAdapter {
     nonisolated(nonsending) func applyChanges(for tables: [DataTable], listener: (any RemoteDataAdapterDelegate)?) async throws -> [Delta] {
         do {
             let rules = try await rules(owning: tables)
-            var (sending, refused) = try prepare(tables, rules: rules)
+            // A batch whose answer never came goes first, as it was: its fate decides what is still to send.
+            var answered: [Delta] = []
+            if let waiting = unansweredApply {
+                do {
+                    answered = try await deliver(waiting)
+                } catch let error as RemoteError where error.code == RemoteError.staleRulesCode {
+                    _ = try await downloadRules()   // never applied: its changes are pending again and go below
+                }
+            }
+            var (sending, refused) = try prepare(tables, rules: rules, leaving: answered)
             var processed: [Delta]
             do {
                 processed = try await send(sending, tables: tables)
             } catch let error as RemoteError where error.code == RemoteError.staleRulesCode {
                 // The server's rules changed since they were downloaded: take them, validate again, resend once.
                 _ = try await downloadRules()
-                (sending, refused) = try prepare(tables, rules: rules)
+                (sending, refused) = try prepare(tables, rules: rules, leaving: answered)
                 processed = try await send(sending, tables: tables)
             }
-            for index in processed.indices {
-                if let local = refused.first(where: { $0.tableName == processed[index].tableName }) {
+            for local in refused + answered {
+                if let index = processed.firstIndex(where: { $0.tableName.caseInsensitiveCompare(local.tableName) == .orderedSame }) {
                     processed[index].changes = (local.changes + processed[index].changes).sorted { $0.changeId < $1.changeId }
+                } else {
+                    processed.append(local)
                 }
             }
-            for local in refused where !processed.contains(where: { $0.tableName == local.tableName }) { processed.append(local) }
             report(processed, tables: tables, listener: listener)
             return processed
         } catch {
@@ -84,9 +99,15 @@ extension RemoteDataAdapter {
         return verdicts.filter { names.contains($0.tableName.lowercased()) }
     }
 
-    /// The deltas to send, and the changes local validation refused (already recorded on their rows).
-    private func prepare(_ tables: [DataTable], rules: LoadedRules) throws -> (sending: [Delta], refused: [Delta]) {
-        var deltas = try tables.map { try $0.makeDelta() }.filter { !$0.changes.isEmpty }
+    /// The deltas to send, and the changes local validation refused (already recorded on their rows);
+    /// none of the changes `answered` just now.
+    private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: [Delta], refused: [Delta]) {
+        var deltas = try tables.map { table in
+            var delta = try table.makeDelta()
+            let done = Set(answered.filter { $0.tableName.caseInsensitiveCompare(table.name) == .orderedSame }.flatMap(\.changes).map(\.changeId))
+            delta.changes.removeAll { done.contains($0.changeId) }
+            return delta
+        }.filter { !$0.changes.isEmpty }
         guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
         let verdicts = try localVerdicts(for: tables, rules: rules)
         var refused: [Delta] = []
@@ -125,38 +146,70 @@ extension RemoteDataAdapter {
         return verdicts
     }
 
-    /// Sends deltas with their rows locked, and folds the answer back.
+    /// Sends deltas as a new batch (a new ``ApplyId``) with their rows locked, and folds the answer back.
     nonisolated(nonsending) private func send(_ deltas: [Delta], tables: [DataTable]) async throws -> [Delta] {
         guard !deltas.isEmpty else { return [] }
         for delta in deltas { try table(in: tables, named: delta.tableName).lockRows(of: delta) }
-        let answer: ProtocolAnswer
-        do {
-            answer = try await call(dataService, "UpdateData", body: DeltaJSON.encode(deltas))
-        } catch let error as RemoteError where error.kind == .permanent {
-            for delta in deltas {
-                var failed = delta
-                for index in failed.changes.indices { failed.changes[index].fail(error.message, kind: .refusal) }
-                try table(in: tables, named: delta.tableName).accept(failed)
+        let batch = UnansweredApply(apply: ApplyId(), deltas: deltas)
+        unansweredApply = batch
+        return try await deliver(batch)
+    }
+
+    /// Sends a batch until an answer comes — again after a transient failure, per ``applyRetries``,
+    /// to ``targetURL`` and the ``standbyURLs`` in turn — and folds the answer back.
+    ///
+    /// An answer ends the batch: the processed deltas, or a refusal of the whole request (its
+    /// changes then fail with the server's words, or for stale rules stay pending, unlocked). Without
+    /// one the batch stays ``unansweredApply``, its rows locked, and the last failure is thrown.
+    nonisolated(nonsending) private func deliver(_ batch: UnansweredApply) async throws -> [Delta] {
+        let body = try batch.body()
+        let instances = [targetURL] + standbyURLs.filter { $0 != targetURL }
+        var attempt = 1
+        let returned: [Delta]
+        while true {
+            do {
+                let answer = try await call(dataService, "UpdateData", body: body)
+                do {
+                    returned = try DeltaJSON.decode(answer.body)
+                } catch {
+                    throw RemoteError.invalidResponse("UpdateData", error)   // transient: the batch's record answers again
+                }
+                break
+            } catch let error as RemoteError where error.code == RemoteError.staleRulesCode {
+                unansweredApply = nil   // refused before anything ran: the changes go again once validated with the new rules
+                for delta in batch.deltas { try ownTable(named: delta.tableName).unlockRows(of: delta) }
+                throw error
+            } catch let error as RemoteError where error.kind == .permanent {
+                unansweredApply = nil
+                for delta in batch.deltas {
+                    let table = try ownTable(named: delta.tableName)
+                    var failed = table.keepingKnownChanges(of: delta)
+                    for index in failed.changes.indices { failed.changes[index].fail(error.message, kind: .refusal) }
+                    try table.accept(failed)
+                }
+                throw error
+            } catch let error as RemoteError where error.kind == .transient && attempt < applyRetries.attempts {
+                logger.info("apply \(batch.apply) got no answer (\(error)); sending it again")
+                try await Task.sleep(for: applyRetries.delay(before: attempt + 1))
+                if instances.count > 1 { targetURL = instances[attempt % instances.count] }
+                attempt += 1
             }
-            throw error
-        } catch {
-            for delta in deltas { try table(in: tables, named: delta.tableName).unlockRows(of: delta) }
-            throw error
         }
+        unansweredApply = nil
         do {
-            let returned = try DeltaJSON.decode(answer.body)
-            return try deltas.map { sent in
+            return try batch.deltas.map { sent in
+                let table = try ownTable(named: sent.tableName)
                 let ids = Set(sent.changes.map(\.changeId))
                 var processed = returned.first { $0.tableName.caseInsensitiveCompare(sent.tableName) == .orderedSame } ?? sent
-                processed.tableName = sent.tableName
+                processed.tableName = table.name
                 processed.changes = processed.changes.filter { ids.contains($0.changeId) }
-                let table = try table(in: tables, named: sent.tableName)
+                processed = table.keepingKnownChanges(of: processed)
                 try table.accept(processed)
                 table.unlockRows(of: sent)
                 return processed
             }
         } catch {
-            for delta in deltas { try? table(in: tables, named: delta.tableName).unlockRows(of: delta) }
+            for delta in batch.deltas { try? ownTable(named: delta.tableName).unlockRows(of: delta) }
             throw RemoteError.invalidResponse("UpdateData", error)
         }
     }

@@ -11,10 +11,14 @@ extension RemoteDataAdapter {
         public static let rulesVersion = "Relata.RulesVersion"
         /// The tables fetched from the server, by name, one per line.
         public static let fetchedTables = "Relata.FetchedTables"
+        /// The batch sent whose answer never came (``RemoteDataAdapter/unansweredApply``), as its
+        /// UpdateData request: its apply id and deltas.
+        public static let unansweredApply = "Relata.UnansweredApply"
     }
 
     /// A briefcase of the adapter's fetched tables, pending changes included, with the rules
-    /// they were checked with — everything ``load(_:)`` needs to go on offline.
+    /// they were checked with and the batch whose answer never came (``unansweredApply``, with its
+    /// apply id) — everything ``load(_:)`` needs to go on offline and apply nothing twice.
     ///
     /// ```swift
     /// let briefcase = try adapter.makeBriefcase()
@@ -32,6 +36,7 @@ extension RemoteDataAdapter {
         briefcase.properties[BriefcaseKey.schema] = String(decoding: try JSONEncoder().encode(rules.schema), as: UTF8.self)
         briefcase.properties[BriefcaseKey.rulesVersion] = rules.version
         briefcase.properties[BriefcaseKey.fetchedTables] = fetched.map(\.name).joined(separator: "\n")
+        if let unansweredApply { briefcase.properties[BriefcaseKey.unansweredApply] = String(decoding: try unansweredApply.body(), as: UTF8.self) }
         return briefcase
     }
 
@@ -62,7 +67,23 @@ extension RemoteDataAdapter {
         }
         let names = (briefcase.properties[BriefcaseKey.fetchedTables] ?? "").split(separator: "\n").map(String.init)
         let tables = names.compactMap { briefcase.table(named: $0) }
+        var waiting: UnansweredApply?
+        if let request = briefcase.properties[BriefcaseKey.unansweredApply] {
+            let read: (apply: ApplyId?, deltas: [Delta])
+            do {
+                read = try DeltaJSON.decodeRequest(Array(request.utf8))
+            } catch {
+                throw RelataError(.invalidBriefcase, "the briefcase's unanswered apply cannot be read: \(error)")
+            }
+            guard let apply = read.apply else { throw RelataError(.invalidBriefcase, "the briefcase's unanswered apply has no apply id") }
+            waiting = UnansweredApply(apply: apply, deltas: read.deltas)
+        }
         let loaded = install(try LoadedRules(schema: schema, version: version, tables: tables, logger: logger))
         loaded.fetched = Set(tables.map { $0.name.lowercased() })
+        if let waiting {
+            // Its rows stay locked until its answer comes, as they were when the briefcase was made.
+            for delta in waiting.deltas { try ownTable(named: delta.tableName).lockRows(of: delta) }
+            unansweredApply = waiting
+        }
     }
 }

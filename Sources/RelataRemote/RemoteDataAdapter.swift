@@ -67,6 +67,15 @@ public final class RemoteDataAdapter {
     public var schema: SchemaDefinition? { rules?.schema }
     /// The version of the schema and scripts the local rules were built from.
     public var rulesVersion: String? { rules?.version }
+    /// A batch of changes sent whose answer never came (the server may or may not have applied
+    /// it): its rows stay locked, and the next apply sends it again first, with the same
+    /// ``ApplyId``, so it is applied once whatever happened. Saved in briefcases.
+    public internal(set) var unansweredApply: UnansweredApply?
+    /// How often, and after what pauses, an apply is sent again when its answer does not come.
+    public var applyRetries = ApplyRetryPolicy()
+    /// Other instances of the same server, on the same database: an apply whose answer does not
+    /// come is sent again to the next in turn (``targetURL`` follows the one that answered).
+    public var standbyURLs: [URL] = []
 
     private(set) var transport: HTTPTransport
     let logger: Logger

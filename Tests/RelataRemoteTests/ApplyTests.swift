@@ -141,7 +141,7 @@ import Testing
         #expect(row.failureMessage == "products are never deleted; set Discontinued instead")
     }
 
-    @Test func aServerGoneMidwayLeavesEveryChangePendingAndUnlocked() async throws {
+    @Test func aServerGoneMidwayLeavesTheBatchUnansweredItsRowsLockedAndNothingLost() async throws {
         let server = try PCTradeServer()
         let adapter = try await server.serveAndReturn { url in
             let adapter = demoAdapter(url)
@@ -150,15 +150,21 @@ import Testing
         }
         let clients = try #require(adapter.table(named: "Clients"))
         try clients.rows[0].setValue("Typed by the user", forKey: "ClientName")
+        adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
         do {
             try await adapter.applyChanges(for: clients)
             Issue.record("applied to a server that is gone")
         } catch let error as RemoteError {
             #expect(error.kind == .transient)
         }
-        #expect(clients.rows[0].rowState == .modified && !clients.rows[0].isLocked)
+        // Its fate is unknown: the batch waits, with its id, and its row is locked until the answer comes.
+        let waiting = try #require(adapter.unansweredApply)
+        #expect(waiting.deltas.flatMap(\.changes).map(\.changeId) == [clients.rows[0].changeId])
+        #expect(clients.rows[0].rowState == .modified && clients.rows[0].isLocked)
         #expect(clients.rows[0]["ClientName"] == "Typed by the user")
         #expect(clients.rows[0].failureMessage == nil)
+        #expect(throws: RelataError.self) { try clients.rows[0].setValue("Changed meanwhile", forKey: "ClientName") }
+        #expect(clients.rows[0]["ClientName"] == "Typed by the user")
     }
 
     @Test func aConflictFailsJustThatChangeAndKeepsTheUsersValues() async throws {

@@ -193,6 +193,16 @@ extension DataTable {
         }
     }
 
+    /// The delta with only the changes the table still has (a row's or a vanished row's): a
+    /// batch saved before an app restart may name rows added and removed again, which a
+    /// briefcase does not keep.
+    package func keepingKnownChanges(of delta: Delta) -> Delta {
+        let known = Set(slotsByChangeId(delta).keys).union(vanishedChangeIds)
+        var delta = delta
+        delta.changes.removeAll { !known.contains($0.changeId) }
+        return delta
+    }
+
     private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
         let wanted = Set(delta.changes.map(\.changeId))
         var result: [Int: Int] = [:]

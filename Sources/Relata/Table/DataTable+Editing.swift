@@ -2,7 +2,7 @@
 extension DataTable {
     func checkLock(_ record: RowChanges, slot: Int) throws {
         if record.locked {
-            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish", slot: slot)
+            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)", slot: slot)
         }
     }
 

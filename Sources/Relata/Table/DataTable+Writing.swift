@@ -43,7 +43,7 @@ extension DataTable {
 
     func checkWritable(_ record: RowChanges, slot: Int) throws {
         if record.locked {
-            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish", slot: slot)
+            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)", slot: slot)
         }
         if record.state == .deleted {
             throw error(.invalidRowState, "the row is deleted; cancel the deletion before changing it", slot: slot)

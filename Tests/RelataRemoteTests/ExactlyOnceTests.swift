@@ -1,0 +1,98 @@
+import Foundation
+import Relata
+import RelataRemote
+import RelataServerTestSupport
+import Testing
+
+/// An apply whose answer is lost after the server committed it is sent again with its apply id,
+/// and the server answers from its record: one row, on every backend, however the retry comes —
+/// from the adapter's own retries, from the next apply, or from an app restarted from its briefcase.
+@Suite(.timeLimit(.minutes(10))) struct ExactlyOnceTests {
+    static func newClient(in clients: DataTable, named name: String) throws {
+        try clients.addNewRow(values: ["ClientName": .string(name), "ContactPhone": "555-0100"])
+    }
+
+    static func stored(_ name: String, in server: PCTradeServer) throws -> Int {
+        try server.service.storedRows(of: "Clients").filter { $0["ClientName"] == .string(name) }.count
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func anAnswerLostAfterTheCommitIsSentAgainAndStoredOnce(backend: StorageBackend) async throws {
+        let server = try PCTradeServer(backend: backend)
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
+            defer { proxy.stop() }
+            let adapter = demoAdapter(proxy.url)
+            adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
+            let clients = try await adapter.getDataTable("Clients")
+            try Self.newClient(in: clients, named: "Retry Corp")
+            let delta = try await adapter.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.resolved])
+            #expect(proxy.updateDataRequests == 2, "the first answer was lost, the batch went again")
+            #expect(adapter.unansweredApply == nil)
+            #expect(try Self.stored("Retry Corp", in: server) == 1)
+            let row = try #require(clients.rows.last)
+            #expect(row.rowState == .unchanged && !row.isLocked)
+            #expect((row["ClientId"].integerValue ?? -1) > 0, "the row has the key the server gave the first time")
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func aBatchStillUnansweredGoesFirstAtTheNextApply(backend: StorageBackend) async throws {
+        let server = try PCTradeServer(backend: backend)
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 2)
+            defer { proxy.stop() }
+            let adapter = demoAdapter(proxy.url)
+            adapter.applyRetries = ApplyRetryPolicy(attempts: 2, firstDelay: .milliseconds(20))
+            let clients = try await adapter.getDataTable("Clients")
+            try Self.newClient(in: clients, named: "Patient Corp")
+            await #expect(throws: RemoteError.self) { try await adapter.applyChanges(for: clients) }
+            let waiting = try #require(adapter.unansweredApply)
+            #expect(try Self.stored("Patient Corp", in: server) == 1, "the server applied it; only the answers were lost")
+
+            // The user goes on: another new row. The next apply learns the first batch's fate, then sends the rest.
+            try Self.newClient(in: clients, named: "Later Corp")
+            let delta = try await adapter.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.resolved, .resolved])
+            #expect(adapter.unansweredApply == nil)
+            #expect(proxy.updateDataRequests == 4, "two lost answers, the batch again, then the new batch")
+            #expect(try Self.stored("Patient Corp", in: server) == 1)
+            #expect(try Self.stored("Later Corp", in: server) == 1)
+            #expect(waiting.deltas.flatMap(\.changes).count == 1)
+            #expect(clients.rows.allSatisfy { $0.rowState == .unchanged && !$0.isLocked })
+        }
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func anAppRestartedFromItsBriefcaseSendsTheBatchAgainAndStoresItOnce(backend: StorageBackend) async throws {
+        let server = try PCTradeServer(backend: backend)
+        let file = server.folder.appendingPathComponent("app.briefcase")
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
+            defer { proxy.stop() }
+            do {
+                let adapter = demoAdapter(proxy.url)
+                adapter.applyRetries = .never
+                let clients = try await adapter.getDataTable("Clients")
+                try Self.newClient(in: clients, named: "Restart Corp")
+                await #expect(throws: RemoteError.self) { try await adapter.applyChanges(for: clients) }
+                #expect(adapter.unansweredApply != nil)
+                try adapter.makeBriefcase().save(to: file)
+            }   // the app quits
+
+            let restarted = demoAdapter(proxy.url)
+            try restarted.load(Briefcase(contentsOf: file))
+            let clients = try #require(restarted.table(named: "Clients"))
+            let row = try #require(clients.rows.last)
+            #expect(row["ClientName"] == "Restart Corp")
+            #expect(row.isLocked, "the batch's rows stay locked across the restart")
+            #expect(restarted.unansweredApply != nil)
+            let delta = try await restarted.applyChanges(for: clients)
+            #expect(delta.changes.map(\.status) == [.resolved])
+            #expect(try Self.stored("Restart Corp", in: server) == 1)
+            #expect(row.rowState == .unchanged && !row.isLocked)
+            #expect((row["ClientId"].integerValue ?? -1) > 0)
+        }
+    }
+}
