@@ -1,6 +1,7 @@
 import Foundation
 import Relata
 import RelataRemote
+import RelataServerTestSupport
 import Testing
 
 /// The client against a real `relata serve` process that is killed while it applies.
@@ -8,16 +9,19 @@ import Testing
     /// What the slow `beforeCommit` logs before it dawdles.
     static let killLine = "beforeCommit: kill the server now"
 
-    /// PCTrade in a folder of its own, with a `beforeCommit` that says so in the server's log and
-    /// then takes 700 ms: the test kills the server when it reads that line.
-    static func slowCommitSchema(in folder: TemporaryFolder) throws -> String {
+    /// What the slow `afterCommit` logs: the apply is stored, its answer not sent yet.
+    static let committedLine = "afterCommit: kill the server now"
+
+    /// PCTrade in a folder of its own, with a `beforeCommit` (or `afterCommit`) that says so in the
+    /// server's log and then takes 700 ms: the test kills the server when it reads that line.
+    static func slowCommitSchema(in folder: TemporaryFolder, event: String = "beforeCommit") throws -> String {
         let source = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade")
         let copy = folder.url.appendingPathComponent("PCTrade")
         try FileManager.default.copyItem(at: source, to: copy)
         let script = copy.appendingPathComponent("rules/schema.js")
         try """
-            function beforeCommit() {
-                log('\(killLine)');
+            function \(event)() {
+                log('\(event == "beforeCommit" ? killLine : committedLine)');
                 const start = Date.now();
                 while (Date.now() - start < 700) {}
             }
@@ -71,6 +75,49 @@ import Testing
         #expect(row.rowState == .unchanged)
         #expect(try await fresh.getDataTable("Clients").rows[0]["ClientName"] == "Typed before the crash")
         _ = server.stop()
+    }
+}
+
+extension ServerKilledTests {
+    /// The server is killed after its commit and before its answer: the apply is stored and the
+    /// client cannot know. Its next apply sends the batch again, with its id, to the restarted
+    /// server, which answers from its record: one row.
+    @Test(arguments: StorageBackend.allCases)
+    func aServerKilledAfterItsCommitAnswersTheRetryFromItsRecord(backend: StorageBackend) async throws {
+        let folder = try TemporaryFolder()
+        let schema = try Self.slowCommitSchema(in: folder, event: "afterCommit")
+        var database = folder.url.appendingPathComponent("pctrade.sqlite").path
+        var drop: @Sendable () -> Void = {}
+        if backend == .postgres { (database, drop) = try TestPostgres.makeDatabaseURL() }
+        defer { drop() }
+        var server = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        let port = server.port
+        try #require(port > 0)
+        let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
+        adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+        adapter.applyRetries = .never
+        let clients = try await adapter.getDataTable("Clients")
+        let row = try clients.addNewRow(values: ["ClientName": "Killed After Commit", "ContactPhone": "555-0101"])
+
+        let killed = server.kill(whenLogged: Self.committedLine)
+        await #expect(throws: RemoteError.self) { try await adapter.applyChanges(for: clients) }
+        #expect(killed.isSet, "the server was killed in afterCommit")
+        #expect(adapter.unansweredApply != nil && row.isLocked)
+
+        server = try ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
+        try #require(server.port == port)
+        defer { _ = server.stop() }
+        let fresh = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
+        fresh.credentials = adapter.credentials
+        let named = { try await fresh.getDataTable("Clients", where: "ClientName = 'Killed After Commit'").rows.count }
+        #expect(try await named() == 1, "the killed server had committed")
+
+        adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(50))
+        let delta = try await adapter.applyChanges(for: clients)
+        #expect(delta.changes.map(\.status) == [.resolved])
+        #expect(adapter.unansweredApply == nil)
+        #expect(row.rowState == .unchanged && !row.isLocked)
+        #expect(try await named() == 1, "the retry was answered from the record, not applied again")
     }
 }
 
