@@ -50,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long computing a read may take — a DA SQL query, in the database or in memory, or a where expression evaluated in memory — before it is stopped.", valueName: "seconds"))
     var queryTimeLimit: Double = 30
 
+    @Option(help: ArgumentHelp("How long the server remembers an applied batch's apply id and answer, so a client's retry is answered instead of applied again. Keep it longer than your clients stay offline.", valueName: "days"))
+    var applyIdDays = 30
+
     @Option(help: ArgumentHelp("How long one write of an answer may wait for a client that does not read before its connection is closed.", valueName: "seconds"))
     var writeTimeout: Double = 15
 
@@ -92,6 +95,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...(1 << 40)).contains(maxBodyBytesInFlight) else {
             throw ValidationError("--max-body-bytes-in-flight must be between 1 and 1099511627776, not \(maxBodyBytesInFlight)")
         }
+        guard (1...3650).contains(applyIdDays) else { throw ValidationError("--apply-id-days must be between 1 and 3650, not \(applyIdDays)") }
         guard (1...1024).contains(loginWorkers) else { throw ValidationError("--login-workers must be between 1 and 1024, not \(loginWorkers)") }
         guard (0...100_000).contains(loginQueue) else { throw ValidationError("--login-queue must be between 0 and 100000, not \(loginQueue)") }
         if config != nil && (schema != nil || database != nil || users != nil) {
@@ -172,7 +176,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let sessions = opened is PostgresDatabase ? try SessionStore(database: opened)
             : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
-        let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit), logger: logger)
+        let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit),
+                                      applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
                 [RulesWatch(schemaFile: schemaFile.url, service: service)])
     }
@@ -213,7 +218,8 @@ struct ServeCommand: AsyncParsableCommand {
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
                 let service = try DataService(storage: storage, permissions: permissions,
-                                              queryTimeLimit: Self.duration(queryTimeLimit), logger: logger)
+                                              queryTimeLimit: Self.duration(queryTimeLimit),
+                                              applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
                 return service
             }
