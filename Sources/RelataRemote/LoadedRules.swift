@@ -15,6 +15,9 @@ final class LoadedRules {
     var lastRequests: [String: DataRequest] = [:]
     /// Tables (lower-case names) whose pending changes the old row rules checked: the scripts changed since.
     var tablesToRevalidate: Set<String> = []
+    /// The operations the session may make, by lowercased table name, as the server last said
+    /// (GetSchema); nil when it did not (a briefcase's rules): the server decides then.
+    var allowedOperations: [String: Set<String>]?
 
     /// - Parameter tables: tables holding the schema's data already (from a briefcase), pending changes included.
     init(schema: SchemaDefinition, version: String, tables: [DataTable] = [], logger: Logger) throws {

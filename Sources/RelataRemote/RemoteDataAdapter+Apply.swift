@@ -126,10 +126,24 @@ extension RemoteDataAdapter {
     }
 
     /// The verdicts of the server's rules run here: the apply's validation, and after the rules
-    /// changed, the row rules again over the pending changes they checked (as the server replays them).
+    /// changed, the row rules again over the pending changes they checked (as the server replays them);
+    /// then a change the session may not make (the server's permissions, from GetSchema) fails
+    /// with the server's words.
     private func localVerdicts(for tables: [DataTable], rules: LoadedRules) throws -> [Delta] {
-        let verdicts = try rules.adapter.validateApply(for: tables)
-        return rules.tablesToRevalidate.isEmpty ? verdicts : try failingRowViolations(in: verdicts, tables: tables, rules: rules)
+        var verdicts = try rules.adapter.validateApply(for: tables)
+        if !rules.tablesToRevalidate.isEmpty { verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules) }
+        guard let allowed = rules.allowedOperations else { return verdicts }
+        let roles = session?.roles ?? []
+        for delta in verdicts.indices {
+            let table = verdicts[delta].tableName
+            let operations = allowed[table.lowercased()] ?? []
+            for change in verdicts[delta].changes.indices where verdicts[delta].changes[change].status != .failed {
+                let operation = verdicts[delta].changes[change].type.rawValue
+                guard !operations.contains(operation) else { continue }
+                verdicts[delta].changes[change].fail(RelataError.permissionDenied(operation, on: table, roles: roles).message, kind: .refusal)
+            }
+        }
+        return verdicts
     }
 
     /// The row rules run again over the pending changes of the tables that the old rules checked;

@@ -125,11 +125,15 @@ public final class RemoteDataAdapter {
         } catch {
             throw RemoteError.invalidResponse("GetSchema", error)
         }
+        let allowed = message.allowed.map { Dictionary($0.map { ($0.key.lowercased(), Set($0.value)) }, uniquingKeysWith: { first, _ in first }) }
         if let rules {
             try rules.update(to: message.schema, version: message.version)
+            rules.allowedOperations = allowed
             return rules
         }
-        return try install(LoadedRules(schema: message.schema, version: message.version, logger: logger))
+        let loaded = install(try LoadedRules(schema: message.schema, version: message.version, logger: logger))
+        loaded.allowedOperations = allowed
+        return loaded
     }
 
     /// Makes downloaded (or saved) rules the adapter's.

@@ -187,23 +187,37 @@ import Testing
         }
     }
 
-    @Test func aRequestRefusedAsAWholeFailsItsChanges() async throws {
+    @Test func anEditThePermissionsForbidFailsHereWithTheServersWordsOrIsRefusedWhole() async throws {
         let server = try PCTradeServer(permissions: try TablePermissions(["Clients": ["read": ["Clerk", "Sales"], "update": ["Manager"]], "*": ["read": ["Clerk", "Sales"]]]))
         try await server.serve { url in
             let adapter = RemoteDataAdapter(targetURL: url)
             adapter.credentials = RemoteCredentials(user: "clerk", password: "clerk")
             let clients = try await adapter.getDataTable("Clients")
             try clients.rows[0].setValue("Not allowed", forKey: "ClientName")
+            let words = "update on Clients is not allowed for roles [Clerk]"
+
+            // GetSchema said what the clerk may do: the edit fails here, with the server's words, unsent.
+            let verdicts = try await adapter.validateChanges(for: [clients])
+            #expect(verdicts.flatMap(\.changes).map(\.message) == [words])
+            let local = try await adapter.applyChanges(for: clients)
+            #expect(local.changes.map(\.status) == [.failed])
+            #expect(local.changes.first?.message == words)
+            #expect(adapter.unansweredApply == nil)
+
+            // Sent anyway (no local validation), the server refuses the request whole, with the same words.
+            adapter.validatesChangesLocally = false
             do {
                 try await adapter.applyChanges(for: clients)
                 Issue.record("a clerk updated a client")
             } catch let error as RemoteError {
                 #expect(error.code == "permissionDenied")
                 #expect(error.kind == .permanent)
+                #expect(error.message == words)
             }
             #expect(clients.rows[0].rowState == .modified && !clients.rows[0].isLocked)
             #expect(clients.rows[0]["ClientName"] == "Not allowed")
-            #expect(clients.rows[0].failureMessage?.isEmpty == false)
+            #expect(clients.rows[0].failureMessage == words)
+            #expect(try server.service.storedRows(of: "Clients").first?["ClientName"] != "Not allowed")
         }
     }
 }

@@ -133,3 +133,17 @@ extension RelataError.Code {
         (error as? RelataError)?.code == code
     }
 }
+
+extension RelataError {
+    /// The refusal of an operation (`read`, `insert`, `update`, `delete`) that a session's roles
+    /// do not allow on a table: the same words from a data server and from a client that refuses
+    /// before it sends.
+    ///
+    /// ```swift
+    /// throw RelataError.permissionDenied("delete", on: "Clients", roles: ["Clerk"])
+    /// // delete on Clients is not allowed for roles [Clerk]
+    /// ```
+    public static func permissionDenied(_ operation: String, on table: String, roles: [String]) -> RelataError {
+        RelataError(.permissionDenied, "\(operation) on \(table) is not allowed for roles [\(roles.joined(separator: ", "))]", table: table)
+    }
+}

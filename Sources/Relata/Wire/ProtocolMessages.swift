@@ -21,13 +21,18 @@ public enum ProtocolMessages {
         }
     }
 
-    /// `DataService/GetSchema`: the schema with its rule scripts, and its version.
+    /// `DataService/GetSchema`: the schema with its rule scripts, its version, and what the
+    /// caller's session may do to each table (`read`, `insert`, `update`, `delete`), so a client
+    /// can refuse an edit the server would refuse before it sends it.
     public struct SchemaAnswer: Codable, Sendable {
         public var schema: SchemaDefinition
         public var version: String
-        public init(schema: SchemaDefinition, version: String) {
+        /// The operations the caller may make, by table name; nil when the server does not say.
+        public var allowed: [String: [String]]?
+        public init(schema: SchemaDefinition, version: String, allowed: [String: [String]]? = nil) {
             self.schema = schema
             self.version = version
+            self.allowed = allowed
         }
     }
 

@@ -57,8 +57,15 @@ public struct TablePermissions: Sendable, Hashable, Codable {
     /// Throws ``RelataError/Code/permissionDenied`` naming the table and the operation unless allowed.
     public func check(_ operation: Operation, on table: String, for session: Session) throws {
         guard allows(operation, on: table, for: session) else {
-            throw RelataError(.permissionDenied, "\(operation.rawValue) on \(table) is not allowed for roles [\(session.roles.joined(separator: ", "))]",
-                              table: table)
+            throw RelataError.permissionDenied(operation.rawValue, on: table, roles: session.roles)
         }
+    }
+
+    /// The operations a session may make on each of a schema's tables, by table name (GetSchema
+    /// sends them, so a client refuses what the server would, before it sends it).
+    public func allowedOperations(of schema: SchemaDefinition, for session: Session) -> [String: [String]] {
+        Dictionary(schema.tables.map { table in
+            (table.name, Operation.allCases.filter { allows($0, on: table.name, for: session) }.map(\.rawValue))
+        }, uniquingKeysWith: { first, _ in first })
     }
 }

@@ -185,7 +185,8 @@ public enum RelataHTTPServer {
         let (schema, version) = dataService.versionedSchema
         switch method {
         case "GetSchema":
-            return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: version))
+            return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: version,
+                                                          allowed: dataService.permissions.allowedOperations(of: schema, for: session)))
         case "GetData":
             let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
             let read = try await dataService.checkRead(message.requests, session: session)
