@@ -104,7 +104,9 @@ enum OpenAPIDocument {
             "LoginAnswer": ["type": "object", "required": ["token", "session"],
                             "properties": ["token": ["type": "string"], "session": ["type": "object"]]],
             "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
-                             "properties": ["schema": ["type": "object"], "version": ["type": "string"]]],
+                             "properties": ["schema": ["type": "object"], "version": ["type": "string"],
+                                            "allowed": ["type": "object", "description": "The operations the caller may make, by table",
+                                                        "additionalProperties": ["type": "array", "items": ["type": "string", "enum": ["read", "insert", "update", "delete"]]]]]],
             "DataRequest": ["type": "object", "required": ["table"], "properties": [
                 "table": ["type": "string"], "sql": ["type": "string", "nullable": true],
                 "fields": ["type": "array", "items": ["type": "string"], "nullable": true],
