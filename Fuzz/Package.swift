@@ -17,6 +17,10 @@ let relataTools: Target.Dependency = .product(name: "RelataTools", package: "Rel
 let package = Package(
     name: "RelataFuzz",
     platforms: [.macOS(.v14)],
+    products: [
+        // Fuzz/Server (the data server's target, in a package of its own) shares the helpers.
+        .library(name: "FuzzSupport", targets: ["FuzzSupport"]),
+    ],
     dependencies: [
         .package(name: "Relata", path: ".."),
     ],

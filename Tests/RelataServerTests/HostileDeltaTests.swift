@@ -68,4 +68,21 @@ import Testing
             #expect(try service.storedRows(of: "Clients").count == 3)
         }
     }
+
+    /// Found by the update-data fuzz target: an update whose edits leave the row as stored, but
+    /// whose `newValues` claim other values, was answered "resolved" with nothing refreshed — the
+    /// client would have kept values the server never stored.
+    @Test(arguments: StorageBackend.allCases)
+    func anUpdateWhoseEditsChangeNothingIsAnsweredWithTheStoredValues(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        var change = DeltaChange(changeId: 1, type: .update, oldValues: ["ClientId": 2],
+                                 newValues: ["ClientId": 2, "Name": "Claimed", "CreditLimit": .decimal(50)])
+        change.edits = [RowEdit(sequence: 1, kind: .update, values: ["CreditLimit": .decimal(50)])]
+        let delta = Delta(tableName: "Clients", keyFields: ["ClientId"], loggedFields: ["ClientId", "Name", "CreditLimit"], changes: [change])
+        let answer = try await database.service.updateData([delta], session: Session())
+        let answered = try #require(answer.first?.changes.first)
+        #expect(answered.status == .resolved)
+        #expect(answered.refreshedValues["Name"] == "Globex", "the client ends with what is stored: \(answered.refreshedValues)")
+        #expect(try database.service.storedRows(of: "Clients").first { $0["ClientId"] == 2 }?["Name"] == "Globex")
+    }
 }

@@ -325,7 +325,13 @@ public struct EditReplay {
                     done.changes.append(answer)
                 } else {
                     var change = incoming   // its edits left the row as stored, or a new row gone again
-                    change.resolve()
+                    if incoming.type == .update, let stored = storedRow(of: incoming, in: table) {
+                        // The client expects what it sent; it gets what is stored (the rest of its sent values never were edits).
+                        let differing = table.fields.filter { incoming.newValues[$0.name] != stored[$0.name] }
+                        change.resolve(refreshing: Dictionary(uniqueKeysWithValues: differing.map { ($0.name, stored[$0.name]) }))
+                    } else {
+                        change.resolve()
+                    }
                     done.changes.append(change)
                 }
             }
