@@ -178,8 +178,14 @@ struct ServeCommand: AsyncParsableCommand {
             : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
         let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit),
                                       applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
+        if !userList.isEmpty { Self.warnOpen([definition.name], logger: logger) }
         return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
                 [RulesWatch(schemaFile: schemaFile.url, service: service)])
+    }
+
+    /// The one warning a server without permissions gives at its start.
+    private static func warnOpen(_ schemas: [String], logger: Logger) {
+        logger.warning("no permissions for \(schemas.joined(separator: ", ")): every logged-in user may read and change every table there (give permissions in a --config file; Documentation/Server.md, Security)")
     }
 
     private func serverUsers(_ users: [ServerConfigFile.User]) throws -> [ServerUser] {
@@ -196,6 +202,7 @@ struct ServeCommand: AsyncParsableCommand {
         var domains: [ServerDomain] = []
         var served: [String] = []
         var watched: [RulesWatch] = []
+        var open: [String] = []
         for domain in file.contents.domains {
             let users = try serverUsers(file.users(of: domain))
             var tablesByDatabase: [String: [String: String]] = [:]
@@ -224,17 +231,34 @@ struct ServeCommand: AsyncParsableCommand {
                 return service
             }
             var providers: [any LoginProvider] = [StaticUsers(users)]
+            var roles = Set(users.flatMap(\.roles)).union(domain.roles ?? [])
             if let table = domain.loginTable {
                 guard let service = table.schema.map({ name in services.first { $0.storage.schema.name.caseInsensitiveCompare(name) == .orderedSame } })
                         ?? services.first else {
                     throw RelataError(.invalidSchema, "domains \(domain.name): loginTable names the schema '\(table.schema ?? "")', which the domain does not serve",
                                       location: file.url.path)
                 }
-                providers.append(try TableUsers(storage: service.storage, table: table.table, userField: table.userField,
-                                                passwordField: table.passwordField, rolesField: table.rolesField, valueFields: table.valueFields ?? []))
+                let tableUsers = try TableUsers(storage: service.storage, table: table.table, userField: table.userField,
+                                                passwordField: table.passwordField, rolesField: table.rolesField, valueFields: table.valueFields ?? [])
+                // Its passwords and roles are readable and writable by every logged-in user unless permissions close it.
+                guard service.permissions.names(table: tableUsers.table) else {
+                    throw RelataError(.invalidSchema, "domains \(domain.name): the login table \(tableUsers.table) holds passwords and roles, and every logged-in user may read and change it unless the permissions of \(service.storage.schema.name) name it; "
+                                      + "give it an entry (\"\(tableUsers.table)\": {} closes it to everyone)", location: file.url.path)
+                }
+                roles.formUnion(try tableUsers.rolesInUse())
+                providers.append(tableUsers)
+            }
+            for service in services {
+                do {
+                    try service.permissions.checkNames(tables: service.storage.schema.tables.map(\.name), roles: roles)
+                } catch let error as RelataError {
+                    throw RelataError(.invalidSchema, "domains \(domain.name), schema \(service.storage.schema.name): \(error.message)", location: file.url.path)
+                }
+                if service.permissions.allowsEveryone { open.append("\(domain.name)/\(service.storage.schema.name)") }
             }
             domains.append(try ServerDomain(name: domain.name, login: LoginService(providers: providers, sessions: sessions), dataServices: services))
         }
+        if !open.isEmpty { Self.warnOpen(open, logger: logger) }
         return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "), watched)
     }
 }

@@ -18,6 +18,8 @@ public struct TablePermissions: Sendable, Hashable, Codable {
 
     /// Roles by operation, by table name (lower case; `*` for the rest); nil allows everything.
     private let entries: [String: [String: [String]]]?
+    /// The table names as the configuration spells them, by lower case.
+    private let spelled: [String: String]
 
     /// Every logged-in user may do everything.
     public static let allowAll = TablePermissions(entries: nil)
@@ -31,11 +33,13 @@ public struct TablePermissions: Sendable, Hashable, Codable {
                 throw RelataError(.invalidArgument, "permissions of \(table): unknown operation '\(name)' (operations: read, insert, update, delete)")
             }
         }
-        self.init(entries: Dictionary(entries.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }))
+        self.init(entries: Dictionary(entries.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first }),
+                  spelled: Dictionary(entries.keys.map { ($0.lowercased(), $0) }, uniquingKeysWith: { first, _ in first }))
     }
 
-    private init(entries: [String: [String: [String]]]?) {
+    private init(entries: [String: [String: [String]]]?, spelled: [String: String] = [:]) {
         self.entries = entries
+        self.spelled = spelled
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,6 +49,39 @@ public struct TablePermissions: Sendable, Hashable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(entries ?? ["*": Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0.rawValue, ["*"]) })])
+    }
+
+    /// True for ``allowAll``: no permissions were given.
+    public var allowsEveryone: Bool { entries == nil }
+
+    /// Whether an entry names the table itself (not only `*`).
+    public func names(table: String) -> Bool {
+        entries?[table.lowercased()] != nil
+    }
+
+    /// Checks every name against what it names: a table of `tables` (or `*`), and a role of
+    /// `roles` (or `*`) — a misspelt table or role would quietly close a door, or leave one open.
+    ///
+    /// - Throws: ``RelataError/Code/invalidArgument`` naming the unknown name, the known ones and
+    ///   the closest of them (did you mean).
+    public func checkNames(tables: [String], roles: Set<String>) throws {
+        guard let entries else { return }
+        for key in entries.keys.sorted() where key != "*" && !tables.contains(where: { $0.lowercased() == key }) {
+            let name = spelled[key] ?? key
+            let suggestion = Spelling.closest(to: name, among: tables).map { " (did you mean \($0)?)" } ?? ""
+            throw RelataError(.invalidArgument, "permissions name the table '\(name)', which the schema does not have\(suggestion); its tables: \(tables.joined(separator: ", "))",
+                              table: name)
+        }
+        for (key, operations) in entries.sorted(by: { $0.key < $1.key }) {
+            for (operation, allowed) in operations.sorted(by: { $0.key < $1.key }) {
+                for role in allowed where role != "*" && !roles.contains(role) {
+                    let suggestion = Spelling.closest(to: role, among: Array(roles)).map { " (did you mean \($0)?)" } ?? ""
+                    throw RelataError(.invalidArgument, "permissions of \(spelled[key] ?? key) give \(operation) to the role '\(role)', which no user has\(suggestion); "
+                                      + "known roles: \(roles.sorted().joined(separator: ", ")). Declare a role only future users will have in the domain's \"roles\"",
+                                      table: spelled[key] ?? key)
+                }
+            }
+        }
     }
 
     /// Whether a session may do an operation on a table (a role `*` stands for every session).

@@ -10,7 +10,8 @@ import Relata
 /// ```
 public struct TableUsers: LoginProvider {
     let storage: SQLStorage
-    let table: String
+    /// The table, as the schema names it.
+    public let table: String
     let userField: FieldDefinition
     let passwordField: FieldDefinition
     let rolesField: FieldDefinition?
@@ -50,5 +51,16 @@ public struct TableUsers: LoginProvider {
             values[field.name] = row[first + offset]
         }
         return LoginAccount(passwordHash: hash, session: Session(values: values, roles: roles))
+    }
+
+    /// The roles the table's users have now (none without a roles field): what `permissions`
+    /// may name besides the static users' and the declared roles.
+    public func rolesInUse() throws -> Set<String> {
+        guard let rolesField else { return [] }
+        let sql = "SELECT DISTINCT \(storage.sqlColumn(rolesField.name, of: table)) FROM \(storage.sqlTable(table))"
+        let rows = try storage.read { connection in try connection.rows(sql, [], reading: [rolesField]) }
+        return Set(rows.compactMap { $0[0].stringValue }.flatMap { text in
+            text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        })
     }
 }

@@ -329,8 +329,10 @@ public enum RelataHTTPServer {
             details = .init(code: "ruleError", message: error.message, table: error.table, location: error.location, event: error.event)
             logger.error("a rule is broken: \(error)")
         default:
+            // The detail stays in the log: an internal error's text can name files, tables and the server's setup.
+            let request = logger[metadataKey: "hb.request.id"].map { "\($0)" } ?? "unknown"
             status = .internalServerError
-            details = .init(code: "internal", message: "the server failed: \(error)")
+            details = .init(code: "internal", message: "internal error; the server's log has the detail under request id \(request)")
             logger.error("request failed: \(error)")
         }
         return (status, ProtocolMessages.ErrorAnswer(error: details), retryAfter)

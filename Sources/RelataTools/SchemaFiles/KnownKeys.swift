@@ -59,7 +59,7 @@ indirect enum KnownKeys: Sendable {
     static let serverConfig: KnownKeys = .object([
         "host": .any, "port": .any, "sessions": .any,
         "domains": .array(.object([
-            "name": .any, "database": .any, "users": users, "usersFile": .any,
+            "name": .any, "database": .any, "users": users, "usersFile": .any, "roles": .any,
             "loginTable": .object(["schema": .any, "table": .any, "userField": .any, "passwordField": .any, "rolesField": .any, "valueFields": .any]),
             "schemas": .array(.object(["schema": .any, "database": .any, "permissions": .any])),
         ])),

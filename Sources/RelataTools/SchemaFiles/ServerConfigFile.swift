@@ -50,6 +50,8 @@ public struct ServerConfigFile: Sendable {
         public var users: [User]?
         public var usersFile: String?
         public var loginTable: LoginTable?
+        /// Roles `permissions` may name that no user has yet (users' and login tables' roles are known).
+        public var roles: [String]?
         public var schemas: [SchemaEntry]
     }
 
