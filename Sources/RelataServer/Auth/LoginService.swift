@@ -74,7 +74,8 @@ public struct LoginString: Sendable, Hashable {
             parts[key] = String(piece[piece.index(after: equals)...])
         }
         guard let user = parts["user"], !user.isEmpty else { throw RelataError(.invalidArgument, "the login string names no User") }
-        self.user = user
+        // One form of the name (Unicode's composed form) for the providers' lookups and the lockout alike.
+        self.user = user.precomposedStringWithCanonicalMapping
         password = parts["password"] ?? ""
         domain = parts["domain"]
         schema = parts["schema"]
@@ -124,6 +125,23 @@ public final class LoginService: Sendable {
     /// Where this service's password checks run (the server sets its limits).
     public let passwordChecks: PasswordChecks
     private let throttle: LoginThrottle
+    /// A hash of the users' usual cost, made at the start: the first login for an unknown name
+    /// checks against it, so its answer takes as long as a real one's from the start (later ones
+    /// wait as long as real checks took, without hashing).
+    private let decoyHash: String
+
+    /// The most common bcrypt cost among the static users' hashes (`$2b$10$…`); 12, the cost
+    /// `relata hash-password` uses, when there are none.
+    static func usualCost(of providers: [any LoginProvider]) -> UInt8 {
+        var counts: [UInt8: Int] = [:]
+        for case let users as StaticUsers in providers {
+            for user in users.users {
+                let parts = user.passwordHash.split(separator: "$")
+                if parts.count >= 3, let cost = UInt8(parts[1]), (4...31).contains(cost) { counts[cost, default: 0] += 1 }
+            }
+        }
+        return counts.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key ?? 12
+    }
 
     /// - Parameters:
     ///   - failedLoginLimit: failed logins for one user name in a domain, within `lockout`, after
@@ -135,6 +153,7 @@ public final class LoginService: Sendable {
         self.providers = providers
         self.sessions = sessions
         self.passwordChecks = passwordChecks
+        decoyHash = ServerUser.hash(password: UUID().uuidString, cost: Self.usualCost(of: providers))
         throttle = LoginThrottle(database: sessions.database, limit: max(failedLoginLimit, 1), window: Double(lockout.components.seconds),
                                  maxRecords: maxFailureRecords)
     }
@@ -161,7 +180,11 @@ public final class LoginService: Sendable {
         let found = try lookUp(login, in: domain)
         switch found {
         case .unknownUser(let wait):
-            Thread.sleep(forTimeInterval: wait)
+            if passwordChecks.completed == 0 {
+                _ = try passwordChecks.verifyWaiting(login.password, hash: decoyHash)
+            } else {
+                Thread.sleep(forTimeInterval: wait)
+            }
             return nil
         case .account(let account, let name):
             let matches = try passwordChecks.verifyWaiting(login.password, hash: account.passwordHash)
@@ -185,7 +208,10 @@ public final class LoginService: Sendable {
         let found = try await OffCooperativePool.run { try self.lookUp(login, in: domain) }
         switch found {
         case .unknownUser(let wait):
-            return .unknownUser(wait: wait)
+            guard passwordChecks.completed == 0 else { return .unknownUser(wait: wait) }
+            // No real check timed yet: check against the decoy, which times one.
+            _ = try await passwordChecks.verify(login.password, hash: decoyHash)
+            return .refused
         case .account(let account, let name):
             let matches = try await passwordChecks.verify(login.password, hash: account.passwordHash)
             return try await OffCooperativePool.run { try self.conclude(matches, account: account, name: name) }

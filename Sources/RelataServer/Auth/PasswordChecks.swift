@@ -123,7 +123,8 @@ public final class PasswordChecks: @unchecked Sendable {
             condition.lock()
             running -= 1
             finished += 1
-            typicalSeconds = 0.8 * typicalSeconds + 0.2 * took.seconds
+            // The first check sets the time outright: an unknown name's wait follows the users' cost from the start.
+            typicalSeconds = finished == 1 ? took.seconds : 0.8 * typicalSeconds + 0.2 * took.seconds
             condition.unlock()
             job.done(matches)
             condition.lock()
