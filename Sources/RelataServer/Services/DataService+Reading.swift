@@ -61,11 +61,33 @@ extension DataService {
             if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
                 throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
             }
+            try checkLookups(in: expression, of: definition, session: session)
             return .table(expression)
         }
         let rules = self.rules.value
         try await fire(.beforeGetData, requests: requests, session: session, rules: rules)
         return CheckedRead(requests: requests, reads: reads, session: session, rules: rules)
+    }
+
+    /// A filter on a lookup field reads its lookup table (a search on it recovers its values one
+    /// question at a time): the caller needs read permission there too, and on every table a
+    /// chain of lookups passes through.
+    private func checkLookups(in expression: Relata.Expression, of definition: Relata.TableDefinition, session: Session) throws {
+        for name in Set(expression.fieldNames.map { $0.lowercased() }) {
+            var table = definition
+            var field = name
+            var visited: Set<String> = []
+            while let lookup = table.lookupFields.first(where: { $0.name.lowercased() == field }), visited.insert("\(table.name.lowercased()).\(field)").inserted {
+                let source = try storage.definition(of: lookup.lookupTable)
+                guard permissions.allows(.read, on: source.name, for: session) else {
+                    let denied = RelataError.permissionDenied("read", on: source.name, roles: session.roles)
+                    throw RelataError(.permissionDenied, "the where expression names \(lookup.name), a lookup into \(source.name): \(denied.message)",
+                                      table: definition.name, field: lookup.name)
+                }
+                table = source
+                field = lookup.lookupResultField.lowercased()
+            }
+        }
     }
 
     /// Checks a DA SQL request: it parses, every table and field it names is published, and
@@ -123,6 +145,8 @@ extension DataService {
                     try storage.read { connection in
                         limit.notCounting(since: queued)
                         let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
+                        // A calculated field reads other tables through `lda` as the caller, not with the server's authority.
+                        data.readCheck = { [permissions] table in try permissions.check(.read, on: table, for: session) }
                         return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                             var events: [RowStreamEvent] = []
                             try TableReader(storage: storage, data: data, workLimit: limit)

@@ -17,6 +17,9 @@ final class SQLDataAccess: RuleDataAccess {
     /// The unit of work's tables: rows as stored, then the changes made to them.
     let tables = TableDataAccess()
     private var fullyLoaded: Set<String> = []
+    /// Checks each table `lda` reads by name, for reads done as the caller (a calculated field in a
+    /// where expression); nil — rules in an apply or a command — reads with the server's authority.
+    var readCheck: ((String) throws -> Void)?
 
     init(storage: SQLStorage, schema: SchemaDefinition, connection: any SQLConnection, runtime: RuleRuntime?) {
         self.storage = storage
@@ -57,6 +60,7 @@ final class SQLDataAccess: RuleDataAccess {
     func fields(ofTable name: String) -> [FieldDefinition]? { storage.schema.table(named: name)?.fields }
 
     func row(in name: String, key: [Value]) throws -> DataTableRow? {
+        try readCheck?(try storage.definition(of: name).name)
         let table = try table(name)
         if let row = try table.row(forPrimaryKey: key) { return row }
         try storage.loadRows(withKeys: [key], into: table, in: connection)
@@ -64,6 +68,7 @@ final class SQLDataAccess: RuleDataAccess {
     }
 
     func rows(in name: String, where expression: String, parameters: [String: Value]) throws -> [DataTableRow] {
+        try readCheck?(try storage.definition(of: name).name)
         let table = try table(name)
         try loadAll(table)
         return try table.rows(where: expression, parameters: parameters)
@@ -73,6 +78,7 @@ final class SQLDataAccess: RuleDataAccess {
     /// the query answers as it would offline over the same rows.
     func answer(sql: String, parameters: [String: Value]) throws -> DataTable {
         let query = try DASQLQuery(sql)
+        for name in query.tableNames { try readCheck?(try storage.definition(of: name).name) }
         let tables = try query.tableNames.map { name in
             let table = try table(name)
             try loadAll(table)
