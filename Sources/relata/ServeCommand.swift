@@ -206,7 +206,7 @@ struct ServeCommand: AsyncParsableCommand {
         for domain in file.contents.domains {
             let users = try serverUsers(file.users(of: domain))
             var tablesByDatabase: [String: [String: String]] = [:]
-            let services = try domain.schemas.map { entry -> DataService in
+            let services = try domain.schemas.enumerated().map { position, entry -> DataService in
                 let schemaFile = try Schema(contentsOf: file.resolve(entry.schema))
                 let definition = try schemaFile.definition()
                 let named = entry.database ?? domain.database ?? "\(domain.name).sqlite"
@@ -224,9 +224,15 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 served.append("\(domain.name)/\(definition.name)")
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
+                // The schema holding the login table keeps its passwords unread and its passwords and roles guarded.
+                let loginTable = domain.loginTable.flatMap { table -> LoginTableFields? in
+                    let hosts = table.schema.map { $0.caseInsensitiveCompare(definition.name) == .orderedSame } ?? (position == 0)
+                    return hosts ? LoginTableFields(table: table.table, passwordField: table.passwordField, rolesField: table.rolesField,
+                                                    writers: table.writers ?? []) : nil
+                }
                 let service = try DataService(storage: storage, permissions: permissions,
                                               queryTimeLimit: Self.duration(queryTimeLimit),
-                                              applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
+                                              applyIdRetention: .seconds(applyIdDays * 86_400), loginTable: loginTable, logger: logger)
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
                 return service
             }

@@ -41,10 +41,17 @@ extension DataService {
     /// nothing is sent yet, so a refusal is still a plain error answer.
     package func checkRead(_ requests: [DataRequest], session: Session) async throws -> CheckedRead {
         let storage = self.storage
-        let reads = try requests.map { request -> Read in
+        var requests = requests
+        let reads = try requests.indices.map { index -> Read in
+            let request = requests[index]
             if let sql = request.sql { return try checkQuery(sql, of: request, session: session) }
             let definition = try storage.definition(of: request.table)
             try permissions.check(.read, on: definition.name, for: session)
+            if let secrets = loginTable, secrets.isTable(definition.name) {
+                if request.fields?.contains(where: { secrets.isPassword($0, of: definition.name) }) == true { throw secrets.passwordRefusal("the field list") }
+                // Every field but the password, when the request names none.
+                if request.fields == nil { requests[index].fields = definition.fields.map(\.name).filter { !secrets.isPassword($0, of: definition.name) } }
+            }
             let names = Set(definition.fields.map { $0.name.lowercased() })
             if request.fields?.isEmpty == true {
                 throw RelataError(.invalidArgument, "the field list is empty; name at least one field, or leave the list out for all", table: definition.name)
@@ -60,6 +67,9 @@ extension DataService {
             let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
             if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
                 throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)
+            }
+            if let secrets = loginTable, expression.fieldNames.contains(where: { secrets.isPassword($0, of: definition.name) }) {
+                throw secrets.passwordRefusal("the where expression")
             }
             try checkLookups(in: expression, of: definition, session: session)
             return .table(expression)
@@ -79,6 +89,9 @@ extension DataService {
             var visited: Set<String> = []
             while let lookup = table.lookupFields.first(where: { $0.name.lowercased() == field }), visited.insert("\(table.name.lowercased()).\(field)").inserted {
                 let source = try storage.definition(of: lookup.lookupTable)
+                if let secrets = loginTable, secrets.isPassword(lookup.lookupResultField, of: source.name) {
+                    throw secrets.passwordRefusal("the where expression's lookup \(lookup.name)")
+                }
                 guard permissions.allows(.read, on: source.name, for: session) else {
                     let denied = RelataError.permissionDenied("read", on: source.name, roles: session.roles)
                     throw RelataError(.permissionDenied, "the where expression names \(lookup.name), a lookup into \(source.name): \(denied.message)",
@@ -100,7 +113,12 @@ extension DataService {
             throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: request.table)
         }
         let query = try DASQLQuery(sql)
-        let resolved = try query.resolved(in: QueryCatalog(schema: storage.schema), parameters: request.parameters)
+        // The login table's password is not there to be named (nor in a `*`).
+        let secrets = loginTable
+        let catalog = QueryCatalog(storage.schema.tables.map { table in
+            QueryCatalog.Table(name: table.name, fields: table.fields.filter { secrets?.isPassword($0.name, of: table.name) != true })
+        })
+        let resolved = try query.resolved(in: catalog, parameters: request.parameters)
         for name in query.tableNames {
             try permissions.check(.read, on: try storage.definition(of: name).name, for: session)
         }
@@ -146,7 +164,10 @@ extension DataService {
                         limit.notCounting(since: queued)
                         let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                         // A calculated field reads other tables through `lda` as the caller, not with the server's authority.
-                        data.readCheck = { [permissions] table in try permissions.check(.read, on: table, for: session) }
+                        data.readCheck = { [permissions, loginTable] table in
+                            try permissions.check(.read, on: table, for: session)
+                            if let loginTable, loginTable.isTable(table) { throw loginTable.passwordRefusal("a read through lda of \(table) for a filter") }
+                        }
                         return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                             var events: [RowStreamEvent] = []
                             try TableReader(storage: storage, data: data, workLimit: limit)

@@ -25,6 +25,9 @@ public final class DataService: Sendable {
     let queryTimeLimit: Duration
     /// The batches applied, by apply id.
     let applyLog: ApplyLog
+    /// The login table this service's schema holds, whose password is never read and whose
+    /// password and roles only its writers set.
+    public let loginTable: LoginTableFields?
     private let logger: Logger
 
     /// How long a batch's apply id is kept after its answer by default: 30 days.
@@ -37,9 +40,10 @@ public final class DataService: Sendable {
     public init(storage: SQLStorage, permissions: TablePermissions = .allowAll,
                 runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
                 timeLimit: Duration = .seconds(1), queryTimeLimit: Duration = .seconds(30),
-                applyIdRetention: Duration = DataService.defaultApplyIdRetention,
+                applyIdRetention: Duration = DataService.defaultApplyIdRetention, loginTable: LoginTableFields? = nil,
                 logger: Logger = Logger(label: "relata.rules")) throws {
         self.storage = storage
+        self.loginTable = loginTable
         applyLog = ApplyLog(storage: storage, retention: applyIdRetention)
         self.queryTimeLimit = queryTimeLimit
         self.permissions = permissions
@@ -108,6 +112,9 @@ public final class DataService: Sendable {
                 try permissions.check(operation, on: table, for: session)
             }
         }
+        try loginTable?.checkWrites(of: deltas, by: session)
+        let deltas = loginTable?.strippingPassword(from: deltas) ?? deltas
+        let hidden = loginTable
         let storage = self.storage, log = applyLog
         let user = session.values["User"]?.stringValue ?? ""
         let fingerprint = ApplyLog.fingerprint(of: deltas)
@@ -133,7 +140,8 @@ public final class DataService: Sendable {
                     let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
                     func finished(_ processed: [Delta]) throws -> [Delta] {
                         let reread = try Self.rereadingAutoRefreshFields(of: replayed.answer(processed), schema: version.schema, storage: storage, in: connection)
-                        return Self.sendingBackWhatDiffers(reread, from: deltas)
+                        let answer = Self.sendingBackWhatDiffers(reread, from: deltas)
+                        return hidden?.hidingPassword(in: answer) ?? answer
                     }
                     let store = SQLDeltaStore(storage: storage, connection: connection, access: data)
                     var committedAnswer: [Delta]?, recordedConcurrently = false
@@ -280,7 +288,7 @@ public final class DataService: Sendable {
         guard command.roles.isEmpty || command.roles.contains(where: session.roles.contains) else {
             throw RelataError(.permissionDenied, "the command \(command.name) is for roles [\(command.roles.joined(separator: ", "))]")
         }
-        let storage = self.storage
+        let storage = self.storage, hidden = loginTable
         return try await version.pool.perform { runtime in
             try self.inSerializableTransaction { connection in
                 let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
@@ -292,7 +300,7 @@ public final class DataService: Sendable {
                     let processed = try Self.processor(for: schema, runtime: runtime)
                         .process(deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data))
                     if connection.mustRetryTransaction { throw RetryTransaction() }
-                    return (result, processed)
+                    return (result, hidden?.hidingPassword(in: processed) ?? processed)
                 }
             }
         }

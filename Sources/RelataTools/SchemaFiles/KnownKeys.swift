@@ -60,7 +60,7 @@ indirect enum KnownKeys: Sendable {
         "host": .any, "port": .any, "sessions": .any,
         "domains": .array(.object([
             "name": .any, "database": .any, "users": users, "usersFile": .any, "roles": .any,
-            "loginTable": .object(["schema": .any, "table": .any, "userField": .any, "passwordField": .any, "rolesField": .any, "valueFields": .any]),
+            "loginTable": .object(["schema": .any, "table": .any, "userField": .any, "passwordField": .any, "rolesField": .any, "valueFields": .any, "writers": .any]),
             "schemas": .array(.object(["schema": .any, "database": .any, "permissions": .any])),
         ])),
     ])

@@ -39,6 +39,8 @@ public struct ServerConfigFile: Sendable {
         public var rolesField: String?
         /// Fields whose values become session values.
         public var valueFields: [String]?
+        /// Roles that may set the password and roles fields through the protocol (none when left out).
+        public var writers: [String]?
     }
 
     /// A domain: users and the schemas they reach. `users` inline, or a `usersFile`; and/or a `loginTable`.
