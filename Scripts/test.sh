@@ -57,10 +57,10 @@ else
     # two cores), their servers' request handlers wait for a thread — the client's tests (a
     # server per test, the differential one per scenario), hostile clients, runtime concurrency
     # and PostgreSQL's limits.
-    timed="RelataRemoteTests|HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests"
+    timed="RelataRemoteTests|HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests|LoginLeakTests"
     bounded 1200 swift test --skip-build --skip "$timed"
-    echo "Tests of order and time bounds, on their own (hostile clients, runtime concurrency, PostgreSQL's limits)…"
-    bounded 900 swift test --skip-build --filter "HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests"
+    echo "Tests of order and time bounds, on their own (hostile clients, runtime concurrency, PostgreSQL's limits, login timing)…"
+    bounded 900 swift test --skip-build --filter "HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests|LoginLeakTests"
     echo "Client tests against live servers (RelataRemoteTests)…"
     bounded 900 swift test --skip-build --filter RelataRemoteTests
 fi
@@ -80,7 +80,7 @@ if [ $# -eq 0 ]; then
     # the collector, not the server; the run above holds them to their bounds.
     JSC_slowPathAllocsBetweenGCs=5 bounded 900 swift test --skip-build \
         --filter "RelataScriptTests|RelataToolsTests|RelataTestingTests|RelataServerTests" \
-        --skip "HostileClientTests|PostgresLimitsTests|RuntimeConcurrencyTests|RunsTooLong"
+        --skip "HostileClientTests|PostgresLimitsTests|RuntimeConcurrencyTests|RunsTooLong|LoginLeakTests"
 
     echo "Rules tests under the address sanitizer…"
     # The package without its server half (RELATA_RULES_ONLY, see Package.swift): the sanitizer

