@@ -53,6 +53,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long the server remembers an applied batch's apply id and answer, so a client's retry is answered instead of applied again. Keep it longer than your clients stay offline.", valueName: "days"))
     var applyIdDays = 30
 
+    @Option(help: ArgumentHelp("How long a session lasts after its last use.", valueName: "seconds"))
+    var sessionIdleTimeout: Double = 8 * 3600
+
+    @Option(help: ArgumentHelp("How long a session lasts at most after its login, however much it is used.", valueName: "seconds"))
+    var sessionLifetime: Double = 24 * 3600
+
     @Option(help: ArgumentHelp("How long one write of an answer may wait for a client that does not read before its connection is closed.", valueName: "seconds"))
     var writeTimeout: Double = 15
 
@@ -86,6 +92,11 @@ struct ServeCommand: AsyncParsableCommand {
                               ("--body-timeout", bodyTimeout), ("--shutdown-grace", shutdownGrace)] {
             guard value.isFinite, value > 0, value <= 86_400 else {
                 throw ValidationError("\(name) must be more than 0 and at most 86400 seconds, not \(value)")
+            }
+        }
+        for (name, value) in [("--session-idle-timeout", sessionIdleTimeout), ("--session-lifetime", sessionLifetime)] {
+            guard value.isFinite, value > 0, value <= 31_536_000 else {
+                throw ValidationError("\(name) must be more than 0 and at most 31536000 seconds (a year), not \(value)")
             }
         }
         guard (1...(1 << 30)).contains(maxBodyBytes) else { throw ValidationError("--max-body-bytes must be between 1 and 1073741824, not \(maxBodyBytes)") }
@@ -174,8 +185,8 @@ struct ServeCommand: AsyncParsableCommand {
         if try storage.seedIfEmpty(with: schemaFile.dataTables()) {
             logger.info("created and seeded \(Self.shown(location)) from the schema's data files")
         }
-        let sessions = opened is PostgresDatabase ? try SessionStore(database: opened)
-            : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions")
+        let sessions = opened is PostgresDatabase ? try SessionStore(database: opened, lifetime: sessionIdle, maxLifetime: sessionMaximum)
+            : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions", lifetime: sessionIdle, maxLifetime: sessionMaximum)
         let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit),
                                       applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
         if !userList.isEmpty { Self.warnOpen([definition.name], logger: logger) }
@@ -198,7 +209,8 @@ struct ServeCommand: AsyncParsableCommand {
     /// The services a configuration file describes: each domain's users and schemas.
     private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
         let sessions = try SessionStore(database: Self.open(file.contents.sessions.map { Self.isPostgres($0) ? $0 : file.resolve($0).path }
-                                                             ?? file.resolve("sessions.sqlite").path, logger: logger, synchronous: false))
+                                                             ?? file.resolve("sessions.sqlite").path, logger: logger, synchronous: false),
+                                        lifetime: sessionIdle, maxLifetime: sessionMaximum)
         var domains: [ServerDomain] = []
         var served: [String] = []
         var watched: [RulesWatch] = []
@@ -333,6 +345,9 @@ final class RulesWatch: @unchecked Sendable {
 
 extension ServeCommand {
     /// Seconds from the command line (checked to be in 0…86400 by `validate`).
+    private var sessionIdle: Duration { Self.duration(sessionIdleTimeout) }
+    private var sessionMaximum: Duration { Self.duration(sessionLifetime) }
+
     static func duration(_ seconds: Double) -> Duration {
         .milliseconds(Int64((seconds * 1000).rounded()))
     }

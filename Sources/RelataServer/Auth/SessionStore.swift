@@ -9,21 +9,37 @@ public final class SessionStore: Sendable {
     let database: any SQLDatabase
     /// How long a session lasts after its last use.
     public let lifetime: Duration
+    /// How long a session lasts at most, however much it is used.
+    public let maxLifetime: Duration
 
     /// Keeps sessions in a database (a table `relata_sessions`, created when missing): on
-    /// PostgreSQL, every server instance using it shares them.
-    public init(database: any SQLDatabase, lifetime: Duration = .seconds(8 * 3600)) throws {
+    /// PostgreSQL, every server instance using it shares them. A table of an older Relata (without
+    /// the columns that say whose a session is) is replaced: its sessions end, their users log in again.
+    ///
+    /// - Parameters:
+    ///   - lifetime: how long a session lasts after its last use (8 hours by default).
+    ///   - maxLifetime: how long it lasts at most after its login (24 hours by default).
+    public init(database: any SQLDatabase, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600)) throws {
         self.database = database
         self.lifetime = lifetime
+        self.maxLifetime = max(maxLifetime, .seconds(1))
         let dialect = database.dialect
         let text = dialect.columnType(of: FieldDefinition("token", .string))
         let seconds = dialect.columnType(of: FieldDefinition("expires", .float))
+        let current = (try? database.read { connection in
+            try connection.rows("SELECT user_name FROM relata_sessions WHERE 1 = 0", [], reading: [FieldDefinition("user_name", .string)])
+        }) != nil
         try database.write { connection in
+            if !current { _ = try connection.execute("DROP TABLE IF EXISTS relata_sessions", []) }
             _ = try connection.execute("""
                 CREATE TABLE IF NOT EXISTS relata_sessions (
                     token_digest \(text) PRIMARY KEY NOT NULL,
                     session \(text) NOT NULL,
-                    expires \(seconds) NOT NULL
+                    user_name \(text) NOT NULL,
+                    domain \(text) NOT NULL,
+                    started \(seconds) NOT NULL,
+                    expires \(seconds) NOT NULL,
+                    ends \(seconds) NOT NULL
                 )
                 """, [])
             try LoginThrottle.createTable(in: connection)
@@ -31,8 +47,8 @@ public final class SessionStore: Sendable {
     }
 
     /// Keeps sessions in a SQLite database file (created when missing).
-    public convenience init(path: String, lifetime: Duration = .seconds(8 * 3600)) throws {
-        try self.init(database: SQLiteDatabase(path: path, synchronous: false), lifetime: lifetime)
+    public convenience init(path: String, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600)) throws {
+        try self.init(database: SQLiteDatabase(path: path, synchronous: false), lifetime: lifetime, maxLifetime: maxLifetime)
     }
 
     private var dialect: any SQLDialect { database.dialect }
@@ -42,27 +58,33 @@ public final class SessionStore: Sendable {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
         let encoded = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
+        let ends = now.timeIntervalSince1970 + Self.seconds(maxLifetime)
+        let placeholders = (1...7).map(dialect.placeholder).joined(separator: ", ")
         try database.inTransaction { connection in
             try connection.execute("DELETE FROM relata_sessions WHERE expires < \(dialect.placeholder(1))", [.double(now.timeIntervalSince1970)])
-            try connection.execute("INSERT INTO relata_sessions (token_digest, session, expires) VALUES (\(dialect.placeholder(1)), \(dialect.placeholder(2)), \(dialect.placeholder(3)))",
-                                   [.string(Self.digest(token)), .string(encoded), .double(expiry(from: now))])
+            try connection.execute("INSERT INTO relata_sessions (token_digest, session, user_name, domain, started, expires, ends) VALUES (\(placeholders))",
+                                   [.string(Self.digest(token)), .string(encoded), .string(session.values["User"]?.stringValue ?? ""),
+                                    .string(session.values["Domain"]?.stringValue ?? ""), .double(now.timeIntervalSince1970),
+                                    .double(min(expiry(from: now), ends)), .double(ends)])
         }
         return token
     }
 
-    /// The session of a token, or nil when it is unknown, ended or expired. Using a session
-    /// extends it (written at most once a minute, or a tenth of the lifetime when that is
-    /// shorter: most requests only read).
+    /// The session of a token, or nil when it is unknown, ended or expired — after ``lifetime``
+    /// unused, or ``maxLifetime`` after its login. Using a session extends it up to that limit
+    /// (written at most once a minute, or a tenth of the lifetime when that is shorter: most
+    /// requests only read).
     public func session(for token: String, now: Date = Date()) throws -> Session? {
         guard token.count == 64, token.allSatisfy(\.isHexDigit) else { return nil }
         let digest = Self.digest(token)
         let found = try database.read { connection in
-            try connection.rows("SELECT session, expires FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)],
-                                reading: [FieldDefinition("session", .string), FieldDefinition("expires", .float)]).first
+            try connection.rows("SELECT session, expires, ends FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)],
+                                reading: [FieldDefinition("session", .string), FieldDefinition("expires", .float), FieldDefinition("ends", .float)]).first
         }
-        guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, expires >= now.timeIntervalSince1970 else { return nil }
-        let extended = expiry(from: now)
-        if extended - expires >= min(60, lifetimeSeconds / 10) {
+        guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, let ends = found[2].doubleValue,
+              expires >= now.timeIntervalSince1970 else { return nil }
+        let extended = min(expiry(from: now), ends)
+        if extended - expires >= min(60, Self.seconds(lifetime) / 10) {
             try database.inTransaction { connection in
                 try connection.execute("UPDATE relata_sessions SET expires = \(dialect.placeholder(1)) WHERE token_digest = \(dialect.placeholder(2)) AND expires < \(dialect.placeholder(3))",
                                        [.double(extended), .string(digest), .double(extended)])
@@ -79,16 +101,60 @@ public final class SessionStore: Sendable {
     }
 
     /// Ends every session: everyone logs in again (after a security incident, say).
-    public func endAll() throws {
+    /// - Returns: how many were ended.
+    @discardableResult
+    public func endAll() throws -> Int {
         try database.inTransaction { connection in try connection.execute("DELETE FROM relata_sessions", []) }
     }
 
-    private var lifetimeSeconds: Double {
-        Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
+    /// Ends the sessions of a user (in one domain, or in all): after his account was removed,
+    /// his roles changed, or his password leaked.
+    /// - Returns: how many were ended.
+    @discardableResult
+    public func end(user: String, domain: String? = nil) throws -> Int {
+        let name = user.precomposedStringWithCanonicalMapping
+        return try database.inTransaction { connection in
+            if let domain {
+                return try connection.execute("DELETE FROM relata_sessions WHERE user_name = \(dialect.placeholder(1)) AND domain = \(dialect.placeholder(2))",
+                                              [.string(name), .string(domain)])
+            }
+            return try connection.execute("DELETE FROM relata_sessions WHERE user_name = \(dialect.placeholder(1))", [.string(name)])
+        }
+    }
+
+    /// A session as an operator sees it: whose, where, since when and until when (never its token).
+    public struct Listing: Sendable, Hashable, Codable {
+        public var user: String
+        public var domain: String
+        public var roles: [String]
+        public var started: Date
+        /// When it ends unless it is used again.
+        public var expires: Date
+        /// When it ends however much it is used.
+        public var ends: Date
+    }
+
+    /// The sessions that have not expired, oldest first.
+    public func list(now: Date = Date()) throws -> [Listing] {
+        let fields = ["session", "user_name", "domain", "started", "expires", "ends"].map { FieldDefinition($0, $0 == "session" || $0 == "user_name" || $0 == "domain" ? .string : .float) }
+        let rows = try database.read { connection in
+            try connection.rows("SELECT session, user_name, domain, started, expires, ends FROM relata_sessions WHERE expires >= \(dialect.placeholder(1)) ORDER BY started",
+                                [.double(now.timeIntervalSince1970)], reading: fields)
+        }
+        return rows.map { row in
+            let session = row[0].stringValue.flatMap { try? JSONDecoder().decode(Session.self, from: Data($0.utf8)) }
+            func date(_ value: Value) -> Date { Date(timeIntervalSince1970: value.doubleValue ?? 0) }
+            return Listing(user: row[1].stringValue ?? "", domain: row[2].stringValue ?? "", roles: session?.roles ?? [],
+                           started: date(row[3]), expires: date(row[4]), ends: date(row[5]))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func expiry(from now: Date) -> Double {
-        now.timeIntervalSince1970 + lifetimeSeconds
+        now.timeIntervalSince1970 + Self.seconds(lifetime)
     }
 
     private static func digest(_ token: String) -> String {
