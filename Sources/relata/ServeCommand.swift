@@ -138,10 +138,20 @@ struct ServeCommand: AsyncParsableCommand {
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
                                                 shutdownGrace: Self.duration(shutdownGrace))
         // Rules reload while the server runs: the schema file and its scripts are checked every second.
-        let watcher = Task { [watched = prepared.watched] in
+        // Every few seconds, the sessions of accounts removed or given other roles (in a login table) end.
+        let watcher = Task { [watched = prepared.watched, services = prepared.services] in
+            var seconds = 0
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
                 for watch in watched { watch.reloadIfChanged(logger: logger) }
+                seconds += 1
+                guard seconds % 5 == 0 else { continue }
+                do {
+                    let ended = try await services.endSessionsOfChangedAccounts()
+                    if ended > 0 { logger.notice("ended \(ended) session(s) whose account went or has other roles now") }
+                } catch {
+                    logger.error("the sessions could not be checked against their accounts: \(describe(error))")
+                }
             }
         }
         defer { watcher.cancel() }

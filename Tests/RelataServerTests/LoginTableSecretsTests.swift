@@ -49,6 +49,7 @@ import Testing
     @Test(arguments: StorageBackend.allCases)
     func passwordsAreNeverRead(backend: StorageBackend) async throws {
         let setup = try await Setup(backend)
+        defer { withExtendedLifetime(setup) {} }   // its database lives as long as the test
         try await withLiveServer(setup.services) { client in
             let ann = try await Self.token(client, "ann")
             let (status, rows) = try await Self.get(client, DataRequest(table: "Users"), token: ann)
@@ -70,6 +71,7 @@ import Testing
     @Test(arguments: StorageBackend.allCases)
     func aUserCannotRaiseHisRolesOrTakeAnotherPassword(backend: StorageBackend) async throws {
         let setup = try await Setup(backend)
+        defer { withExtendedLifetime(setup) {} }   // its database lives as long as the test
         let service = setup.database.service
         try await withLiveServer(setup.services) { client in
             let ann = try await Self.token(client, "ann")

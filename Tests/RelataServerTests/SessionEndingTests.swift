@@ -67,4 +67,34 @@ import Testing
         let token = try store.start(Session(values: ["User": "ann"]))
         #expect(try store.session(for: token) != nil)
     }
+
+    /// A login table's user whose roles change, or who is removed, loses his sessions at the next
+    /// check (the server runs it every few seconds); the others keep theirs.
+    @Test(arguments: StorageBackend.allCases)
+    func aChangedOrRemovedAccountLosesItsSessions(backend: StorageBackend) async throws {
+        let setup = try await LoginTableSecretsTests.Setup(backend)
+        defer { withExtendedLifetime(setup) {} }   // its database lives as long as the test
+        let service = setup.database.service, services = setup.services
+        let admin = Session(values: ["User": "root"], roles: ["Admin"])
+        try await withLiveServer(services) { client in
+            let ann = try await LoginTableSecretsTests.token(client, "ann"), bob = try await LoginTableSecretsTests.token(client, "bob")
+            let root = try await LoginTableSecretsTests.token(client, "root")
+            let unchanged = try await services.endSessionsOfChangedAccounts()
+            #expect(unchanged == 0, "nothing changed yet")
+
+            var raise = DeltaChange(changeId: 1, type: .update, oldValues: ["UserName": "ann"], newValues: ["UserName": "ann", "Roles": "Sales,Admin"])
+            raise.edits = [RowEdit(sequence: 1, kind: .update, values: ["Roles": "Sales,Admin"])]
+            let remove = DeltaChange(changeId: 2, type: .delete, oldValues: ["UserName": "bob"])
+            let fields = LoginTableSecretsTests.userFields.map(\.name)
+            let done = try await service.updateData([Delta(tableName: "Users", keyFields: ["UserName"], loggedFields: fields, changes: [raise, remove])], session: admin)
+            #expect(done[0].changes.allSatisfy { $0.status == .resolved })
+
+            let ended = try await services.endSessionsOfChangedAccounts()
+            #expect(ended == 2)
+            for (token, open) in [(ann, false), (bob, false), (root, true)] {
+                let (status, _) = try await HTTPProtocolTests.post(client, "/v2/DataService/GetSchema", "{}", token: token)
+                #expect(status == (open ? 200 : 401))
+            }
+        }
+    }
 }

@@ -27,7 +27,7 @@ public final class SessionStore: Sendable {
         let text = dialect.columnType(of: FieldDefinition("token", .string))
         let seconds = dialect.columnType(of: FieldDefinition("expires", .float))
         let current = (try? database.read { connection in
-            try connection.rows("SELECT user_name FROM relata_sessions WHERE 1 = 0", [], reading: [FieldDefinition("user_name", .string)])
+            try connection.rows("SELECT account_roles FROM relata_sessions WHERE 1 = 0", [], reading: [FieldDefinition("account_roles", .string)])
         }) != nil
         try database.write { connection in
             if !current { _ = try connection.execute("DROP TABLE IF EXISTS relata_sessions", []) }
@@ -37,6 +37,7 @@ public final class SessionStore: Sendable {
                     session \(text) NOT NULL,
                     user_name \(text) NOT NULL,
                     domain \(text) NOT NULL,
+                    account_roles \(text) NOT NULL,
                     started \(seconds) NOT NULL,
                     expires \(seconds) NOT NULL,
                     ends \(seconds) NOT NULL
@@ -54,17 +55,22 @@ public final class SessionStore: Sendable {
     private var dialect: any SQLDialect { database.dialect }
 
     /// Starts a session; returns its token, which the client sends back as `Authorization: Bearer …`.
-    public func start(_ session: Session, now: Date = Date()) throws -> String {
+    ///
+    /// - Parameter accountRoles: the roles the user's account gave (before `afterLogin` added any):
+    ///   when they change, or the account goes, ``endSessionsOfChangedAccounts(account:now:)`` ends
+    ///   the session. The session's roles when left out.
+    public func start(_ session: Session, accountRoles: [String]? = nil, now: Date = Date()) throws -> String {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
         let encoded = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
         let ends = now.timeIntervalSince1970 + Self.seconds(maxLifetime)
-        let placeholders = (1...7).map(dialect.placeholder).joined(separator: ", ")
+        let placeholders = (1...8).map(dialect.placeholder).joined(separator: ", ")
         try database.inTransaction { connection in
             try connection.execute("DELETE FROM relata_sessions WHERE expires < \(dialect.placeholder(1))", [.double(now.timeIntervalSince1970)])
-            try connection.execute("INSERT INTO relata_sessions (token_digest, session, user_name, domain, started, expires, ends) VALUES (\(placeholders))",
+            try connection.execute("INSERT INTO relata_sessions (token_digest, session, user_name, domain, account_roles, started, expires, ends) VALUES (\(placeholders))",
                                    [.string(Self.digest(token)), .string(encoded), .string(session.values["User"]?.stringValue ?? ""),
-                                    .string(session.values["Domain"]?.stringValue ?? ""), .double(now.timeIntervalSince1970),
+                                    .string(session.values["Domain"]?.stringValue ?? ""), .string(Self.rolesText(accountRoles ?? session.roles)),
+                                    .double(now.timeIntervalSince1970),
                                     .double(min(expiry(from: now), ends)), .double(ends)])
         }
         return token
@@ -120,6 +126,39 @@ public final class SessionStore: Sendable {
             }
             return try connection.execute("DELETE FROM relata_sessions WHERE user_name = \(dialect.placeholder(1))", [.string(name)])
         }
+    }
+
+    /// Ends the sessions whose account is gone or has other roles than at the login: `account`
+    /// gives a user's roles in a domain now (nil for no such user). Each user is looked up once.
+    /// - Returns: how many were ended.
+    @discardableResult
+    public func endSessionsOfChangedAccounts(account: (_ user: String, _ domain: String) throws -> [String]?, now: Date = Date()) throws -> Int {
+        let fields = [FieldDefinition("token_digest", .string), FieldDefinition("user_name", .string), FieldDefinition("domain", .string),
+                      FieldDefinition("account_roles", .string)]
+        let rows = try database.read { connection in
+            try connection.rows("SELECT token_digest, user_name, domain, account_roles FROM relata_sessions WHERE expires >= \(dialect.placeholder(1))",
+                                [.double(now.timeIntervalSince1970)], reading: fields)
+        }
+        var current: [String: String?] = [:]
+        var ended: [String] = []
+        for row in rows {
+            let user = row[1].stringValue ?? "", domain = row[2].stringValue ?? ""
+            let key = domain + "\u{0}" + user
+            if current[key] == nil { current[key] = .some(try account(user, domain).map(Self.rolesText)) }
+            if current[key]! != row[3].stringValue, let digest = row[0].stringValue { ended.append(digest) }
+        }
+        guard !ended.isEmpty else { return 0 }
+        try database.inTransaction { connection in
+            for digest in ended {
+                try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)])
+            }
+        }
+        return ended.count
+    }
+
+    /// Roles as one text, whatever their order.
+    private static func rolesText(_ roles: [String]) -> String {
+        Set(roles).sorted().joined(separator: ",")
     }
 
     /// A session as an operator sees it: whose, where, since when and until when (never its token).

@@ -160,7 +160,8 @@ public enum RelataHTTPServer {
                 let dataService = try domain.dataService(named: login.schema.map { "DataService.\($0)" } ?? "DataService")
                 let session = try await dataService.afterLogin(user: login.user, session: authenticated)
                 let sessions = services.sessions
-                let token = try await OffCooperativePool.run { try sessions.start(session) }
+                let accountRoles = authenticated.roles
+                let token = try await OffCooperativePool.run { try sessions.start(session, accountRoles: accountRoles) }
                 return try json(ProtocolMessages.LoginAnswer(token: token, session: session))
             case "Logout":
                 if let token = bearerToken(request) {

@@ -62,6 +62,24 @@ public final class ServerServices: Sendable {
 
     /// Closes every database the services use (their PostgreSQL connections; SQLite files close
     /// with their last use). ``RelataHTTPServer/run(services:configuration:logger:onServerRunning:)`` calls it when the server stops.
+    /// Ends the sessions of users whose account went (from the users their domain's providers
+    /// know) or whose roles changed since they logged in. The server runs it every few seconds, so a
+    /// user removed from a login table, or given other roles there, loses his sessions at once.
+    /// - Returns: how many were ended.
+    @discardableResult
+    public func endSessionsOfChangedAccounts() async throws -> Int {
+        let byName = Dictionary(domains.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let sessions = self.sessions
+        // Reads of the session and login tables block: off the cooperative pool.
+        return try await OffCooperativePool.run { try sessions.endSessionsOfChangedAccounts { user, domain in
+            guard let login = byName[domain]?.login else { return nil }
+            for provider in login.providers {
+                if let account = try provider.account(named: user) { return account.session.roles }
+            }
+            return nil
+        } }
+    }
+
     public func close() {
         for domain in domains {
             for service in domain.dataServices.values { service.storage.database.close() }
