@@ -50,9 +50,9 @@ public struct LoginTableFields: Sendable, Hashable {
                 let change = delta.changes[index]
                 let setsPassword = change.edits.map { edits in edits.contains { $0.values.keys.contains { isPassword($0, of: table) } } }
                     ?? change.newValues.contains { isPassword($0.key, of: table) && !$0.value.isNull }
-                delta.changes[index].oldValues = change.oldValues.filter { !isPassword($0.key, of: table) }
-                delta.changes[index].refreshedValues = change.refreshedValues.filter { !isPassword($0.key, of: table) }
-                if !setsPassword { delta.changes[index].newValues = change.newValues.filter { !isPassword($0.key, of: table) } }
+                delta.changes[index].oldValues = withoutPassword(change.oldValues)
+                delta.changes[index].refreshedValues = withoutPassword(change.refreshedValues)
+                if !setsPassword { delta.changes[index].newValues = withoutPassword(change.newValues) }
             }
             return delta
         }
@@ -64,15 +64,20 @@ public struct LoginTableFields: Sendable, Hashable {
             guard isTable(delta.tableName) else { return delta }
             var delta = delta
             for index in delta.changes.indices {
-                delta.changes[index].oldValues = delta.changes[index].oldValues.filter { !isPassword($0.key, of: table) }
-                delta.changes[index].newValues = delta.changes[index].newValues.filter { !isPassword($0.key, of: table) }
-                delta.changes[index].refreshedValues = delta.changes[index].refreshedValues.filter { !isPassword($0.key, of: table) }
+                delta.changes[index].oldValues = withoutPassword(delta.changes[index].oldValues)
+                delta.changes[index].newValues = withoutPassword(delta.changes[index].newValues)
+                delta.changes[index].refreshedValues = withoutPassword(delta.changes[index].refreshedValues)
                 delta.changes[index].edits = delta.changes[index].edits?.map { edit in
-                    RowEdit(sequence: edit.sequence, kind: edit.kind, values: edit.values.filter { !isPassword($0.key, of: table) })
+                    RowEdit(sequence: edit.sequence, kind: edit.kind, values: withoutPassword(edit.values))
                 }
             }
             return delta
         }
+    }
+
+    /// A row's values of the login table, the password left out.
+    private func withoutPassword(_ values: [String: Value]) -> [String: Value] {
+        values.filter { !isPassword($0.key, of: table) }
     }
 
     /// Refuses, for a session without a writer role, a change that sets the password or roles field.

@@ -110,12 +110,7 @@ final class ApplyLog: @unchecked Sendable {
                 }
             }
         }
-        // Two 64-bit FNV-1a hashes with different offsets: a check against a client's mistake, not an attacker's
-        // (ids are the user's own, so a forged collision only answers the forger with his own earlier answer).
-        func fnv(_ offset: UInt64) -> UInt64 {
-            text.utf8.reduce(offset) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
-        }
-        return String(fnv(0xcbf2_9ce4_8422_2325), radix: 16) + "-" + String(fnv(0x6c62_272e_07bb_0142), radix: 16)
+        return SHA256.hex(of: Array(text.utf8))
     }
 
     private static func seconds(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970.rounded(.down)) }
