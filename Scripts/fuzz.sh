@@ -45,6 +45,9 @@ $needs_server && build_fuzz_package Fuzz/Server .build-fuzz-server
 
 # JavaScriptCore keeps caches for the life of the process: leak reports would be noise.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
+# Swift's own backtracer trips the address sanitizer while it reads a crashed process's stack, and
+# its report hid the fatal error's message: the runtime's short stack trace says what failed.
+export SWIFT_BACKTRACE=enable=no
 for name in "${selected[@]}"; do
     corpus=.build-fuzz/corpus/$name
     mkdir -p "$corpus" .build-fuzz/artifacts

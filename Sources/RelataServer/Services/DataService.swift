@@ -106,7 +106,9 @@ public final class DataService: Sendable {
     public func updateData(_ deltas: [Delta], session: Session, apply: ApplyId? = nil, rulesVersion: String? = nil) async throws -> [Delta] {
         try Self.checkShape(of: deltas)
         for delta in deltas {
-            let table = try storage.definition(of: delta.tableName).name
+            let definition = try storage.definition(of: delta.tableName)
+            try Self.checkFieldNames(of: delta, in: definition)
+            let table = definition.name
             for type in Set(delta.changes.map(\.type)) {
                 let operation: TablePermissions.Operation = type == .insert ? .insert : type == .update ? .update : .delete
                 try permissions.check(operation, on: table, for: session)
@@ -222,6 +224,20 @@ public final class DataService: Sendable {
                 throw RelataError(.invalidDelta, "change id \(change.changeId) appears twice in the delta; each change has an id of its own",
                                   table: delta.tableName)
             }
+        }
+    }
+
+    /// A delta's key and logged fields are fields of its table, and its key is the table's: a
+    /// misspelt logged key would otherwise leave the key out of an insert, and the database would
+    /// store the row under a key of its own choosing while the answer said the client's.
+    static func checkFieldNames(of delta: Delta, in table: Relata.TableDefinition) throws {
+        for name in delta.keyFields + delta.loggedFields where !table.fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            throw RelataError(.invalidDelta, "the delta names a field '\(name)', which the table does not have", table: table.name, field: name)
+        }
+        let key = table.fields.filter(\.primaryKey).map { $0.name.lowercased() }
+        guard delta.keyFields.isEmpty || delta.keyFields.map({ $0.lowercased() }) == key else {
+            throw RelataError(.invalidDelta, "the delta's key fields are \(delta.keyFields.joined(separator: ", ")); the table's key is \(key.joined(separator: ", "))",
+                              table: table.name)
         }
     }
 

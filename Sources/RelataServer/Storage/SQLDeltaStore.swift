@@ -186,7 +186,7 @@ private struct Refusal: Error {
 private final class TableWrites {
     let storage: SQLStorage
     let table: Relata.TableDefinition
-    /// The log-changes fields: those a change writes and compares.
+    /// The log-changes fields the delta names, and the key: those a change writes and compares.
     let logged: [FieldDefinition]
     let keys: [FieldDefinition]
     /// What an insert writes: the logged fields but an auto-increment key.
@@ -199,7 +199,8 @@ private final class TableWrites {
         self.storage = storage
         self.table = table
         let logged = Set(names.map { $0.lowercased() })
-        self.logged = table.fields.filter { logged.contains($0.name.lowercased()) }
+        // Key fields are always written (``FieldDefinition/logChanges``), whatever the delta says.
+        self.logged = table.fields.filter { $0.primaryKey || logged.contains($0.name.lowercased()) }
         keys = table.fields.filter(\.primaryKey)
         inserted = self.logged.filter { !$0.autoIncrement }
         autoIncrement = table.fields.first(where: \.autoIncrement)
