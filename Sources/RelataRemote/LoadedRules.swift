@@ -18,6 +18,8 @@ final class LoadedRules {
     /// The operations the session may make, by lowercased table name, as the server last said
     /// (GetSchema); nil when it did not (a briefcase's rules): the server decides then.
     var allowedOperations: [String: Set<String>]?
+    /// For each operation the session may not make, the roles that may, by lowercased table name.
+    var rolesAllowed: [String: [String: [String]]] = [:]
 
     /// - Parameter tables: tables holding the schema's data already (from a briefcase), pending changes included.
     init(schema: SchemaDefinition, version: String, tables: [DataTable] = [], logger: Logger) throws {

@@ -140,7 +140,8 @@ extension RemoteDataAdapter {
             for change in verdicts[delta].changes.indices where verdicts[delta].changes[change].status != .failed {
                 let operation = verdicts[delta].changes[change].type.rawValue
                 guard !operations.contains(operation) else { continue }
-                verdicts[delta].changes[change].fail(RelataError.permissionDenied(operation, on: table, roles: roles).message, kind: .refusal)
+                let may = rules.rolesAllowed[table.lowercased()]?[operation]
+                verdicts[delta].changes[change].fail(RelataError.permissionDenied(operation, on: table, roles: roles, allowedRoles: may).message, kind: .refusal)
             }
         }
         return verdicts

@@ -126,13 +126,16 @@ public final class RemoteDataAdapter {
             throw RemoteError.invalidResponse("GetSchema", error)
         }
         let allowed = message.allowed.map { Dictionary($0.map { ($0.key.lowercased(), Set($0.value)) }, uniquingKeysWith: { first, _ in first }) }
+        let rolesAllowed = Dictionary((message.rolesAllowed ?? [:]).map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        let loaded: LoadedRules
         if let rules {
             try rules.update(to: message.schema, version: message.version)
-            rules.allowedOperations = allowed
-            return rules
+            loaded = rules
+        } else {
+            loaded = install(try LoadedRules(schema: message.schema, version: message.version, logger: logger))
         }
-        let loaded = install(try LoadedRules(schema: message.schema, version: message.version, logger: logger))
         loaded.allowedOperations = allowed
+        loaded.rolesAllowed = rolesAllowed
         return loaded
     }
 

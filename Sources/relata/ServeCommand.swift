@@ -117,7 +117,7 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "relata.server")
         logger.logLevel = .info
-        let prepared: (services: ServerServices, schemaName: String, watched: [RulesWatch])
+        let prepared: (services: ServerServices, schemaName: String, watched: [any ServeWatch])
         var host = self.host, port = self.port
         do {
             if let config {
@@ -137,7 +137,7 @@ struct ServeCommand: AsyncParsableCommand {
                                                 idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
                                                 shutdownGrace: Self.duration(shutdownGrace))
-        // Rules reload while the server runs: the schema file and its scripts are checked every second.
+        // Rules and users files reload while the server runs: they are checked every second.
         // Every few seconds, the sessions of accounts removed or given other roles (in a login table) end.
         let watcher = Task { [watched = prepared.watched, services = prepared.services] in
             var seconds = 0
@@ -170,7 +170,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
+    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch]) {
         let path = schema ?? "Examples/PCTrade/PCTrade.schema.json"
         guard FileManager.default.fileExists(atPath: path) else {
             throw RelataError(.fileFailed, schema == nil
@@ -182,7 +182,7 @@ struct ServeCommand: AsyncParsableCommand {
         let usersPath = users ?? schemaFile.resolve("users.json").path
         let userList: [ServerUser]
         if FileManager.default.fileExists(atPath: usersPath) {
-            userList = try serverUsers(ServerConfigFile.users(contentsOf: URL(fileURLWithPath: usersPath)))
+            userList = try Self.serverUsers(ServerConfigFile.users(contentsOf: URL(fileURLWithPath: usersPath)))
         } else if users != nil {
             throw RelataError(.fileFailed, "the users file does not exist", location: usersPath)
         } else {
@@ -200,8 +200,12 @@ struct ServeCommand: AsyncParsableCommand {
         let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit),
                                       applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
         if !userList.isEmpty { Self.warnOpen([definition.name], logger: logger) }
-        return (try ServerServices(dataServices: [service], login: LoginService(users: userList, sessions: sessions)), definition.name,
-                [RulesWatch(schemaFile: schemaFile.url, service: service)])
+        let staticUsers = StaticUsers(userList)
+        var watched: [any ServeWatch] = [RulesWatch(schemaFile: schemaFile.url, service: service)]
+        if FileManager.default.fileExists(atPath: usersPath) {
+            watched.append(UsersWatch(usersFile: URL(fileURLWithPath: usersPath), place: "the server", provider: staticUsers))
+        }
+        return (try ServerServices(dataServices: [service], login: LoginService(providers: [staticUsers], sessions: sessions)), definition.name, watched)
     }
 
     /// The one warning a server without permissions gives at its start.
@@ -209,7 +213,7 @@ struct ServeCommand: AsyncParsableCommand {
         logger.warning("no permissions for \(schemas.joined(separator: ", ")): every logged-in user may read and change every table there (give permissions in a --config file; Documentation/Server.md, Security)")
     }
 
-    private func serverUsers(_ users: [ServerConfigFile.User]) throws -> [ServerUser] {
+    static func serverUsers(_ users: [ServerConfigFile.User]) throws -> [ServerUser] {
         try users.map { user in
             ServerUser(name: user.name, passwordHash: user.passwordHash, roles: user.roles ?? [],
                        values: try (user.values ?? [:]).mapValues(Value.init(untypedJSON:)))
@@ -217,16 +221,16 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The services a configuration file describes: each domain's users and schemas.
-    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [RulesWatch]) {
+    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch]) {
         let sessions = try SessionStore(database: Self.open(file.contents.sessions.map { Self.isPostgres($0) ? $0 : file.resolve($0).path }
                                                              ?? file.resolve("sessions.sqlite").path, logger: logger, synchronous: false),
                                         lifetime: sessionIdle, maxLifetime: sessionMaximum)
         var domains: [ServerDomain] = []
         var served: [String] = []
-        var watched: [RulesWatch] = []
+        var watched: [any ServeWatch] = []
         var open: [String] = []
         for domain in file.contents.domains {
-            let users = try serverUsers(file.users(of: domain))
+            let users = try Self.serverUsers(file.users(of: domain))
             var tablesByDatabase: [String: [String: String]] = [:]
             let services = try domain.schemas.enumerated().map { position, entry -> DataService in
                 let schemaFile = try Schema(contentsOf: file.resolve(entry.schema))
@@ -258,7 +262,11 @@ struct ServeCommand: AsyncParsableCommand {
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))
                 return service
             }
-            var providers: [any LoginProvider] = [StaticUsers(users)]
+            let staticUsers = StaticUsers(users)
+            if let usersFile = domain.usersFile {
+                watched.append(UsersWatch(usersFile: file.resolve(usersFile), place: "domain \(domain.name)", provider: staticUsers))
+            }
+            var providers: [any LoginProvider] = [staticUsers]
             var roles = Set(users.flatMap(\.roles)).union(domain.roles ?? [])
             if let table = domain.loginTable {
                 guard let service = table.schema.map({ name in services.first { $0.storage.schema.name.caseInsensitiveCompare(name) == .orderedSame } })
@@ -310,46 +318,6 @@ struct HashPasswordCommand: ParsableCommand {
             throw ExitStatus.badInput
         }
         Terminal.print(ServerUser.hash(password: line, cost: UInt8(cost)))
-    }
-}
-
-/// A served schema whose rule scripts reload when its files change (tables never do while serving).
-final class RulesWatch: @unchecked Sendable {
-    // @unchecked Sendable: `stamps` is only touched by the one watcher task, one call at a time.
-    let schemaFile: URL
-    let service: DataService
-    private var stamps: [String: Date]
-
-    init(schemaFile: URL, service: DataService) {
-        self.schemaFile = schemaFile
-        self.service = service
-        stamps = Self.stamps(of: schemaFile)
-    }
-
-    /// Reloads the rules when the schema file or a script it names changed since the last look.
-    func reloadIfChanged(logger: Logger) {
-        let now = Self.stamps(of: schemaFile)
-        guard now != stamps else { return }
-        stamps = now
-        do {
-            let definition = try Schema(contentsOf: schemaFile).definition()
-            if try service.reloadRules(from: definition) {
-                logger.info("reloaded the rules of \(definition.name) (version \(definition.version.prefix(19))…)")
-            }
-        } catch {
-            logger.error("the rules of \(schemaFile.path) were not reloaded, the previous ones stay: \(describe(error))")
-        }
-    }
-
-    /// Modification dates of the schema file and of every script it names.
-    private static func stamps(of schemaFile: URL) -> [String: Date] {
-        var files = [schemaFile]
-        if let schema = try? Schema(contentsOf: schemaFile) { files += schema.scriptFiles }
-        var result: [String: Date] = [:]
-        for file in files {
-            result[file.path] = (try? FileManager.default.attributesOfItem(atPath: file.path)[.modificationDate] as? Date) ?? .distantPast
-        }
-        return result
     }
 }
 

@@ -11,6 +11,8 @@ import Testing
     final class Server {
         let process = Process()
         let errors = Pipe()
+        /// Its standard error, read as it comes by a thread of its own.
+        let log = ProcessLog()
         private(set) var port = 0
 
         init(_ arguments: [String]) throws {
@@ -21,6 +23,7 @@ import Testing
             process.standardOutput = output
             process.standardError = errors
             try process.run()
+            log.collect(from: errors.fileHandleForReading)
             // The first line says where it listens: "serving PCTrade on http://127.0.0.1:PORT …".
             // Read on a thread of its own, waited for with a deadline: a server that never says
             // it listens is killed, and the test fails instead of hanging.
@@ -55,28 +58,29 @@ import Testing
         }
 
         /// Sends SIGKILL the moment the server logs `text`; the flag says it did. A thread of its
-        /// own watches the log (not a task: on a busy machine a sleeping task may wake too late).
+        /// own waits for the line (not a task: on a busy machine a sleeping task may wake too late).
         func kill(whenLogged text: String) -> ConditionFlag {
             let pid = process.processIdentifier
-            let log = errors.fileHandleForReading
             let killed = ConditionFlag()
-            Thread {
-                var seen = Data()
-                while true {
-                    let chunk = log.availableData
-                    if chunk.isEmpty { return }
-                    seen.append(chunk)
-                    if String(decoding: seen, as: UTF8.self).contains(text) {
-                        Foundation.kill(pid, SIGKILL)
-                        killed.set()
-                        return
-                    }
-                }
+            Thread { [log] in
+                guard log.wait(for: text, within: .seconds(600)) else { return }
+                Foundation.kill(pid, SIGKILL)
+                killed.set()
             }.start()
             return killed
         }
 
-        var errorOutput: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+        /// Whether the server logs `text` within `limit`.
+        func waitForLog(_ text: String, within limit: Duration) async -> Bool {
+            let log = self.log
+            return await Task.detached { log.wait(for: text, within: limit) }.value
+        }
+
+        /// What the server logged: all of it once it has stopped, what it logged so far while it runs.
+        var errorOutput: String {
+            if !process.isRunning { _ = log.waitForEnd(within: .seconds(30)) }
+            return log.text
+        }
 
         func post(_ path: String, _ body: String, token: String? = nil) async throws -> (Int, [String: Any]) {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
@@ -220,6 +224,51 @@ extension ServeCommandTests {
         let change = ((answer["deltas"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first
         #expect(change?["message"] as? String == "no bad labels")
         #expect(server.stop() == 0)
+    }
+
+    /// The users file reloads while the server runs: a user removed from it, or given other roles,
+    /// loses his sessions within seconds and cannot log in with the old ones; the others keep theirs.
+    /// A users file that does not load leaves the users as they were.
+    @Test func aUserRemovedFromTheUsersFileOrGivenOtherRolesLosesHisSessions() async throws {
+        let folder = try TemporaryFolder()
+        let schema = try folder.write("Lab.schema.json", """
+            {"name": "Lab", "tables": [{"name": "Samples", "fields": [{"name": "Id", "type": "integer", "primaryKey": true}]}]}
+            """)
+        let users = try JSONSerialization.jsonObject(with: Data(contentsOf: RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json"))) as? [[String: Any]] ?? []
+        let demo = try #require(users.first { $0["name"] as? String == "demo" }), clerk = try #require(users.first { $0["name"] as? String == "clerk" })
+        let usersFile = URL(fileURLWithPath: try folder.write("users.json", String(decoding: try JSONSerialization.data(withJSONObject: users), as: UTF8.self)))
+        let server = try Server([schema, "--port", "0", "--users", usersFile.path, "--database", folder.url.appendingPathComponent("lab.sqlite").path])
+        #expect(server.port > 0)
+        func login(_ name: String) async throws -> String? {
+            try await server.post("/v2/LoginService/Login", #"{"loginString": "User=\#(name);Password=\#(name)"}"#).1["token"] as? String
+        }
+        func isOpen(_ token: String) async throws -> Bool {
+            try await server.post("/v2/DataService/GetSchema", "{}", token: token).0 == 200
+        }
+        let demoToken = try #require(try await login("demo")), clerkToken = try #require(try await login("clerk"))
+
+        // A file that does not load changes nothing.
+        try Data("[{\"name\": \"demo\"".utf8).write(to: usersFile)
+        #expect(await server.waitForLog("were not reloaded", within: .seconds(30)), "\(server.errorOutput)")
+        #expect(try await isOpen(demoToken))
+
+        // demo goes; clerk gets another role.
+        var promoted = clerk
+        promoted["roles"] = ["Clerk", "Manager"]
+        try JSONSerialization.data(withJSONObject: [promoted]).write(to: usersFile)
+        var ended = false
+        for _ in 0..<120 where !ended {   // the server checks sessions every 5 s; 30 s at most here
+            try await Task.sleep(for: .milliseconds(250))
+            let demoOpen = try await isOpen(demoToken), clerkOpen = try await isOpen(clerkToken)
+            ended = !demoOpen && !clerkOpen
+        }
+        #expect(ended, "both sessions ended: \(server.errorOutput)")
+        #expect(try await login("demo") == nil, "demo can no longer log in")
+        let again = try #require(try await login("clerk"), "clerk logs in again, with his new roles")
+        #expect(try await isOpen(again))
+        _ = demo
+        #expect(server.stop() == 0)
+        #expect(server.errorOutput.contains("reloaded the users of the server"))
     }
 }
 

@@ -120,13 +120,3 @@ extension ServerKilledTests {
         #expect(try await named() == 1, "the retry was answered from the record, not applied again")
     }
 }
-
-/// A flag one thread sets and another reads.
-/// Bytes one thread appends and another reads after it finished.
-final class LineBuffer: @unchecked Sendable {
-    // @unchecked Sendable: `data` is only read and written under `lock`.
-    private let lock = NSLock()
-    private var data = Data()
-    func append(_ bytes: Data) { lock.withLock { data.append(bytes) } }
-    var text: String { lock.withLock { String(decoding: data, as: UTF8.self) } }
-}

@@ -194,7 +194,7 @@ import Testing
             adapter.credentials = RemoteCredentials(user: "clerk", password: "clerk")
             let clients = try await adapter.getDataTable("Clients")
             try clients.rows[0].setValue("Not allowed", forKey: "ClientName")
-            let words = "update on Clients is not allowed for roles [Clerk]"
+            let words = "update on Clients is not allowed for roles [Clerk]; roles that may: [Manager]"
 
             // GetSchema said what the clerk may do: the edit fails here, with the server's words, unsent.
             let verdicts = try await adapter.validateChanges(for: [clients])

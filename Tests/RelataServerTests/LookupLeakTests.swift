@@ -47,7 +47,7 @@ import Testing
             #expect(status == 403)
             let error = try HTTPProtocolTests.error(body)
             #expect(error.code == "permissionDenied")
-            #expect(error.message == "the where expression names ClientName, a lookup into Clients: read on Clients is not allowed for roles [Clerk]")
+            #expect(error.message == "the where expression names ClientName, a lookup into Clients: read on Clients is not allowed for roles [Clerk]; roles that may: [Sales]")
             // The same filter for a role that may read Clients answers.
             let (allowed, rows) = try await Self.getOrders(client, as: "ann", where: "ClientName LIKE 'A%'")
             #expect(allowed == 200, "\(String(decoding: rows, as: UTF8.self))")
@@ -65,7 +65,7 @@ import Testing
             let (status, body) = try await Self.getOrders(client, as: "clerk", where: "ClientCredit > 100")
             let text = String(decoding: body, as: UTF8.self)
             #expect(status != 200, "\(text)")
-            #expect(text.contains("read on Clients is not allowed for roles [Clerk]"), "\(text)")
+            #expect(text.contains("read on Clients is not allowed for roles [Clerk]; roles that may: [Sales]"), "\(text)")
             let (allowed, rows) = try await Self.getOrders(client, as: "ann", where: "ClientCredit > 100")
             #expect(allowed == 200, "\(String(decoding: rows, as: UTF8.self))")
         }

@@ -61,6 +61,7 @@ import Testing
             #expect(orders.0 == 403)
             #expect(try HTTPProtocolTests.error(orders.1).code == "permissionDenied")
             #expect(try HTTPProtocolTests.error(orders.1).table == "Orders")
+            #expect(try HTTPProtocolTests.error(orders.1).message == "read on Orders is not allowed for roles [Sales, Auditor]; no role may")
 
             let (clients, _, details) = try DataServiceTests.clientTables()
             try clients.rows[0].setValue("Acme Corp", forKey: "Name")
@@ -68,7 +69,7 @@ import Testing
             let update = try await HTTPProtocolTests.post(client, "/v2/DataService/UpdateData",
                                                           ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta(), clients.makeDelta()]), token: token)
             #expect(update.0 == 403)
-            #expect(try HTTPProtocolTests.error(update.1).message == "update on Clients is not allowed for roles [Sales, Auditor]")
+            #expect(try HTTPProtocolTests.error(update.1).message == "update on Clients is not allowed for roles [Sales, Auditor]; roles that may: [Manager]")
         }
         #expect(try database.service.storedRows(of: "OrderDetails")[0]["Quantity"] == 2, "nothing of the request was applied")
         #expect(try database.service.storedRows(of: "Clients")[0]["Name"] == "Acme")

@@ -139,11 +139,15 @@ extension RelataError {
     /// do not allow on a table: the same words from a data server and from a client that refuses
     /// before it sends.
     ///
+    /// `allowedRoles`, when known, are the roles that may: the message names them, so the user
+    /// knows whom to ask.
+    ///
     /// ```swift
-    /// throw RelataError.permissionDenied("delete", on: "Clients", roles: ["Clerk"])
-    /// // delete on Clients is not allowed for roles [Clerk]
+    /// throw RelataError.permissionDenied("delete", on: "Clients", roles: ["Clerk"], allowedRoles: ["Manager"])
+    /// // delete on Clients is not allowed for roles [Clerk]; roles that may: [Manager]
     /// ```
-    public static func permissionDenied(_ operation: String, on table: String, roles: [String]) -> RelataError {
-        RelataError(.permissionDenied, "\(operation) on \(table) is not allowed for roles [\(roles.joined(separator: ", "))]", table: table)
+    public static func permissionDenied(_ operation: String, on table: String, roles: [String], allowedRoles: [String]? = nil) -> RelataError {
+        let may = allowedRoles.map { $0.isEmpty ? "; no role may" : "; roles that may: [\($0.joined(separator: ", "))]" } ?? ""
+        return RelataError(.permissionDenied, "\(operation) on \(table) is not allowed for roles [\(roles.joined(separator: ", "))]\(may)", table: table)
     }
 }

@@ -29,10 +29,14 @@ public enum ProtocolMessages {
         public var version: String
         /// The operations the caller may make, by table name; nil when the server does not say.
         public var allowed: [String: [String]]?
-        public init(schema: SchemaDefinition, version: String, allowed: [String: [String]]? = nil) {
+        /// For each operation the caller may not make, the roles that may, by table name: a
+        /// client's refusal names them as the server's does.
+        public var rolesAllowed: [String: [String: [String]]]?
+        public init(schema: SchemaDefinition, version: String, allowed: [String: [String]]? = nil, rolesAllowed: [String: [String: [String]]]? = nil) {
             self.schema = schema
             self.version = version
             self.allowed = allowed
+            self.rolesAllowed = rolesAllowed
         }
     }
 

@@ -101,12 +101,29 @@ public protocol LoginProvider: Sendable {
     func account(named user: String) throws -> LoginAccount?
 }
 
-/// Users listed in the configuration (or a users file).
-public struct StaticUsers: LoginProvider {
-    public let users: [ServerUser]
+/// Users listed in the configuration (or a users file). ``replace(with:)`` swaps them while the
+/// server runs (`relata serve` does when the users file changes); the sessions of users removed
+/// or given other roles then end at the next ``ServerServices/endSessionsOfChangedAccounts()``.
+///
+/// ```swift
+/// let users = StaticUsers([ServerUser(name: "ann", passwordHash: hash, roles: ["Sales"])])
+/// users.replace(with: [])   // ann can no longer log in
+/// ```
+public final class StaticUsers: LoginProvider, @unchecked Sendable {
+    // @unchecked Sendable: `stored` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var stored: [ServerUser]
 
     public init(_ users: [ServerUser]) {
-        self.users = users
+        stored = users
+    }
+
+    /// The users as they are now.
+    public var users: [ServerUser] { lock.withLock { stored } }
+
+    /// Replaces every user at once: a login sees the old list or the new one, never a mix.
+    public func replace(with users: [ServerUser]) {
+        lock.withLock { stored = users }
     }
 
     public func account(named name: String) throws -> LoginAccount? {

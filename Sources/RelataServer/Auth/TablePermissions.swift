@@ -86,16 +86,27 @@ public struct TablePermissions: Sendable, Hashable, Codable {
 
     /// Whether a session may do an operation on a table (a role `*` stands for every session).
     public func allows(_ operation: Operation, on table: String, for session: Session) -> Bool {
-        guard let entries else { return true }
-        guard let roles = (entries[table.lowercased()] ?? entries["*"])?[operation.rawValue] else { return false }
+        guard entries != nil else { return true }
+        let roles = rolesAllowed(operation, on: table)
         return roles.contains("*") || roles.contains { session.roles.contains($0) }
     }
 
-    /// Throws ``RelataError/Code/permissionDenied`` naming the table and the operation unless allowed.
+    /// The roles that may do an operation on a table, as the configuration lists them (`*` for
+    /// every session); empty when no role may.
+    public func rolesAllowed(_ operation: Operation, on table: String) -> [String] {
+        guard let entries else { return ["*"] }
+        return (entries[table.lowercased()] ?? entries["*"])?[operation.rawValue] ?? []
+    }
+
+    /// Throws ``RelataError/Code/permissionDenied`` naming the table, the operation and the roles
+    /// that may, unless allowed.
     public func check(_ operation: Operation, on table: String, for session: Session) throws {
-        guard allows(operation, on: table, for: session) else {
-            throw RelataError.permissionDenied(operation.rawValue, on: table, roles: session.roles)
-        }
+        guard allows(operation, on: table, for: session) else { throw refusal(operation, on: table, for: session) }
+    }
+
+    /// The refusal of an operation a session may not make (see ``check(_:on:for:)``).
+    public func refusal(_ operation: Operation, on table: String, for session: Session) -> RelataError {
+        RelataError.permissionDenied(operation.rawValue, on: table, roles: session.roles, allowedRoles: rolesAllowed(operation, on: table))
     }
 
     /// The operations a session may make on each of a schema's tables, by table name (GetSchema
@@ -104,5 +115,17 @@ public struct TablePermissions: Sendable, Hashable, Codable {
         Dictionary(schema.tables.map { table in
             (table.name, Operation.allCases.filter { allows($0, on: table.name, for: session) }.map(\.rawValue))
         }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// For each operation a session may not make on a schema's tables, the roles that may, by
+    /// table name (GetSchema sends them, so a client's refusal names them as the server's does).
+    public func rolesAllowedForRefusedOperations(of schema: SchemaDefinition, for session: Session) -> [String: [String: [String]]] {
+        var refused: [String: [String: [String]]] = [:]
+        for table in schema.tables {
+            for operation in Operation.allCases where !allows(operation, on: table.name, for: session) {
+                refused[table.name, default: [:]][operation.rawValue] = rolesAllowed(operation, on: table.name)
+            }
+        }
+        return refused
     }
 }

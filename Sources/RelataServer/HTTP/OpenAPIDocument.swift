@@ -106,7 +106,9 @@ enum OpenAPIDocument {
             "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
                              "properties": ["schema": ["type": "object"], "version": ["type": "string"],
                                             "allowed": ["type": "object", "description": "The operations the caller may make, by table",
-                                                        "additionalProperties": ["type": "array", "items": ["type": "string", "enum": ["read", "insert", "update", "delete"]]]]]],
+                                                        "additionalProperties": ["type": "array", "items": ["type": "string", "enum": ["read", "insert", "update", "delete"]]]],
+                                            "rolesAllowed": ["type": "object", "description": "For each operation the caller may not make, the roles that may, by table",
+                                                             "additionalProperties": ["type": "object", "additionalProperties": ["type": "array", "items": ["type": "string"]]]]]],
             "DataRequest": ["type": "object", "required": ["table"], "properties": [
                 "table": ["type": "string"], "sql": ["type": "string", "nullable": true],
                 "fields": ["type": "array", "items": ["type": "string"], "nullable": true],

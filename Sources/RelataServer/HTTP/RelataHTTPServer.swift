@@ -187,7 +187,8 @@ public enum RelataHTTPServer {
         switch method {
         case "GetSchema":
             return try json(ProtocolMessages.SchemaAnswer(schema: schema, version: version,
-                                                          allowed: dataService.permissions.allowedOperations(of: schema, for: session)))
+                                                          allowed: dataService.permissions.allowedOperations(of: schema, for: session),
+                                                          rolesAllowed: dataService.permissions.rolesAllowedForRefusedOperations(of: schema, for: session)))
         case "GetData":
             let message = try decode(ProtocolMessages.GetDataRequest.self, from: body)
             let read = try await dataService.checkRead(message.requests, session: session)

@@ -93,7 +93,7 @@ extension DataService {
                     throw secrets.passwordRefusal("the where expression's lookup \(lookup.name)")
                 }
                 guard permissions.allows(.read, on: source.name, for: session) else {
-                    let denied = RelataError.permissionDenied("read", on: source.name, roles: session.roles)
+                    let denied = permissions.refusal(.read, on: source.name, for: session)
                     throw RelataError(.permissionDenied, "the where expression names \(lookup.name), a lookup into \(source.name): \(denied.message)",
                                       table: definition.name, field: lookup.name)
                 }
