@@ -20,6 +20,12 @@ final class SQLDataAccess: RuleDataAccess {
     /// Checks each table `lda` reads by name, for reads done as the caller (a calculated field in a
     /// where expression); nil — rules in an apply or a command — reads with the server's authority.
     var readCheck: ((String) throws -> Void)?
+    /// Lookup tables are loaded whole when a table that uses them is made (a rule may read any
+    /// row's lookup), unless this is set: a filter over a stream of stored rows then loads only
+    /// the lookup rows each chunk points to (``loadLookupRows(of:pointedToBy:)``).
+    var lookupsLoadOnDemand = false
+    /// The lookup keys asked for so far, by `table/key field` (each is fetched once).
+    private var requestedLookupKeys: [String: Set<Value>] = [:]
 
     init(storage: SQLStorage, schema: SchemaDefinition, connection: any SQLConnection, runtime: RuleRuntime?) {
         self.storage = storage
@@ -37,7 +43,7 @@ final class SQLDataAccess: RuleDataAccess {
         tables.add(table)
         for lookup in definition.lookupFields {
             let source = try self.table(lookup.lookupTable)
-            try loadAll(source)
+            if !lookupsLoadOnDemand { try loadAll(source) }
             try table.addLookupField(name: lookup.name, sourceField: lookup.sourceField, lookupTable: source,
                                      lookupKeyField: lookup.lookupKeyField, lookupResultField: lookup.lookupResultField)
         }
@@ -53,6 +59,47 @@ final class SQLDataAccess: RuleDataAccess {
     func loadAll(_ table: DataTable) throws {
         guard fullyLoaded.insert(table.name.lowercased()).inserted else { return }
         try storage.loadMissingRows(into: table, in: connection)
+        // Rows read whole may point anywhere in their lookup tables.
+        if lookupsLoadOnDemand {
+            for lookup in schema.table(named: table.name)?.lookupFields ?? [] { try loadAll(self.table(lookup.lookupTable)) }
+        }
+    }
+
+    /// Whether a chain of lookup fields leads from a table back to itself (a table that looks up
+    /// its own rows, directly or through others): its lookups cannot load on demand, since the rows
+    /// they load would join the rows being filtered.
+    func lookupsLeadBack(to name: String) -> Bool {
+        var seen: Set<String> = [], next = [name.lowercased()]
+        while let current = next.popLast() {
+            for lookup in schema.table(named: current)?.lookupFields ?? [] {
+                let target = lookup.lookupTable.lowercased()
+                if target == name.lowercased() { return true }
+                if seen.insert(target).inserted { next.append(target) }
+            }
+        }
+        return false
+    }
+
+    /// Loads the rows of the lookup tables that `rows` (values of `table`'s fields, in order) point
+    /// to, and those the loaded rows point to in turn — only the rows not asked for already.
+    func loadLookupRows(of table: DataTable, pointedToBy rows: [[Value]]) throws {
+        guard lookupsLoadOnDemand, !rows.isEmpty else { return }
+        for lookup in schema.table(named: table.name)?.lookupFields ?? [] {
+            let source = try self.table(lookup.lookupTable)
+            guard !fullyLoaded.contains(source.name.lowercased()),
+                  let position = table.fields.firstIndex(where: { $0.name.caseInsensitiveCompare(lookup.sourceField) == .orderedSame }),
+                  let keyField = source.field(named: lookup.lookupKeyField) else { continue }
+            let requested = "\(source.name.lowercased())/\(keyField.name.lowercased())"
+            var wanted: [Value] = []
+            for row in rows where position < row.count {
+                // A value that is not of the key's type matches no stored key.
+                guard let key = try? keyField.coerced(row[position]), !key.isNull,
+                      requestedLookupKeys[requested, default: []].insert(key).inserted else { continue }
+                wanted.append(key)
+            }
+            let loaded = try storage.loadRows(where: keyField.name, isIn: wanted, into: source, in: connection)
+            try loadLookupRows(of: source, pointedToBy: loaded)
+        }
     }
 
     var tableNames: [String] { storage.schema.tables.map(\.name) }
@@ -64,7 +111,9 @@ final class SQLDataAccess: RuleDataAccess {
         let table = try table(name)
         if let row = try table.row(forPrimaryKey: key) { return row }
         try storage.loadRows(withKeys: [key], into: table, in: connection)
-        return try table.row(forPrimaryKey: key)
+        let row = try table.row(forPrimaryKey: key)
+        if let row { try loadLookupRows(of: table, pointedToBy: [table.fields.map { row[$0.name] }]) }
+        return row
     }
 
     func rows(in name: String, where expression: String, parameters: [String: Value]) throws -> [DataTableRow] {

@@ -224,10 +224,12 @@ public final class SQLStorage: Sendable {
     }
 
     /// Loads into `table` the stored rows whose `field` holds one of `values`, but for those it
-    /// holds already (deleted ones included): the child rows a foreign-key check needs.
-    public func loadRows(where field: String, isIn values: [Value], into table: DataTable, in connection: any SQLConnection) throws {
+    /// holds already (deleted ones included): the child rows a foreign-key check needs, the lookup
+    /// rows a filter needs. Returns the values of the rows it added.
+    @discardableResult
+    public func loadRows(where field: String, isIn values: [Value], into table: DataTable, in connection: any SQLConnection) throws -> [[Value]] {
         let distinct = Array(Set(values.filter { !$0.isNull }))
-        guard !distinct.isEmpty else { return }
+        guard !distinct.isEmpty else { return [] }
         let column = sqlColumn(field, of: table.name)
         var loaded: [[Value]] = []
         for start in stride(from: 0, to: distinct.count, by: 500) {
@@ -240,7 +242,9 @@ public final class SQLStorage: Sendable {
         }
         let keyIndexes = table.fields.indices.filter { table.fields[$0].primaryKey }
         let held = table.heldKeys
-        try table.loadRows(loaded.filter { row in !held.contains(keyIndexes.map { row[$0] }) })
+        let added = loaded.filter { row in !held.contains(keyIndexes.map { row[$0] }) }
+        try table.loadRows(added)
+        return added
     }
 
     /// Loads into `table` every stored row it does not hold yet (by primary key).

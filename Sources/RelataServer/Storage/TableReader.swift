@@ -64,10 +64,12 @@ struct TableReader {
         var batch = RowBatch(fields: sent.map { stored[$0] }, rows: batchRows, bytes: batchBytes)
         var total = 0
         if let expression = filter {
+            // Each chunk's lookup rows are loaded for it, unless the table looks up its own rows.
+            data.lookupsLoadOnDemand = !data.lookupsLeadBack(to: definition.name)
             let table = try data.table(definition.name)
             try checkWorkLimit()
             if table.rowCount > 0 {
-                // A table that looks up its own rows holds them all already: filter those.
+                // A table that looks up its own rows (directly or through others) holds them all already: filter those.
                 for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit) {
                     try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
                     total += 1
@@ -78,6 +80,7 @@ struct TableReader {
                 chunk.reserveCapacity(batchRows)
                 func filterChunk() throws {
                     try checkWorkLimit()
+                    try data.loadLookupRows(of: table, pointedToBy: chunk)
                     try table.loadRows(chunk)
                     for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
                         try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
