@@ -40,7 +40,7 @@ import Testing
         let result = try RelataProcess.run(["test", schema])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("✔ tests/OrderDetails.test.js › open orders stay within the client credit limit"))
-        #expect(result.output.contains("28 passed, 0 failed"))
+        #expect(result.output.contains("29 passed, 0 failed"))
     }
 
     @Test func testTurnsRedWhenARuleBreaks() throws {
@@ -57,7 +57,7 @@ import Testing
         #expect(result.output.contains("✘ tests/OrderDetails.test.js › the quantity must be positive"))
         #expect(result.output.contains(#"expected a rule failure matching "at least 1", but the rules passed"#))
         #expect(result.output.contains("at tests/OrderDetails.test.js:33:15"))
-        #expect(result.output.contains("27 passed, 1 failed"))
+        #expect(result.output.contains("28 passed, 1 failed"))
     }
 
     @Test func testFilterAndCoverage() throws {
@@ -68,13 +68,14 @@ import Testing
         #expect(result.output.contains("  never ran: beforeDelete (line 18)\n  never reached: fail at line 13:9, fail at line 15:9, fail at line 21:9"))
 
         let all = try RelataProcess.run(["test", schema, "--coverage"])
-        #expect(all.output.contains("total: functions 19/19 ran, fail() calls 24/24 reached"))
+        #expect(all.output.contains("total: functions 20/20 ran, fail() calls 24/24 reached"))
 
         let json = try RelataProcess.run(["test", schema, "--coverage", "--json"])
         let output = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
-        #expect(output?["passed"] as? Int == 28)
+        #expect(output?["passed"] as? Int == 29)
         let scripts = (output?["coverage"] as? [String: Any])?["scripts"] as? [[String: Any]]
-        #expect(scripts?.map { $0["file"] as? String } == ["rules/schema.js", "rules/Clients.js", "rules/Products.js", "rules/Orders.js", "rules/OrderDetails.js"])
+        #expect(scripts?.map { $0["file"] as? String } == ["rules/schema.js", "rules/Clients.js", "rules/Products.js", "rules/Orders.js", "rules/Orders.server.js",
+                                                               "rules/OrderDetails.js"])
     }
 
     @Test func checkReportsFileLineAndColumn() throws {
@@ -85,7 +86,22 @@ import Testing
         #expect(result.output.contains("bad.js:2:15: error: SyntaxError: Unexpected token ')'"))
         let good = try RelataProcess.run(["check", schema])
         #expect(good.status == 0)
-        #expect(good.output.contains("1 file and 9 scripts checked: 0 errors, 0 warnings"))
+        #expect(good.output.contains("1 file and 10 scripts checked: 0 errors, 0 warnings"))
+    }
+
+    /// `relata check` checks a schema's server-only scripts like its shared ones.
+    @Test func checkKnowsServerScripts() throws {
+        let folder = try TemporaryFolder()
+        let schemaFile = try folder.write("Lab.schema.json", """
+            {"name": "Lab", "serverScript": "lab.server.js",
+             "tables": [{"name": "Samples", "serverScript": "samples.server.js", "fields": [{"name": "Id", "type": "integer", "primaryKey": true}]}]}
+            """)
+        _ = try folder.write("lab.server.js", "function afterLogin(login) {}\n")
+        _ = try folder.write("samples.server.js", "function beforePost(row) {\n  if (row.Id > ) fail('x');\n}\n")
+        let result = try RelataProcess.run(["check", schemaFile])
+        #expect(result.status == 3, "\(result.output)")
+        #expect(result.output.contains("samples.server.js:2:16: error: SyntaxError"), "\(result.output)")
+        #expect(result.output.contains("1 file and 2 scripts checked"), "\(result.output)")
     }
 
     @Test func typesDeclaresTheTables() throws {

@@ -145,6 +145,26 @@ import Testing
         #expect(scriptError { try client.setValue("Acme 2", forKey: "Name") }?.file == "schema.js", "schema-wide rules apply to every table")
     }
 
+    /// Server-only scripts run after the shared script of the same place: a table's own scripts,
+    /// then the schema-wide ones — in row events, in a batch validation and in the apply's events.
+    @Test func serverScriptsRunAfterTheSharedScriptOfTheirPlace() throws {
+        let adapter = try makeAdapter(orders: "function beforePost(row) { row.Status = row.Status + 'a'; }",
+                                      schema: "function beforePost(row) { row.Status = row.Status + 'c'; }")
+        try adapter.setServerScript(RuleScript("""
+            function beforePost(row) { row.Status = row.Status + 'b'; }
+            function beforeProcessDeltaChange(delta, change) { if (change.Status.endsWith('d')) fail('seen by the server script'); }
+            """, fileName: "Orders.server.js"), forTable: "Orders")
+        try adapter.setServerScript(RuleScript("function beforePost(row) { if (row.Status !== undefined) row.Status = row.Status + 'd'; }",
+                                               fileName: "schema.server.js"), forTable: nil)
+        let order = adapter.table(named: "Orders")!.rows[0]
+        try order.setValue("x", forKey: "Status")
+        #expect(order["Status"] == "xabcd", "table, its server script, schema, its server script")
+        let delta = try adapter.applyChanges(for: adapter.table(named: "Orders")!)
+        #expect(delta.changes.first?.message == "seen by the server script")
+        #expect(delta.changes.first?.failure?.location?.hasPrefix("Orders.server.js:2:") == true, "\(delta.changes.first?.failure?.location ?? "")")
+        #expect(throws: RelataError.self) { try adapter.setServerScript(RuleScript("", fileName: "x.js"), forTable: "Nope") }
+    }
+
     @Test func scriptsAreCompiledWhenLoaded() throws {
         let adapter = try makeAdapter()
         let error = scriptError { try adapter.setScript(RuleScript("function beforePost(row) {\n  if (row.Quantity < 0 {\n}", fileName: "bad.js"), forTable: "OrderDetails") }

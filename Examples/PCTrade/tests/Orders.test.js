@@ -1,4 +1,4 @@
-// Rule tests of Orders.js.
+// Rule tests of Orders.js and Orders.server.js (server-only: a rule test keeps the data, so it runs it).
 
 fixture('Clients', [
     { ClientId: 910, ClientName: 'Active Buyer', CreditLimit: 5000, ClientDiscount: 0, Active: true },
@@ -45,4 +45,10 @@ test('an order is applied with its lines, or nothing is applied', () => {
     expectFail(() => apply(), /has no lines; add at least one/);
     // Orders' update rule is rollbackAll: the client change was not committed either.
     expectFail(() => apply(), /has no lines/);
+});
+
+test('ship addresses are stored in the warehouse format', () => {
+    const order = insert('Orders', { ClientId: 910, ShipAddress: '  12   Dock\tSt ' });
+    expect(order.ShipAddress).toBe('12 Dock St');
+    expect(update('Orders', 9101, { ShipAddress: null }).ShipAddress).toBe(null);
 });

@@ -18,6 +18,10 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
     public var tables: [TableDefinition]
     /// The schema-wide rule script: its handlers run for every table, after the table's own.
     public var script: RuleScript?
+    /// The schema-wide script that runs only where the data is kept (a data server, or a
+    /// ``LocalDataAdapter`` made from the schema): after ``script``, and never sent to clients
+    /// (see ``sharedWithClients``). Commands and `afterLogin` may live here.
+    public var serverScript: RuleScript?
     /// Table names in the order an apply processes their changes (masters before details).
     /// Without one given, the tables' ``dependencyOrder``.
     public var updateOrder: [String]
@@ -31,10 +35,11 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
     /// - Throws: ``RelataError/Code/invalidSchema`` when a table is described twice, or
     ///   `updateOrder`, a foreign key or a lookup field names a table the schema does not describe.
     public init(name: String, tables: [TableDefinition], script: RuleScript? = nil, updateOrder: [String]? = nil,
-                commands: [CommandDefinition] = []) throws {
+                commands: [CommandDefinition] = [], serverScript: RuleScript? = nil) throws {
         self.name = name
         self.tables = tables
         self.script = script
+        self.serverScript = serverScript
         self.updateOrder = updateOrder ?? Self.dependencyOrder(of: tables).map(\.name)
         self.commands = commands
         try check()
@@ -78,7 +83,23 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
                       tables: container.decode([TableDefinition].self, forKey: .tables),
                       script: container.decodeIfPresent(RuleScript.self, forKey: .script),
                       updateOrder: container.decodeIfPresent([String].self, forKey: .updateOrder),
-                      commands: container.decodeIfPresent([CommandDefinition].self, forKey: .commands) ?? [])
+                      commands: container.decodeIfPresent([CommandDefinition].self, forKey: .commands) ?? [],
+                      serverScript: container.decodeIfPresent(RuleScript.self, forKey: .serverScript))
+    }
+
+    /// The schema as a data server sends it to clients: without the server-only scripts
+    /// (``serverScript`` and each table's ``TableDefinition/serverScript``), whose text no client
+    /// ever receives.
+    ///
+    /// ```swift
+    /// let sent = schema.sharedWithClients
+    /// sent.serverScript   // nil
+    /// ```
+    public var sharedWithClients: SchemaDefinition {
+        var shared = self
+        shared.serverScript = nil
+        for index in shared.tables.indices { shared.tables[index].serverScript = nil }
+        return shared
     }
 
     /// The table with a name (case-insensitive), or nil.
@@ -86,9 +107,10 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
         tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
     }
 
-    /// Every rule script: the schema-wide one first, then the tables' in order.
+    /// Every rule script: the schema-wide ones first (shared, then server-only), then each
+    /// table's (shared, then server-only) in order.
     public var scripts: [RuleScript] {
-        ([script] + tables.map(\.script)).compactMap { $0 }
+        ([script, serverScript] + tables.flatMap { [$0.script, $0.serverScript] }).compactMap { $0 }
     }
 
     /// Identifies this exact schema — tables, fields, relationships, update rules and
@@ -118,7 +140,9 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
         var commandNames: Set<String> = []
         for command in commands {
             guard commandNames.insert(command.name.lowercased()).inserted else { throw invalid("the command \(command.name) is declared twice") }
-            guard script != nil else { throw invalid("the command \(command.name) needs a schema-wide script with its function \(command.function)") }
+            guard script != nil || serverScript != nil else {
+                throw invalid("the command \(command.name) needs a schema-wide script (or server script) with its function \(command.function)")
+            }
         }
         var storedNames: Set<String> = []
         for table in tables {
@@ -191,6 +215,9 @@ public struct TableDefinition: Sendable, Hashable, Codable {
     public var columns: [String: String]
     /// The table's rule script.
     public var script: RuleScript?
+    /// The table's script that runs only where the data is kept (a data server, or a
+    /// ``LocalDataAdapter`` made from the schema), after ``script``; never sent to clients.
+    public var serverScript: RuleScript?
     /// How an apply treats the table's failed changes.
     public var updateRule: UpdateRule
     public var foreignKeys: [ForeignKeyDefinition]
@@ -199,8 +226,10 @@ public struct TableDefinition: Sendable, Hashable, Codable {
 
     public init(name: String, fields: [FieldDefinition], script: RuleScript? = nil, updateRule: UpdateRule = UpdateRule(),
                 foreignKeys: [ForeignKeyDefinition] = [], lookupFields: [LookupFieldDefinition] = [],
-                calculatedFields: [CalculatedFieldDefinition] = [], storedName: String? = nil, columns: [String: String] = [:]) {
+                calculatedFields: [CalculatedFieldDefinition] = [], storedName: String? = nil, columns: [String: String] = [:],
+                serverScript: RuleScript? = nil) {
         self.name = name
+        self.serverScript = serverScript
         self.fields = fields
         self.storedName = storedName
         self.columns = columns
@@ -212,7 +241,7 @@ public struct TableDefinition: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, fields, script, updateRule, foreignKeys, lookupFields, calculatedFields, storedName, columns
+        case name, fields, script, updateRule, foreignKeys, lookupFields, calculatedFields, storedName, columns, serverScript
     }
 
     public init(from decoder: any Decoder) throws {
@@ -224,7 +253,8 @@ public struct TableDefinition: Sendable, Hashable, Codable {
                   lookupFields: try container.decodeIfPresent([LookupFieldDefinition].self, forKey: .lookupFields) ?? [],
                   calculatedFields: try container.decodeIfPresent([CalculatedFieldDefinition].self, forKey: .calculatedFields) ?? [],
                   storedName: try container.decodeIfPresent(String.self, forKey: .storedName),
-                  columns: try container.decodeIfPresent([String: String].self, forKey: .columns) ?? [:])
+                  columns: try container.decodeIfPresent([String: String].self, forKey: .columns) ?? [:],
+                  serverScript: try container.decodeIfPresent(RuleScript.self, forKey: .serverScript))
     }
 
     /// The table's name in the database.

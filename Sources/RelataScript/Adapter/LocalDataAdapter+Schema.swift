@@ -50,8 +50,10 @@ extension LocalDataAdapter {
             }
         }
         if let script = schema.script { try setSchemaScript(script) }
+        if let script = schema.serverScript { try setServerScript(script, forTable: nil) }
         for definition in schema.tables {
             if let script = definition.script { try setScript(script, forTable: definition.name) }
+            if let script = definition.serverScript { try setServerScript(script, forTable: definition.name) }
             for field in definition.calculatedFields {
                 try addCalculatedField(name: field.name, type: field.type, cached: field.cached ?? false,
                                        table: definition.name, function: field.function)

@@ -126,6 +126,20 @@ public final class LocalDataAdapter {
         connectRules()
     }
 
+    /// Sets (or replaces) a server-only script — a table's, or the schema-wide one (`nil`) — for
+    /// an adapter that keeps the data itself, as a data server does: it runs after the shared
+    /// script of the same place. (A ``RemoteDataAdapter``'s rules never have one: servers do not
+    /// send them.)
+    ///
+    /// ```swift
+    /// try adapter.setServerScript(RuleScript(pricingJS, fileName: "Orders.server.js"), forTable: "Orders")
+    /// ```
+    public func setServerScript(_ script: RuleScript, forTable name: String?) throws {
+        if let name, table(named: name) == nil { throw unknownTable(name) }
+        try host.load(script, table: name.flatMap { table(named: $0)?.name }, serverOnly: true)
+        connectRules()
+    }
+
     /// Sets how an apply treats a table's failed changes.
     public func setUpdateRule(_ rule: UpdateRule, forTable name: String) {
         updateRules[name.lowercased()] = rule

@@ -225,11 +225,11 @@ public struct DeltaProcessor {
         }
     }
 
-    /// The schema-wide script, then the scripts of the tables in the unit.
+    /// The schema-wide scripts, then the scripts of the tables in the unit.
     private func transactionScripts(_ deltas: [Delta]) -> [RuleRuntime.CompiledScript] {
-        var scripts = [runtime.schemaScript].compactMap { $0 }
+        var scripts = runtime.schemaScripts
         for delta in deltas {
-            if let script = runtime.script(forTable: delta.tableName), !scripts.contains(where: { $0 === script }) { scripts.append(script) }
+            for script in runtime.ownScripts(forTable: delta.tableName) where !scripts.contains(where: { $0 === script }) { scripts.append(script) }
         }
         return scripts
     }

@@ -41,9 +41,9 @@ extension RuleRuntime {
 }
 
 extension RuleRuntime {
-    /// Runs `afterLogin(login)` in the schema-wide script, where a data server lets rules
-    /// shape a new session: `login.user`, and `login.values` and `login.roles` to change.
-    /// A `fail()` refuses the login (the error is thrown).
+    /// Runs `afterLogin(login)` in the schema-wide scripts (the shared one, then the server-only
+    /// one), where a data server lets rules shape a new session: `login.user`, and `login.values`
+    /// and `login.roles` to change. A `fail()` refuses the login (the error is thrown).
     ///
     /// ```js
     /// function afterLogin(login) {
@@ -53,7 +53,14 @@ extension RuleRuntime {
     /// ```
     /// - Returns: the session as the script left it (unchanged without a handler).
     public func afterLogin(user: String, session: Session) throws -> Session {
-        guard let script = schemaScript, script.handler(RuleEvent.afterLogin.handlerName) != nil else { return session }
+        var session = session
+        for script in schemaScripts where script.handler(RuleEvent.afterLogin.handlerName) != nil {
+            session = try afterLogin(in: script, user: user, session: session)
+        }
+        return session
+    }
+
+    private func afterLogin(in script: CompiledScript, user: String, session: Session) throws -> Session {
         let context = script.context
         let login = context.makeObject()
         // Read again after the handler ran: kept alive until then.
@@ -92,8 +99,8 @@ extension RuleRuntime {
     /// - Returns: what the function returned, as a field value (NULL for anything else).
     /// - Throws: the function's ``ScriptError`` (a `fail()` refuses the command).
     public func runCommand(_ command: CommandDefinition, parameters: [String: Value]) throws -> Value {
-        guard let script = schemaScript, let function = script.handler(command.function) else {
-            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide script does not define")
+        guard let script = commandScript(for: command), let function = script.handler(command.function) else {
+            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide scripts do not define")
         }
         let context = script.context
         do {

@@ -38,6 +38,9 @@ public final class RuleRuntime {
     /// Table scripts by table name (folded to lower case).
     private(set) var tableScripts: [String: CompiledScript] = [:]
     private(set) var schemaScript: CompiledScript?
+    /// Server-only scripts (``Relata/TableDefinition/serverScript``), by table name (lower case).
+    private(set) var serverTableScripts: [String: CompiledScript] = [:]
+    private(set) var serverSchemaScript: CompiledScript?
     /// Shared arrays reused between batch runs.
     let sharedArrays = SharedArrayPool()
 
@@ -104,6 +107,14 @@ public final class RuleRuntime {
         try load(script, table: nil)
     }
 
+    /// Compiles a server-only script: a table's (`table`), or the schema-wide one (nil). A table's
+    /// runs right after the table's shared script; the schema-wide one after the shared schema-wide
+    /// script. Only the sites that keep the data load them (a data server, a ``LocalDataAdapter``
+    /// made from the schema); clients never receive them.
+    public func loadServerScript(_ script: RuleScript, forTable table: String?) throws {
+        try load(script, table: table, serverOnly: true)
+    }
+
     /// Compiles every script of a schema: the schema-wide one, then each table's — a
     /// server's runtimes are made this way, one per ``RuleRuntimePool`` slot.
     ///
@@ -116,13 +127,20 @@ public final class RuleRuntime {
     /// ```
     public func load(_ schema: SchemaDefinition) throws {
         if let script = schema.script { try loadSchemaScript(script) }
+        if let script = schema.serverScript { try loadServerScript(script, forTable: nil) }
         for table in schema.tables {
             if let script = table.script { try load(script, forTable: table.name) }
+            if let script = table.serverScript { try loadServerScript(script, forTable: table.name) }
         }
-        for command in schema.commands where schemaScript?.handler(command.function) == nil {
-            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide script does not define",
-                              file: schema.script?.fileName)
+        for command in schema.commands where commandScript(for: command) == nil {
+            throw ScriptError(.runtime, "the command \(command.name) names the function \(command.function), which the schema-wide scripts do not define",
+                              file: (schema.serverScript ?? schema.script)?.fileName)
         }
+    }
+
+    /// The schema-wide script defining a command's function: the server-only one first.
+    func commandScript(for command: CommandDefinition) -> CompiledScript? {
+        [serverSchemaScript, schemaScript].compactMap { $0 }.first { $0.handler(command.function) != nil }
     }
 
     /// True when the global scope of `table`'s script has `name` (tooling checks what scripts see).
@@ -174,7 +192,7 @@ public final class RuleRuntime {
     }
 
     /// Compiles and runs a script's top level in a new scope; syntax and top-level errors are thrown here.
-    func load(_ script: RuleScript, table: String?) throws {
+    func load(_ script: RuleScript, table: String?, serverOnly: Bool = false) throws {
         let context = try ScriptContext(machine: engine.machine)
         try installGlobals(in: context, table: table)
         if let coverage { try instrumentFailures(context, for: coverage, script: script) }
@@ -184,14 +202,24 @@ public final class RuleRuntime {
         sharedArrays.removeAll()
         // The scope a script replaces lives on while anything still holds it (a calculated
         // field compiled there, a cursor); every JavaScriptCore resource is freed by its owner.
-        if let table {
-            tableScripts[table.lowercased()] = compiled
-        } else {
-            schemaScript = compiled
+        switch (table, serverOnly) {
+        case (let table?, false): tableScripts[table.lowercased()] = compiled
+        case (let table?, true): serverTableScripts[table.lowercased()] = compiled
+        case (nil, false): schemaScript = compiled
+        case (nil, true): serverSchemaScript = compiled
         }
     }
 
+    /// A table's shared script: the scope of its calculated fields.
     func script(forTable table: String) -> CompiledScript? { tableScripts[table.lowercased()] }
+
+    /// A table's own scripts: the shared one, then the server-only one.
+    func ownScripts(forTable table: String) -> [CompiledScript] {
+        [tableScripts[table.lowercased()], serverTableScripts[table.lowercased()]].compactMap { $0 }
+    }
+
+    /// The schema-wide scripts: the shared one, then the server-only one.
+    var schemaScripts: [CompiledScript] { [schemaScript, serverSchemaScript].compactMap { $0 } }
 
     /// What `lda` reaches, or an error naming the call when the rules run where there is no data.
     func dataAccess(for function: String) throws -> any RuleDataAccess {
@@ -201,14 +229,15 @@ public final class RuleRuntime {
         return dataAccess
     }
 
-    /// The scripts that handle events of a table: its own script, then the schema-wide one.
+    /// The scripts that handle events of a table: its own scripts, then the schema-wide ones
+    /// (each shared, then server-only).
     func scripts(forTable table: String?) -> [CompiledScript] {
-        [table.flatMap(script(forTable:)), schemaScript].compactMap { $0 }
+        (table.map(ownScripts(forTable:)) ?? []) + schemaScripts
     }
 
     /// Every script, schema-wide first (for transaction events).
     var allScripts: [CompiledScript] {
-        [schemaScript].compactMap { $0 } + tableScripts.keys.sorted().compactMap { tableScripts[$0] }
+        schemaScripts + Set(tableScripts.keys).union(serverTableScripts.keys).sorted().flatMap(ownScripts(forTable:))
     }
 
     /// Calls `event` in each script of a table that defines it, with arguments built

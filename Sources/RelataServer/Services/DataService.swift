@@ -57,10 +57,13 @@ public final class DataService: Sendable {
     /// scripts, commands, update rules and calculated fields change with ``reloadRules(from:)``.
     public var schema: SchemaDefinition { rules.value.schema }
 
-    /// The served schema with its version (``SchemaDefinition/version``, computed once per rules version).
+    /// The served schema as clients receive it — without its server-only scripts
+    /// (``SchemaDefinition/sharedWithClients``) — with its version (``SchemaDefinition/version``
+    /// of the whole schema, computed once per rules version: a change to a server script is a new
+    /// version too).
     public var versionedSchema: (schema: SchemaDefinition, version: String) {
         let current = rules.value
-        return (current.schema, current.version)
+        return (current.sharedSchema, current.version)
     }
 
     /// Replaces the rules with those of a new version of the schema, whose tables (names,
@@ -361,6 +364,8 @@ public final class DataService: Sendable {
 /// One version of a schema's rules: the schema, and a pool of runtimes that compiled its scripts.
 final class RulesVersion: Sendable {
     let schema: SchemaDefinition
+    /// What clients receive of it: no server-only scripts.
+    let sharedSchema: SchemaDefinition
     /// `schema.version`, computed once: it encodes the whole schema, scripts included.
     let version: String
     let pool: RuleRuntimePool
@@ -369,6 +374,7 @@ final class RulesVersion: Sendable {
 
     init(schema: SchemaDefinition, size: Int, timeLimit: Duration, logger: Logger) throws {
         self.schema = schema
+        sharedSchema = schema.sharedWithClients
         version = schema.version
         var handled: Set<RuleEvent> = []
         pool = try RuleRuntimePool(size: size) {

@@ -37,10 +37,10 @@ indirect enum KnownKeys: Sendable {
 
     /// A schema file (`Documentation/Schema.md`).
     static let schema: KnownKeys = .object([
-        "name": .any, "description": .any, "script": .any, "updateOrder": .any, "tests": .any,
+        "name": .any, "description": .any, "script": .any, "serverScript": .any, "updateOrder": .any, "tests": .any,
         "commands": .array(.object(["name": .any, "function": .any, "enabled": .any, "roles": .any])),
         "tables": .array(.object([
-            "name": .any, "data": .any, "script": .any, "updateRule": .any, "storedName": .any, "columns": .any,
+            "name": .any, "data": .any, "script": .any, "serverScript": .any, "updateRule": .any, "storedName": .any, "columns": .any,
             "fields": .array(field),
             "foreignKeys": .array(.object(["field": .any, "references": .any, "referencedField": .any])),
             "lookupFields": .array(.object(["name": .any, "sourceField": .any, "lookupTable": .any, "lookupKeyField": .any,

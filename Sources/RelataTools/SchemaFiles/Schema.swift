@@ -47,9 +47,10 @@ public struct Schema: Sendable {
         path.hasPrefix("/") ? URL(fileURLWithPath: path) : url.deletingLastPathComponent().appendingPathComponent(path)
     }
 
-    /// Every rule script the schema names: the schema-wide one first, then the tables' in order.
+    /// Every rule script the schema names: the schema-wide ones first, then the tables' in order
+    /// (each shared, then server-only).
     public var scriptFiles: [URL] {
-        ([description.script] + description.tables.map(\.script)).compactMap { $0 }.map(resolve)
+        ([description.script, description.serverScript] + description.tables.flatMap { [$0.script, $0.serverScript] }).compactMap { $0 }.map(resolve)
     }
 
     /// The rule test files the schema names (`tests`): files as given, folders searched for `*.test.js`.
@@ -106,8 +107,10 @@ public struct Schema: Sendable {
             TableDefinition(name: table.name, fields: table.fields, script: try script(table.script),
                             updateRule: UpdateRule(onFailure: table.updateRule ?? .applyOthers),
                             foreignKeys: table.foreignKeys ?? [], lookupFields: table.lookupFields ?? [],
-                            calculatedFields: table.calculatedFields ?? [], storedName: table.storedName, columns: table.columns ?? [:])
-        }, script: script(description.script), updateOrder: description.updateOrder, commands: description.commands ?? [])
+                            calculatedFields: table.calculatedFields ?? [], storedName: table.storedName, columns: table.columns ?? [:],
+                            serverScript: try script(table.serverScript))
+        }, script: script(description.script), updateOrder: description.updateOrder, commands: description.commands ?? [],
+           serverScript: script(description.serverScript))
     }
 
     /// The schema's tables holding the rows of their data files (empty for a table without

@@ -22,6 +22,9 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
     public var description: String?
     /// The schema-wide rule script.
     public var script: String?
+    /// The schema-wide script that runs only where the data is kept (a data server, an offline
+    /// adapter made from this file), after `script`; a server never sends it to clients.
+    public var serverScript: String?
     /// Tables in the order their changes are applied (masters before details).
     public var updateOrder: [String]?
     /// Rule test files, or folders of `*.test.js` files, that `relata test` runs by default.
@@ -38,6 +41,8 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
         public var data: String?
         /// The table's rule script.
         public var script: String?
+        /// The table's server-only script: after `script`, where the data is kept; never sent to clients.
+        public var serverScript: String?
         /// The table's name in the database, when it differs (`relata serve`).
         public var storedName: String?
         /// Database column names of fields whose column is named differently, by field name.

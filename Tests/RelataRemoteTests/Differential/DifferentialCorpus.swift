@@ -115,6 +115,12 @@ enum DifferentialCorpus {
             Scenario(name: "a NaN discount", edits: [M.update("OrderDetails", 415, ["Discount": M.number(.nan)])]),
             Scenario(name: "a discount of -0", edits: [M.update("OrderDetails", 415, ["Discount": M.number(-0.0)])]),
             Scenario(name: "a phone number holding NUL", edits: [M.update("Clients", 1, ["ContactPhone": M.text("555\u{0}1234")])]),
+            // A server-only script (Orders.server.js) runs where the data is kept — offline and on the
+            // server — and the client, which never has it, ends with what it stored.
+            Scenario(name: "ship addresses in the warehouse's format (a server-only script)",
+                     edits: [M.insert("Orders", ["ClientId": M.int(9), "OrderDate": M.text("2026-11-20T10:00:00Z"),
+                                                 "ShipAddress": M.text("  12   Dock\tSt ")], as: "order"), M.line(2),
+                             M.update("Orders", 145, ["ShipAddress": M.text("5  Quay Road  ")])]),
         ]
     }()
 
