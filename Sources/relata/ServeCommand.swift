@@ -68,10 +68,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long a request's body may take to arrive (answered 408 after).", valueName: "seconds"))
     var bodyTimeout: Double = 60
 
-    @Option(help: ArgumentHelp("The largest request body, in bytes, once the request's session is known.", valueName: "bytes"))
+    @Option(help: ArgumentHelp("The largest body of an UpdateData (the changes), in bytes.", valueName: "bytes"))
     var maxBodyBytes = 32 << 20
 
-    @Option(help: ArgumentHelp("The largest body of a login, or of any request before its session is known.", valueName: "bytes"))
+    @Option(help: ArgumentHelp("The largest body of a read or a command (GetData, SQLGetData, ExecuteCommand), in bytes.", valueName: "bytes"))
+    var maxQueryBodyBytes = 1 << 20
+
+    @Option(help: ArgumentHelp("The largest body of a login, a logout or a GetSchema, in bytes.", valueName: "bytes"))
     var maxLoginBodyBytes = 64 << 10
 
     @Option(help: ArgumentHelp("The most bytes of request bodies held at once, across all requests; more are answered 503.", valueName: "bytes"))
@@ -100,6 +103,9 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         guard (1...(1 << 30)).contains(maxBodyBytes) else { throw ValidationError("--max-body-bytes must be between 1 and 1073741824, not \(maxBodyBytes)") }
+        guard (1...(1 << 30)).contains(maxQueryBodyBytes) else {
+            throw ValidationError("--max-query-body-bytes must be between 1 and 1073741824, not \(maxQueryBodyBytes)")
+        }
         guard (1...(1 << 30)).contains(maxLoginBodyBytes) else {
             throw ValidationError("--max-login-body-bytes must be between 1 and 1073741824, not \(maxLoginBodyBytes)")
         }
@@ -133,6 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ExitStatus.badInput
         }
         let configuration = ServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes, maxBodyBytesBeforeSession: maxLoginBodyBytes,
+                                                maxQueryBodyBytes: maxQueryBodyBytes,
                                                 maxBodyBytesInFlight: maxBodyBytesInFlight,
                                                 idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,

@@ -37,6 +37,29 @@ import Testing
         }
     }
 
+    /// Each route reads the body its message needs: a small one for the schema, requests for a
+    /// read, the changes for an apply — and a data service's body is never read without a session.
+    @Test func eachRouteTakesTheBodyItsMessageNeeds() async throws {
+        let server = try Server()
+        let configuration = ServerConfiguration(port: 0, maxBodyBytes: 1 << 20, maxBodyBytesBeforeSession: 4 << 10, maxQueryBodyBytes: 16 << 10)
+        try await server.test(configuration) { client in
+            let token = try #require(try await Self.login(client))
+            let padding = String(repeating: " ", count: 32 << 10)
+            let schema = try await Self.post(client, "/v2/DataService/GetSchema", "{}" + String(repeating: " ", count: 8 << 10), token: token)
+            #expect(schema.0 == 413, "GetSchema takes no more than a login")
+            let read = try await Self.post(client, "/v2/DataService/GetData", #"{"requests": [{"table": "Clients"}]}"# + padding, token: token)
+            #expect(read.0 == 413, "a read takes requests, not megabytes")
+            let small = try await Self.post(client, "/v2/DataService/GetData", #"{"requests": [{"table": "Clients"}]}"#, token: token)
+            #expect(small.0 == 200)
+            let apply = try await Self.post(client, "/v2/DataService/UpdateData", #"{"deltas": []}"# + padding, token: token)
+            #expect(apply.0 == 200, "an apply takes the changes' limit: \(String(decoding: apply.1, as: UTF8.self))")
+            let stranger = try await Self.post(client, "/v2/DataService/UpdateData", #"{"deltas": []}"# + padding + padding)
+            #expect(stranger.0 == 401, "no session: refused before its body is read")
+            let nowhere = try await Self.post(client, "/nowhere", "{}")
+            #expect(nowhere.0 == 404 && (try? Self.error(nowhere.1).code) == "notFound", "an unknown path is answered in the protocol's words")
+        }
+    }
+
     static func post(_ client: LiveClient, _ path: String, _ body: String, token: String? = nil) async throws -> (Int, Data) {
         let response = try await client.request(path, body: Data(body.utf8), token: token)
         return (response.status, response.body)

@@ -41,7 +41,8 @@ struct LiveClient: Sendable {
 
 func withLiveServer(_ services: ServerServices, maxBodyBytes: Int = 1 << 20,
                     _ body: @Sendable (LiveClient) async throws -> Void) async throws {
-    try await withLiveServer(services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes), body)
+    // Reads and commands take bodies no larger than the changes' limit, as small as the test set it.
+    try await withLiveServer(services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes, maxQueryBodyBytes: min(maxBodyBytes, 1 << 20)), body)
 }
 
 func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),

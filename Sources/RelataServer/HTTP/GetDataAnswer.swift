@@ -15,7 +15,7 @@ import Relata
 /// connection; one that goes cancels the read.
 enum GetDataAnswer {
     static func response(for read: DataService.CheckedRead, from service: DataService, schema: ProtocolMessages.SchemaAnswer?,
-                         binary: Bool, writeTimeout: Duration, context: RelataRequestContext) async throws -> Response {
+                         binary: Bool, writeTimeout: Duration, context: some ConnectionContext) async throws -> Response {
         let logger = context.logger
         let encoder: any AnswerEncoder = binary ? BinaryAnswerEncoder() : JSONAnswerEncoder()
         let start = try encoder.start(schema: schema)
@@ -42,7 +42,7 @@ enum GetDataAnswer {
                 if !output.sentAny {
                     pipe.finish(throwing: error)   // nothing sent: the handler answers with the error
                 } else {
-                    let (_, answer, _) = RelataHTTPServer.errorAnswer(for: error, logger: logger)
+                    let (_, answer, _) = ProtocolErrorAnswer.answer(for: error, logger: logger)
                     logger.notice("GetData failed after its answer began; the answer ends with the error: \(answer.error.message)")
                     pipe.sendWithoutWaiting(output.rest(encoder.failure(answer)))
                     pipe.finish()

@@ -4,16 +4,14 @@ import Relata
 
 /// A request's context with its connection: a streamed answer closes the connection when the
 /// client stops reading, and work for a client that has gone is cancelled.
-struct RelataRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
+protocol ConnectionContext: RequestContext {
     /// The connection the request came on.
-    let channel: any Channel
+    var channel: any Channel { get }
+    /// The request's share of the bytes of bodies the server holds at once (``BodyBudgetMiddleware``).
+    var bodyLease: BodyBudget.Lease? { get }
+}
 
-    init(source: ApplicationRequestContextSource) {
-        coreContext = .init(source: source)
-        channel = source.channel
-    }
-
+extension ConnectionContext {
     /// A limit on the request's work: `timeLimit`, and cancelled once the client has gone.
     func workLimit(_ timeLimit: Duration?) -> WorkLimit {
         let channel = self.channel
@@ -31,5 +29,44 @@ struct RelataRequestContext: RequestContext {
         }
         defer { watchdog.cancel() }
         try await write()
+    }
+}
+
+/// The context every request starts with: its connection, its share of the server's budget for
+/// request bodies (``BodyBudgetMiddleware``), and once ``SessionMiddleware`` found it, its session.
+struct RelataRequestContext: ConnectionContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+    /// The request's share of the bytes of bodies the server holds at once.
+    var bodyLease: BodyBudget.Lease?
+    /// The session the request's bearer token names, and its domain.
+    var authenticated: (session: Session, domain: ServerDomain)?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        channel = source.channel
+    }
+}
+
+/// The context of a data service's routes: only a request with a session gets one (the routes'
+/// group makes it from ``RelataRequestContext`` after ``SessionMiddleware``), so a handler has the
+/// session, its domain and the data service the path names, and nothing reads a stranger's body.
+struct SessionContext: ChildRequestContext, ConnectionContext {
+    var coreContext: CoreRequestContextStorage
+    let channel: any Channel
+    let bodyLease: BodyBudget.Lease?
+    let session: Session
+    let dataService: DataService
+
+    init(context: RelataRequestContext) throws {
+        guard let (session, domain) = context.authenticated else {
+            // SessionMiddleware runs before every route of the group: this is a route added outside it.
+            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'")
+        }
+        coreContext = context.coreContext   // the logger, and the path's parameters
+        channel = context.channel
+        bodyLease = context.bodyLease
+        self.session = session
+        dataService = try domain.dataService(named: context.parameters.get("service") ?? "")
     }
 }

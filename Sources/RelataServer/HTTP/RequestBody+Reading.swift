@@ -1,0 +1,48 @@
+import Foundation
+import Hummingbird
+import Relata
+
+extension ConnectionContext {
+    /// The request's body, at most `limit` bytes (413 beyond), arriving within `timeout` (408
+    /// after), its bytes taken from the server's budget for bodies as they arrive (503 when
+    /// the bodies held would go past it).
+    func body(of request: Request, limit: Int, within timeout: Duration) async throws -> Data {
+        let lease = bodyLease
+        do {
+            return try await withThrowingTaskGroup(of: Data?.self) { group in
+                group.addTask {
+                    var body = Data()
+                    for try await chunk in request.body {
+                        guard chunk.readableBytes <= limit - body.count else {
+                            throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
+                        }
+                        try lease?.take(chunk.readableBytes)
+                        body.append(contentsOf: chunk.readableBytesView)
+                    }
+                    return body
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let body = first else {
+                    throw ProtocolError.timedOut("the request body did not arrive within \(timeout)")
+                }
+                return body
+            }
+        } catch is BodyBudget.Exhausted {
+            throw ProtocolError.busy("the server holds as many request bodies as it may; try again in a second", retryAfter: 1)
+        }
+    }
+
+    /// The body as a protocol message: a body that is not one is a bad request naming where.
+    func message<Message: Decodable>(_ type: Message.Type, of request: Request, limit: Int, within timeout: Duration) async throws -> Message {
+        let body = try await body(of: request, limit: limit, within: timeout)
+        do {
+            return try JSONDecoder().decode(type, from: body)
+        } catch let error as DecodingError {
+            throw ProtocolError.badRequest(ProtocolError.describe(error))
+        }
+    }
+}

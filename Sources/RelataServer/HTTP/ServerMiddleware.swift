@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import Logging
+import Relata
+
+/// Every answer carries the request's id (`X-Request-Id`, as the log names it), and every error a
+/// route or a middleware throws becomes the protocol's JSON error answer with its status: nothing
+/// reaches a client as a bare 500.
+struct ProtocolErrorMiddleware: RouterMiddleware {
+    typealias Context = RelataRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            response = ProtocolError.notFound("no such path: \(request.uri.path) (POST /v\(RelataHTTPServer.protocolVersion)/{service}/{method})").response(logger: context.logger)
+        } catch {
+            response = ProtocolErrorAnswer.response(for: error, logger: context.logger)
+        }
+        response.headers[.init("x-request-id")!] = context.id
+        return response
+    }
+}
+
+/// Gives each request its share of the server's budget for request bodies (``BodyBudget``) for as
+/// long as it runs.
+struct BodyBudgetMiddleware: RouterMiddleware {
+    typealias Context = RelataRequestContext
+    let budget: BodyBudget
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await budget.withLease { lease in
+            var context = context
+            context.bodyLease = lease
+            return try await next(request, context)
+        }
+    }
+}
+
+/// The one door to a data service: the bearer token must name a live session of a domain the
+/// server serves, or the request is answered 401 before its body is read.
+struct SessionMiddleware: RouterMiddleware {
+    typealias Context = RelataRequestContext
+    let services: ServerServices
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let sessions = services.sessions
+        guard let token = Self.bearerToken(request), let session = try await OffCooperativePool.run({ try sessions.session(for: token) }) else {
+            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
+        }
+        guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
+            throw ProtocolError.sessionNotFound("the session's domain is no longer served: log in again")
+        }
+        var context = context
+        context.authenticated = (session, domain)
+        return try await next(request, context)
+    }
+
+    /// The token of an `Authorization: Bearer …` header.
+    static func bearerToken(_ request: Request) -> String? {
+        guard let value = request.headers[.authorization], value.hasPrefix("Bearer ") else { return nil }
+        return String(value.dropFirst("Bearer ".count)).trimmingCharacters(in: .whitespaces)
+    }
+}
