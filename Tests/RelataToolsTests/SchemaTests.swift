@@ -21,7 +21,7 @@ import RelataTestSupport
         let product = try #require(try adapter.table(named: "Products")?.row(forPrimaryKey: [line["ProductId"]]))
         #expect(line["ProductName"] == product["ProductName"], "the lookup field reads the product's name")
         #expect(try line.value(forKey: "LineTotal").doubleValue == ((line["Quantity"].doubleValue ?? 0) * (line["UnitPrice"].doubleValue ?? 0) * (1 - (line["Discount"].doubleValue ?? 0)) * 100).rounded() / 100)
-        #expect(schema.scriptFiles.map(\.lastPathComponent) == ["schema.js", "Clients.js", "Products.js", "Orders.js", "OrderDetails.js"])
+        #expect(schema.scriptFiles.map(\.lastPathComponent) == ["schema.js", "Clients.js", "Products.js", "Orders.js", "Orders.server.js", "OrderDetails.js"])
         #expect(try schema.testFiles().map(\.lastPathComponent) == ["Clients.test.js", "OrderDetails.test.js", "Orders.test.js", "Products.test.js"])
         #expect(adapter.table(named: "Clients")?.field(named: "CreditLimit")?.defaultValue == .decimal(1000), "plain JSON defaults take the field's type")
     }
