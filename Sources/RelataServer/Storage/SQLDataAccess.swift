@@ -22,7 +22,8 @@ final class SQLDataAccess: RuleDataAccess {
     var readCheck: ((String) throws -> Void)?
     /// Lookup tables are loaded whole when a table that uses them is made (a rule may read any
     /// row's lookup), unless this is set: a filter over a stream of stored rows then loads only
-    /// the lookup rows each chunk points to (``loadLookupRows(of:pointedToBy:)``).
+    /// the lookup rows each chunk points to (``loadLookupRows(of:pointedToBy:)``) into the unit's
+    /// tables, never into the table of its own the rows are filtered through.
     var lookupsLoadOnDemand = false
     /// The lookup keys asked for so far, by `table/key field` (each is fetched once).
     private var requestedLookupKeys: [String: Set<Value>] = [:]
@@ -37,10 +38,21 @@ final class SQLDataAccess: RuleDataAccess {
     /// The unit's table with a name, made (with its rules, calculated and lookup fields) on first use.
     func table(_ name: String) throws -> DataTable {
         if let table = tables.table(named: name) { return table }
+        return try makeTable(name, joiningTheUnit: true)
+    }
+
+    /// A table like ``table(_:)``'s that stays outside the unit: rows filtered through it are not
+    /// the rows `lda` and lookups read (a calculated field reading its own table through `lda`, or
+    /// a table looking up its own rows, reads the unit's table instead).
+    func tableOfItsOwn(_ name: String) throws -> DataTable {
+        try makeTable(name, joiningTheUnit: false)
+    }
+
+    private func makeTable(_ name: String, joiningTheUnit: Bool) throws -> DataTable {
         let stored = try storage.definition(of: name)
         let definition = schema.table(named: stored.name) ?? stored
         let table = try storage.emptyTable(definition.name)
-        tables.add(table)
+        if joiningTheUnit { tables.add(table) }
         for lookup in definition.lookupFields {
             let source = try self.table(lookup.lookupTable)
             if !lookupsLoadOnDemand { try loadAll(source) }
@@ -63,21 +75,6 @@ final class SQLDataAccess: RuleDataAccess {
         if lookupsLoadOnDemand {
             for lookup in schema.table(named: table.name)?.lookupFields ?? [] { try loadAll(self.table(lookup.lookupTable)) }
         }
-    }
-
-    /// Whether a chain of lookup fields leads from a table back to itself (a table that looks up
-    /// its own rows, directly or through others): its lookups cannot load on demand, since the rows
-    /// they load would join the rows being filtered.
-    func lookupsLeadBack(to name: String) -> Bool {
-        var seen: Set<String> = [], next = [name.lowercased()]
-        while let current = next.popLast() {
-            for lookup in schema.table(named: current)?.lookupFields ?? [] {
-                let target = lookup.lookupTable.lowercased()
-                if target == name.lowercased() { return true }
-                if seen.insert(target).inserted { next.append(target) }
-            }
-        }
-        return false
     }
 
     /// Loads the rows of the lookup tables that `rows` (values of `table`'s fields, in order) point

@@ -64,38 +64,29 @@ struct TableReader {
         var batch = RowBatch(fields: sent.map { stored[$0] }, rows: batchRows, bytes: batchBytes)
         var total = 0
         if let expression = filter {
-            // Each chunk's lookup rows are loaded for it, unless the table looks up its own rows.
-            data.lookupsLoadOnDemand = !data.lookupsLeadBack(to: definition.name)
-            let table = try data.table(definition.name)
-            try checkWorkLimit()
-            if table.rowCount > 0 {
-                // A table that looks up its own rows (directly or through others) holds them all already: filter those.
-                for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit) {
+            // A chunk of stored rows at a time goes through a table of its own, where the whole
+            // expression decides; each chunk's lookup rows are loaded for it.
+            data.lookupsLoadOnDemand = true
+            let table = try data.tableOfItsOwn(definition.name)
+            var chunk: [[Value]] = []
+            chunk.reserveCapacity(batchRows)
+            func filterChunk() throws {
+                try checkWorkLimit()
+                try data.loadLookupRows(of: table, pointedToBy: chunk)
+                try table.loadRows(chunk)
+                for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
                     try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
                     total += 1
                 }
-            } else {
-                // A chunk of stored rows at a time goes through the table, where the whole expression decides.
-                var chunk: [[Value]] = []
-                chunk.reserveCapacity(batchRows)
-                func filterChunk() throws {
-                    try checkWorkLimit()
-                    try data.loadLookupRows(of: table, pointedToBy: chunk)
-                    try table.loadRows(chunk)
-                    for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
-                        try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
-                        total += 1
-                    }
-                    table.discardAllRows()
-                    chunk.removeAll(keepingCapacity: true)
-                }
-                try eachStoredRow { values in
-                    chunk.append(values)
-                    if chunk.count >= batchRows { try filterChunk() }
-                    return total < limit
-                }
-                if !chunk.isEmpty, total < limit { try filterChunk() }
+                table.discardAllRows()
+                chunk.removeAll(keepingCapacity: true)
             }
+            try eachStoredRow { values in
+                chunk.append(values)
+                if chunk.count >= batchRows { try filterChunk() }
+                return total < limit
+            }
+            if !chunk.isEmpty, total < limit { try filterChunk() }
         } else {
             total = try namingTheTable { try connection.query(select, arguments, limit: limit, into: &batch, emit: emit) }
         }

@@ -72,9 +72,16 @@ final class SQLiteConnection: SQLConnection, RowBatchReading {
         }
     }
 
+    /// The statements whose rows are being handed out now: a query run while one of them is
+    /// (by the code a row is handed to) gets a statement of its own, since running the cached one
+    /// would reset the cursor handing out the rows — which then started again from the first.
+    private var iterating: Set<String> = []
+
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
         try Self.mappingErrors {
-            let statement = try db.cachedStatement(sql: sql)
+            let nested = !iterating.insert(sql).inserted
+            defer { if !nested { iterating.remove(sql) } }
+            let statement = nested ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
             try Self.bind(arguments, to: statement)
             let cursor = try Row.fetchCursor(statement)
             let handle = statement.sqliteStatement
@@ -88,7 +95,9 @@ final class SQLiteConnection: SQLConnection, RowBatchReading {
     func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
                emit: (RowStreamEvent) throws -> Void) throws -> Int {
         try Self.mappingErrors {
-            let statement = try db.cachedStatement(sql: sql)
+            let nested = !iterating.insert(sql).inserted
+            defer { if !nested { iterating.remove(sql) } }
+            let statement = nested ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
             try Self.bind(arguments, to: statement)
             let cursor = try Row.fetchCursor(statement)
             let handle = statement.sqliteStatement
