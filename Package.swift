@@ -126,7 +126,7 @@ let package = Package(
         ]),
         // Runs the built `relata` binary and checks its output and exit status.
         .testTarget(name: "RelataCLITests", dependencies: [
-            "relata", "relata-data-access", "RelataScript", "RelataTools", "RelataRemote", "RelataServerTestSupport",
+            "relata", "relata-data-access", "RelataScript", "RelataTools", "RelataRemote", "RelataTestSupport", "RelataServerTestSupport",
         ]),
         .testTarget(name: "RelataTestingTests", dependencies: ["RelataTesting"]),
         // PCTrade's rules tested from Swift with RelataTesting, as a user's own test target would.

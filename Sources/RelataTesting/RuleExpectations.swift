@@ -79,14 +79,16 @@ public func expectValue(_ row: DataTableRow, _ field: String, _ expected: Value,
 ///     try expectRuleTestsPass(schema: schemaURL)
 /// }
 /// ```
-/// - Parameter files: the test files; by default the ones the schema lists under `tests`.
+/// - Parameters:
+///   - files: the test files; by default the ones the schema lists under `tests`.
+///   - session: the session each test starts with; the schema file's `session` when nil.
 /// - Returns: every result, passing ones included.
 @discardableResult
-public func expectRuleTestsPass(schema url: URL, files: [URL]? = nil,
+public func expectRuleTestsPass(schema url: URL, files: [URL]? = nil, session: Session? = nil,
                                 fileID: String = #fileID, filePath: StaticString = #filePath,
                                 line: UInt = #line, column: UInt = #column) throws -> [RuleTestResult] {
     let schema = try Schema(contentsOf: url)
-    let runner = try RuleTestRunner(schema: schema)
+    let runner = try RuleTestRunner(schema: schema, session: session)
     var results: [RuleTestResult] = []
     for file in try files ?? schema.testFiles() {
         results += runner.run(try runner.load(file, name: file.lastPathComponent))

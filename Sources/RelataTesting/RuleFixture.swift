@@ -19,13 +19,27 @@ public final class RuleFixture {
     public let adapter: LocalDataAdapter
 
     /// Loads a schema file with its data and scripts.
-    /// - Parameter fixtures: rows added as original data, by table name, after the schema's data.
-    public init(schema url: URL, fixtures: [String: [[String: Value]]] = [:]) throws {
+    /// - Parameters:
+    ///   - fixtures: rows added as original data, by table name, after the schema's data.
+    ///   - session: the session the rules see (``session``); the schema file's `session` when nil.
+    public init(schema url: URL, fixtures: [String: [[String: Value]]] = [:], session: Session? = nil) throws {
         adapter = try Schema(contentsOf: url).makeAdapter()
+        if let session { adapter.session = session }
         for (name, rows) in fixtures.sorted(by: { $0.key < $1.key }) {
             let table = try self.table(name)
             try table.loadRows(named: rows)
         }
+    }
+
+    /// The session the rules see, as a data server's login would give it: set it to test a rule
+    /// that reads `session`.
+    ///
+    /// ```swift
+    /// pcTrade.session = Session(values: ["User": "ann"], roles: ["Clerk"])
+    /// ```
+    public var session: Session {
+        get { adapter.session }
+        set { adapter.session = newValue }
     }
 
     /// A table by name, or an error listing the tables.

@@ -39,6 +39,20 @@ struct ServerOptions: ParsableArguments {
         adapter.credentials = RemoteCredentials(user: user, password: password, domain: domain ?? environment["RELATA_DOMAIN"])
         return adapter
     }
+
+    /// Runs `body` with one session for the whole command, and logs out when it is done — however
+    /// it ends: a command leaves no session behind on the server.
+    func withAdapter<Result>(_ body: (RemoteDataAdapter) async throws -> Result) async throws -> Result {
+        let adapter = try adapter()
+        do {
+            let result = try await body(adapter)
+            try? await adapter.logOut()
+            return result
+        } catch {
+            try? await adapter.logOut()
+            throw error
+        }
+    }
 }
 
 /// `relata get URL TABLE`: a table from a server, printed.
@@ -96,36 +110,22 @@ struct GetCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await reportingFailures {
-            let adapter = try server.adapter()
-            let table: DataTable
-            if let sql {
-                table = try await adapter.getDataTable(sql: sql, parameters: Self.values(of: parameters), maxRecords: max)
-            } else {
-                let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                table = try await adapter.getDataTable(self.table ?? "", fields: names, where: whereExpression,
-                                                       parameters: Self.values(of: parameters), maxRecords: max)
-            }
-            if json {
-                Terminal.print(String(decoding: try table.jsonData(prettyPrinted: true), as: UTF8.self))
-            } else {
-                Terminal.print(TableText(table).text)
+            try await server.withAdapter { adapter in
+                let table: DataTable
+                if let sql {
+                    table = try await adapter.getDataTable(sql: sql, parameters: CommandLineValues.parse(parameters), maxRecords: max)
+                } else {
+                    let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                    table = try await adapter.getDataTable(self.table ?? "", fields: names, where: whereExpression,
+                                                           parameters: CommandLineValues.parse(parameters), maxRecords: max)
+                }
+                if json {
+                    Terminal.print(String(decoding: try table.jsonData(prettyPrinted: true), as: UTF8.self))
+                } else {
+                    Terminal.print(TableText(table).text)
+                }
             }
         }
-    }
-
-    /// `name=value` parameters: whole numbers, numbers, booleans and NULL by their look, text otherwise.
-    static func values(of parameters: [String]) -> [String: Value] {
-        var values: [String: Value] = [:]
-        for parameter in parameters {
-            let parts = parameter.split(separator: "=", maxSplits: 1).map(String.init)
-            let name = parts[0], text = parts.count > 1 ? parts[1] : ""
-            if let integer = Int64(text) { values[name] = .integer(integer) }
-            else if let number = Double(text), number.isFinite { values[name] = .double(number) }
-            else if text == "true" || text == "false" { values[name] = .boolean(text == "true") }
-            else if text == "null" { values[name] = .null }
-            else { values[name] = .string(text) }
-        }
-        return values
     }
 }
 
@@ -160,34 +160,35 @@ struct ApplyCommand: AsyncParsableCommand {
         var exit: ExitCode?
         try await reportingFailures {
             let edits = try Edit.list(contentsOf: URL(fileURLWithPath: self.edits))
-            let adapter = try server.adapter()
-            let schema = try await adapter.loadSchema()
-            var named: [String] = []
-            for edit in edits where !named.contains(where: { $0.caseInsensitiveCompare(edit.table) == .orderedSame }) {
-                named.append(schema.table(named: edit.table)?.name ?? edit.table)
-            }
-            _ = try await adapter.getDataTables(named.filter { schema.table(named: $0) != nil }.map { DataRequest(table: $0) })
-            let progress = ProgressBar(total: edits.count)
-            var run = EditRun(edits: edits, on: adapter.tables) { progress.advance($0) }
-            progress.finish()
-            let changed = adapter.tables.filter(\.hasChanges)
-            if validateOnly {
-                run.record(try await adapter.validateChanges(for: changed), passing: .validated)
-            } else {
-                do {
-                    run.record(try await adapter.applyChanges(for: changed))
-                } catch let refusal as RemoteError where refusal.kind == .permanent {
-                    // Refused as a whole (a permission, say): each edit still gets its verdict, with the server's words.
-                    run.record(try Self.refusedWhole(changed, refusal))
+            try await server.withAdapter { adapter in
+                let schema = try await adapter.loadSchema()
+                var named: [String] = []
+                for edit in edits where !named.contains(where: { $0.caseInsensitiveCompare(edit.table) == .orderedSame }) {
+                    named.append(schema.table(named: edit.table)?.name ?? edit.table)
                 }
+                _ = try await adapter.getDataTables(named.filter { schema.table(named: $0) != nil }.map { DataRequest(table: $0) })
+                let progress = ProgressBar(total: edits.count)
+                var run = EditRun(edits: edits, on: adapter.tables) { progress.advance($0) }
+                progress.finish()
+                let changed = adapter.tables.filter(\.hasChanges)
+                if validateOnly {
+                    run.record(try await adapter.validateChanges(for: changed), passing: .validated)
+                } else {
+                    do {
+                        run.record(try await adapter.applyChanges(for: changed))
+                    } catch let refusal as RemoteError where refusal.kind == .permanent {
+                        // Refused as a whole (a permission, say): each edit still gets its verdict, with the server's words.
+                        run.record(try Self.refusedWhole(changed, refusal))
+                    }
+                }
+                let report = run.report()
+                if json {
+                    try Terminal.printJSON(report)
+                } else {
+                    Terminal.print(report.text(schema: schema.name))
+                }
+                exit = ExitStatus.for(report.verdicts.compactMap(\.kind))
             }
-            let report = run.report()
-            if json {
-                try Terminal.printJSON(report)
-            } else {
-                Terminal.print(report.text(schema: schema.name))
-            }
-            exit = ExitStatus.for(report.verdicts.compactMap(\.kind))
         }
         if let exit { throw exit }
     }

@@ -43,7 +43,7 @@ struct QueryCommand: ParsableCommand {
         try reportingFailures {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: self.schema))
             let adapter = try schema.makeAdapter(logger: Logger(label: "relata.rules"))
-            let answer = try adapter.table(sql: query, parameters: GetCommand.values(of: parameters))
+            let answer = try adapter.table(sql: query, parameters: CommandLineValues.parse(parameters))
             if json {
                 Terminal.print(String(decoding: try answer.jsonData(prettyPrinted: true), as: UTF8.self))
             } else {

@@ -21,6 +21,7 @@ struct RunCommand: ParsableCommand {
               relata run Examples/PCTrade/PCTrade.schema.json --edits Examples/PCTrade/edits/scenario.json
               relata run Examples/PCTrade/PCTrade.schema.json --edits Examples/PCTrade/edits/scenario.json \\
                 --no-apply --save-briefcase /tmp/pctrade.briefcase
+              relata run Examples/PCTrade/PCTrade.schema.json --edits edits.json --user ann --role Clerk --value Region=EU
             """)
 
     @Argument(help: "The schema file (JSON; see Documentation/Schema.md).")
@@ -41,12 +42,16 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Print the verdicts as JSON.")
     var json = false
 
+    @OptionGroup(title: "The session the rules see")
+    var session: SessionOptions
+
     func run() throws {
         var exit: ExitCode?
         try reportingFailures {
             let schema = try Schema(contentsOf: URL(fileURLWithPath: self.schema))
             let edits = try Edit.list(contentsOf: URL(fileURLWithPath: self.edits))
             let adapter = try schema.makeAdapter(logger: Logger(label: "relata.rules"))
+            adapter.session = try session.session(over: schema)
             let target = saveBriefcase.map { OutputFile(path: $0, what: "a Relata briefcase", force: force) }
             let progress = ProgressBar(total: edits.count)
             var run = EditRun(edits: edits, on: adapter.tables) { progress.advance($0) }

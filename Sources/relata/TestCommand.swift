@@ -40,6 +40,9 @@ struct TestCommand: ParsableCommand {
     @Flag(help: "Print the results (and coverage) as JSON.")
     var json = false
 
+    @OptionGroup(title: "The session each test starts with (a test may set another with setSession)")
+    var session: SessionOptions
+
     func validate() throws {
         guard timeLimit.isFinite, timeLimit > 0, timeLimit <= 86_400 else {
             throw ValidationError("--time-limit must be a number of seconds above 0 and at most 86400 (a day), not \(timeLimit)")
@@ -59,7 +62,7 @@ struct TestCommand: ParsableCommand {
             }
             let recorder = coverage ? RuleCoverage() : nil
             let runner = try RuleTestRunner(schema: schema, engine: ScriptEngine(timeLimit: .milliseconds(Int64((timeLimit * 1000).rounded(.up)))),
-                                            coverage: recorder, logger: rulesLogger)
+                                            coverage: recorder, logger: rulesLogger, session: session.session(over: schema))
             let started = ContinuousClock.now
             var results: [RuleTestResult] = []
             var loaded: [RuleTestRunner.File] = []

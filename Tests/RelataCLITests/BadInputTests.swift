@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// Bad input never crashes `relata`: every error names its file and place, nothing the user
 /// has is overwritten, and the exit status follows one rule (0 pass, 1 the rules said no,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// `relata briefcase show` and `export`, on a briefcase `relata run` saved with pending changes.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct BriefcaseCommandTests {

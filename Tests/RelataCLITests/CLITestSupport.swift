@@ -80,22 +80,3 @@ func stopping(_ process: Process, within limit: Duration) -> Bool {
     process.waitUntilExit()
     return false
 }
-
-/// A temporary folder for files a test writes, removed afterwards.
-final class TemporaryFolder {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("relata-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func write(_ name: String, _ text: String) throws -> String {
-        let file = url.appendingPathComponent(name)
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(text.utf8).write(to: file)
-        return file.path
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}

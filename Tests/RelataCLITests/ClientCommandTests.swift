@@ -1,6 +1,7 @@
 import Foundation
 import RelataServerTestSupport
 import Testing
+import RelataTestSupport
 
 /// `relata get` and `relata apply` against a real `relata serve` process.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ClientCommandTests {
@@ -18,6 +19,26 @@ import Testing
         try #require(server.port > 0)
         defer { _ = server.stop() }
         try body("http://127.0.0.1:\(server.port)")
+    }
+
+    /// A client command logs out when it is done, however it ends: it leaves no session on the
+    /// server (one trial piled up 41).
+    @Test func clientCommandsLeaveNoSessionBehind() throws {
+        let folder = try TemporaryFolder()
+        let database = folder.url.appendingPathComponent("pctrade.sqlite").path
+        let server = try ServeCommandTests.Server(["--port", "0", "--database", database])
+        try #require(server.port > 0)
+        defer { _ = server.stop() }
+        let url = "http://127.0.0.1:\(server.port)"
+        #expect(try RelataProcess.run(["get", url, "Clients"], environment: Self.demo).status == 0)
+        let applied = try RelataProcess.run(["apply", url, "--edits", Self.scenario], environment: Self.demo)
+        #expect(applied.status == 1, "the scenario refuses some edits: \(applied.errorOutput)")
+        let refused = try RelataProcess.run(["get", url, "Nope"], environment: Self.demo)
+        #expect(refused.status != 0, "a command that fails after its login")
+        let sessions = try RelataProcess.run(["sessions", "list", "--sessions", database + "-sessions", "--json"])
+        #expect(sessions.status == 0, "\(sessions.errorOutput)")
+        let listed = try JSONSerialization.jsonObject(with: Data(sessions.output.utf8)) as? [Any]
+        #expect(listed?.isEmpty == true, "\(sessions.output)")
     }
 
     @Test(arguments: StorageBackend.allCases)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// One date everywhere: rules see UTC whatever the host's time zone, a date a rule makes is
 /// stored to the millisecond without float noise, and an old date is proleptic Gregorian.

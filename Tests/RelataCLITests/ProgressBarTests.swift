@@ -12,7 +12,7 @@ import Testing
         let result = try RelataProcess.run(URL(fileURLWithPath: Self.script), ["-qec", command, "/dev/null"])
         let text = result.output + result.errorOutput
         #expect(result.status == 0)
-        #expect(text.contains("\r\u{1B}[2K[########################] 29/29"))
+        #expect(text.contains("\r\u{1B}[2K[########################] 30/30"))
     }
 
     @Test func absentWhenPiped() throws {

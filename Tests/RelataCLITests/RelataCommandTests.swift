@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// Each subcommand of the built `relata` binary: output and exit status.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct RelataCommandTests {
@@ -40,7 +41,7 @@ import Testing
         let result = try RelataProcess.run(["test", schema])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.output.contains("✔ tests/OrderDetails.test.js › open orders stay within the client credit limit"))
-        #expect(result.output.contains("29 passed, 0 failed"))
+        #expect(result.output.contains("30 passed, 0 failed"))
     }
 
     @Test func testTurnsRedWhenARuleBreaks() throws {
@@ -57,22 +58,22 @@ import Testing
         #expect(result.output.contains("✘ tests/OrderDetails.test.js › the quantity must be positive"))
         #expect(result.output.contains(#"expected a rule failure matching "at least 1", but the rules passed"#))
         #expect(result.output.contains("at tests/OrderDetails.test.js:33:15"))
-        #expect(result.output.contains("28 passed, 1 failed"))
+        #expect(result.output.contains("29 passed, 1 failed"))
     }
 
     @Test func testFilterAndCoverage() throws {
         let result = try RelataProcess.run(["test", schema, "--filter", "a client needs a name", "--coverage"])
         #expect(result.status == 0)
         #expect(result.output.contains("1 passed, 0 failed"))
-        #expect(result.output.contains("rules/Clients.js: functions 2/3 ran, fail() calls 1/4 reached"))
-        #expect(result.output.contains("  never ran: beforeDelete (line 18)\n  never reached: fail at line 13:9, fail at line 15:9, fail at line 21:9"))
+        #expect(result.output.contains("rules/Clients.js: functions 2/4 ran, fail() calls 1/5 reached"))
+        #expect(result.output.contains("  never ran: beforeDelete (line 18), beforeUpdate (line 26)\n  never reached: fail at line 13:9, fail at line 15:9, fail at line 21:9, fail at line 28:9"))
 
         let all = try RelataProcess.run(["test", schema, "--coverage"])
-        #expect(all.output.contains("total: functions 20/20 ran, fail() calls 24/24 reached"))
+        #expect(all.output.contains("total: functions 21/21 ran, fail() calls 25/25 reached"))
 
         let json = try RelataProcess.run(["test", schema, "--coverage", "--json"])
         let output = try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any]
-        #expect(output?["passed"] as? Int == 29)
+        #expect(output?["passed"] as? Int == 30)
         let scripts = (output?["coverage"] as? [String: Any])?["scripts"] as? [[String: Any]]
         #expect(scripts?.map { $0["file"] as? String } == ["rules/schema.js", "rules/Clients.js", "rules/Products.js", "rules/Orders.js", "rules/Orders.server.js",
                                                                "rules/OrderDetails.js"])
@@ -87,6 +88,46 @@ import Testing
         let good = try RelataProcess.run(["check", schema])
         #expect(good.status == 0)
         #expect(good.output.contains("1 file and 10 scripts checked: 0 errors, 0 warnings"))
+    }
+
+    /// `relata run` and `relata test` give rules the session a login would (`--user`, `--role`,
+    /// `--value`): a rule reading `session.MemberId` refused every edit offline before.
+    @Test func runAndTestGiveRulesASession() throws {
+        let folder = try TemporaryFolder()
+        _ = try folder.write("Loans.js", """
+            function beforePost(row) {
+                if (session.MemberId === undefined) fail('member undefined');
+                if (row.MemberId !== session.MemberId && !session.hasRole('Librarian')) fail('a member borrows for himself only');
+            }
+            """)
+        let schemaFile = try folder.write("Library.schema.json", """
+            {"name": "Library", "tests": ["loans.test.js"],
+             "tables": [{"name": "Loans", "script": "Loans.js",
+                         "fields": [{"name": "LoanId", "type": "integer", "primaryKey": true}, {"name": "MemberId", "type": "integer"}]}]}
+            """)
+        let edits = try folder.write("edits.json", #"[{"insert": "Loans", "values": {"LoanId": 1, "MemberId": 7}}, {"insert": "Loans", "values": {"LoanId": 2, "MemberId": 8}}]"#)
+        _ = try folder.write("loans.test.js", """
+            test('the session of the command line', () => {
+                expect(session.User).toBe('ann');
+                expect(session.MemberId).toBe(7);
+                expect(session.Late).toBe(true);
+            });
+            """)
+        let bare = try RelataProcess.run(["run", schemaFile, "--edits", edits, "--json"])
+        let refusals = (try JSONSerialization.jsonObject(with: Data(bare.output.utf8)) as? [String: Any])?["verdicts"] as? [[String: Any]]
+        #expect(refusals?.map { $0["message"] as? String } == ["member undefined", "member undefined"], "\(bare.output)")
+
+        let member = try RelataProcess.run(["run", schemaFile, "--edits", edits, "--user", "ann", "--value", "MemberId=7"])
+        #expect(member.status == 1)
+        #expect(member.output.hasSuffix("1 applied, 1 refused\n"), "\(member.output)")
+        let librarian = try RelataProcess.run(["run", schemaFile, "--edits", edits, "--value", "MemberId=1", "--role", "Librarian"])
+        #expect(librarian.status == 0, "\(librarian.output)")
+        let bad = try RelataProcess.run(["run", schemaFile, "--edits", edits, "--value", "MemberId"])
+        #expect(bad.status == 64 && bad.errorOutput.contains("--value takes KEY=VALUE"), "\(bad.errorOutput)")
+
+        let tested = try RelataProcess.run(["test", schemaFile, "--user", "ann", "--value", "MemberId=7", "--value", "Late=true"])
+        #expect(tested.status == 0, "\(tested.output)")
+        #expect(tested.output.contains("1 passed, 0 failed"))
     }
 
     /// `relata check` checks a schema's server-only scripts like its shared ones.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// `relata serve --config` with permissions that would quietly open or close a door: a misspelt
 /// table or role, a login table nobody closed, no permissions at all — refused at the start with

@@ -6,6 +6,7 @@ import Relata
 import RelataRemote
 import RelataServerTestSupport
 import Testing
+import RelataTestSupport
 
 /// Three `relata serve` processes on one PostgreSQL database serve one set of clients: any
 /// instance serves any request.

@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import RelataServerTestSupport
 import Testing
+import RelataTestSupport
 
 /// `relata serve`: a real server process, reached over a socket.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ServeCommandTests {

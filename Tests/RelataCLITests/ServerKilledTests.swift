@@ -3,6 +3,7 @@ import Relata
 import RelataRemote
 import RelataServerTestSupport
 import Testing
+import RelataTestSupport
 
 /// The client against a real `relata serve` process that is killed while it applies.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ServerKilledTests {

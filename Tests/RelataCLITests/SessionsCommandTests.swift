@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import RelataTestSupport
 
 /// `relata sessions list|end` against a running `relata serve`'s session database.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct SessionsCommandTests {

@@ -14,6 +14,20 @@ final class PCTradeServer: Sendable {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let schemaFile = packageRoot.appendingPathComponent("Examples/PCTrade/PCTrade.schema.json")
 
+    /// The users, each with the roles and values of his sessions (the password is the name).
+    static let users: KeyValuePairs<String, Session> = [
+        "demo": Session(values: ["UserId": 1], roles: ["Sales", "Manager"]),
+        "clerk": Session(values: ["UserId": 2], roles: ["Clerk"]),
+    ]
+
+    /// The session rules see for a user's login (but its domain): what offline rules need to
+    /// give the same verdicts.
+    static func session(of user: String) -> Session {
+        var session = users.first { $0.key == user }?.value ?? Session()
+        session.values["User"] = .string(user)
+        return session
+    }
+
     let folder: URL
     let service: DataService
     let services: ServerServices
@@ -36,10 +50,9 @@ final class PCTradeServer: Sendable {
         logger.logLevel = .critical
         service = try DataService(storage: storage, permissions: permissions, logger: logger)
         let sessions = try SessionStore(path: folder.appendingPathComponent("sessions.sqlite").path)
-        let users = [
-            ServerUser(name: "demo", passwordHash: ServerUser.hash(password: "demo", cost: 4), roles: ["Sales", "Manager"], values: ["UserId": 1]),
-            ServerUser(name: "clerk", passwordHash: ServerUser.hash(password: "clerk", cost: 4), roles: ["Clerk"], values: ["UserId": 2]),
-        ]
+        let users = Self.users.map { name, session in
+            ServerUser(name: name, passwordHash: ServerUser.hash(password: name, cost: 4), roles: session.roles, values: session.values)
+        }
         services = try ServerServices(dataServices: [service], login: LoginService(users: users, sessions: sessions))
     }
 

@@ -43,9 +43,12 @@ import RelataTestSupport
         #expect(tests.contains("declare function expectFail(body: () => unknown, pattern?: string | RegExp): RuleError;"))
         #expect(tests.contains("declare function test(name: string, body: () => void | Promise<void>): void;"))
         #expect(tests.contains("declare const lda: {"))
-        for ruleOnly in ["fail", "log", "newGuid", "isServer", "session", "schema"] {
+        for ruleOnly in ["fail", "newGuid", "isServer", "schema"] {
             #expect(!tests.contains("declare function \(ruleOnly)(") && !tests.contains("declare const \(ruleOnly):"), "\(ruleOnly)")
         }
+        // Test files log, and see (and set) the session rules see.
+        #expect(tests.contains("declare function log(...parts: unknown[]): void;") && tests.contains("declare const session: Session;"))
+        #expect(tests.contains("declare function setSession(session: { user?: string; roles?: string[]; values?: Record<string, unknown> }): void;"))
     }
 
     /// Each global the declarations promise exists at run time, in rule scripts and in test files alike.

@@ -20,3 +20,10 @@ function beforeDelete(row) {
     if (orders.length > 0)
         fail(row.ClientName + ' has ' + orders.length + ' orders; mark the client inactive instead');
 }
+
+// Only a manager raises a credit limit. `session` is the logged-in user's on a server, and
+// offline the schema file's (or `relata run --user … --role …`).
+function beforeUpdate(row, old) {
+    if (row.CreditLimit > old.CreditLimit && !session.hasRole('Manager'))
+        fail('only a manager raises a credit limit; ' + session.User + ' may not');
+}

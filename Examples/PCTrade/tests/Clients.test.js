@@ -38,3 +38,10 @@ test('a client without orders can be deleted', () => {
 test('the credit limit cannot be negative', () => {
     expectFail(() => update('Clients', 900, { CreditLimit: -1 }), 'cannot be negative');
 });
+
+test('only a manager raises a credit limit', () => {
+    expectPass(() => update('Clients', 901, { CreditLimit: 2000 }));   // the schema's session: demo, a manager
+    setSession({ user: 'clerk', roles: ['Clerk'], values: { UserId: 2 } });
+    expectFail(() => update('Clients', 900, { CreditLimit: 6000 }), 'only a manager raises a credit limit; clerk may not');
+    expectPass(() => update('Clients', 900, { CreditLimit: 4000 }));
+});

@@ -19,7 +19,7 @@ package enum NativeFunction {
         }
     }
 
-    static func make(in context: ScriptContext, _ body: @escaping Body) -> JSObjectRef {
+    package static func make(in context: ScriptContext, _ body: @escaping Body) -> JSObjectRef {
         let box = Unmanaged.passRetained(Box(body, context: context)).toOpaque()
         return JSObjectMake(context.ref, functionClass, box)
     }

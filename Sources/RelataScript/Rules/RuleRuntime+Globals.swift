@@ -82,7 +82,16 @@ extension RuleRuntime {
         """
 
     func installGlobals(in context: ScriptContext, table: String?) throws {
-        let logger = self.logger
+        Self.installLog(in: context, logger: logger, table: table)
+        try context.install(Self.bootstrap)
+        context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
+        installSession(in: context)
+        installSchema(in: context)
+        installDataAccess(in: context)
+    }
+
+    /// What `log(…)` in a scope calls (`relata.log`): a line at `info`, with the script's place.
+    package static func installLog(in context: ScriptContext, logger: Logger, table: String?) {
         context.setProperty("log", of: context.runtime, to: NativeFunction.make(in: context) { context, _, arguments in
             let text = arguments.first.flatMap { JSString.string(of: $0, in: context.ref) } ?? ""
             let stack = arguments.count > 1 ? JSString.string(of: arguments[1], in: context.ref) ?? "" : ""
@@ -93,18 +102,18 @@ extension RuleRuntime {
             logger.info("\(text)", metadata: metadata)
             return JSValueMakeUndefined(context.ref)
         })
-        try context.install(Self.bootstrap)
-        context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
-        installSession(in: context)
-        installSchema(in: context)
-        installDataAccess(in: context)
     }
 
     /// `isServer`, and `session`: the environment's session values by key, `roles`, and `hasRole(name)`.
     func installSession(in context: ScriptContext) {
         context.setProperty("isServer", of: context.global, to: JSValueMakeBoolean(context.ref, environment.isServer))
+        Self.installSession(environment.session, in: context)
+    }
+
+    /// Makes `session` in a scope the object rules see for a session (rule test files see the
+    /// same one): its values by key, `roles`, and `hasRole(name)`.
+    package static func installSession(_ current: Session, in context: ScriptContext) {
         let session = context.makeObject()
-        let current = environment.session
         for (key, value) in current.values.sorted(by: { $0.key < $1.key }) {
             context.setProperty(key, of: session, to: context.jsValue(value), readOnly: true)
         }

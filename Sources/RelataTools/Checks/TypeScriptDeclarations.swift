@@ -73,6 +73,19 @@ public enum TypeScriptDeclarations {
 
     /// What rule scripts and test files both see.
     static let sharedAPI = """
+        /** Writes to the host's log, with the script location. */
+        declare function log(...parts: unknown[]): void;
+
+        /** The session: its values by key (`session.User`), its roles. */
+        interface Session {
+            readonly [key: string]: unknown;
+            readonly roles: readonly string[];
+            hasRole(role: string): boolean;
+        }
+        /** The session the rules see: on a data server the logged-in user's; offline the schema's `session`,
+         *  or what `relata run`/`relata test` were given (--user, --role, --value). */
+        declare const session: Session;
+
         /** Reads and writes the adapter's tables; writes go through their rules and join a running apply. */
         declare const lda: {
             select<T extends TableName>(table: T, ...key: unknown[]): TableRows[T] | null;
@@ -101,19 +114,10 @@ public enum TypeScriptDeclarations {
     static let ruleAPI = """
         /** Refuses the change (or the row event) with a message; never returns. */
         declare function fail(message?: string): never;
-        /** Writes to the host's log, with the script location. */
-        declare function log(...parts: unknown[]): void;
         /** A new GUID as a string. */
         declare function newGuid(): string;
         /** True when the rules run on a data server. */
         declare const isServer: boolean;
-
-        interface Session {
-            readonly [key: string]: unknown;
-            readonly roles: readonly string[];
-            hasRole(role: string): boolean;
-        }
-        declare const session: Session;
 
         interface FieldInfo {
             readonly name: string;
@@ -196,6 +200,8 @@ public enum TypeScriptDeclarations {
         declare function selectWhere<T extends TableName>(table: T, where: string, parameters?: Record<string, unknown>): TableRows[T][];
         /** Applies every pending change; throws the first failure; returns how many changes were processed. */
         declare function apply(): number;
+        /** The session the rules (and `session` here) see for the rest of this test. */
+        declare function setSession(session: { user?: string; roles?: string[]; values?: Record<string, unknown> }): void;
         /** The rules must refuse with `fail()`; returns the refusal. */
         declare function expectFail(body: () => unknown, pattern?: string | RegExp): RuleError;
         /** Any error; returns what was thrown. */

@@ -1,7 +1,7 @@
 import RelataScript
 /// The JavaScript a rule test file runs with: `test`, `fixture`, the expectations,
-/// and (installed from Swift) `insert`, `update`, `remove`, `select`,
-/// `selectWhere`, `lda` and `apply`. Documented in `Documentation/RuleTests.md`.
+/// `setSession`, `log`, and (installed from Swift) `session`, `insert`, `update`, `remove`,
+/// `select`, `selectWhere`, `lda` and `apply`. Documented in `Documentation/RuleTests.md`.
 enum RuleTestLibrary {
     /// Installed with `relata` in scope (see ``ScriptContext/install(_:)``): what the runner
     /// reads back lives in `relata`, where a test file cannot reach it; the functions a test
@@ -125,8 +125,15 @@ enum RuleTestLibrary {
             };
         }
 
+        // The session the rules see from now on in this test (each test starts with the runner's).
+        function setSession(description) { relata.setSession(description); }
+        function log(...parts) {
+            relata.log(parts.map(p => typeof p === 'string' ? p : relata.show(p)).join(' '), new Error().stack);
+        }
+
         for (const [name, value] of [['test', test], ['fixture', fixture], ['expectFail', expectFail], ['expectError', expectError],
-                                     ['expectPass', expectPass], ['expect', expect], ['ExpectationFailure', ExpectationFailure]])
+                                     ['expectPass', expectPass], ['expect', expect], ['ExpectationFailure', ExpectationFailure],
+                                     ['setSession', setSession], ['log', log]])
             Object.defineProperty(globalThis, name, { value, writable: false, enumerable: false, configurable: false });
         """#
 }

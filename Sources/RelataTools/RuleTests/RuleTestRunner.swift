@@ -19,17 +19,21 @@ public final class RuleTestRunner {
     public let engine: ScriptEngine
     /// When set, records what the rules ran over every test (see ``RuleCoverage``).
     public let coverage: RuleCoverage?
-    /// Where the rules' `log(…)` goes.
+    /// Where the rules' `log(…)` goes, and the test files'.
     public let logger: Logger
+    /// The session each test starts with (a test may change it with `setSession`).
+    public let session: Session
     /// The adapter of the test that is running.
     private var current: LocalDataAdapter?
 
+    /// - Parameter session: the session each test starts with; the schema file's `session` when nil.
     public init(schema: Schema, engine: ScriptEngine? = nil, coverage: RuleCoverage? = nil,
-                logger: Logger = Logger(label: "relata.rules")) throws {
+                logger: Logger = Logger(label: "relata.rules"), session: Session? = nil) throws {
         self.schema = schema
         self.engine = try engine ?? ScriptEngine()
         self.coverage = coverage
         self.logger = logger
+        self.session = try session ?? schema.defaultSession()
     }
 
     /// A loaded test file: its tests, ready to run.
@@ -102,6 +106,8 @@ public final class RuleTestRunner {
             var result = RuleTestResult(file: file.name, test: test.name, line: test.line, passed: true, milliseconds: 0)
             do {
                 let adapter = try schema.makeAdapter(engine: engine, logger: logger, coverage: coverage)
+                adapter.session = session
+                RuleRuntime.installSession(session, in: file.context)
                 try loadFixtures(of: file, into: adapter)
                 current = adapter
                 defer { current = nil }
@@ -155,12 +161,51 @@ public final class RuleTestRunner {
                                    ("selectWhere", "selectWhere")] {
             context.setProperty(global, of: context.global, to: context.property(function, of: lda), readOnly: true)
         }
+        RuleRuntime.installLog(in: context, logger: logger, table: nil)
+        RuleRuntime.installSession(session, in: context)
+        context.setProperty("setSession", of: context.runtime, to: NativeFunction.make(in: context) { [weak self] context, _, arguments in
+            guard let adapter = self?.current else { throw ScriptError(.runtime, "setSession(…) works only inside a test(…) body") }
+            let session = try Self.session(from: arguments.first, in: context)
+            adapter.session = session
+            RuleRuntime.installSession(session, in: context)
+            return JSValueMakeUndefined(context.ref)
+        })
         context.defineFunction("apply") { [weak self] context, _, _ in
             guard let adapter = self?.current else { throw ScriptError(.runtime, "apply() works only inside a test(…) body") }
             let deltas = try adapter.applyChanges(for: adapter.tables)
             if let failure = ScriptError(firstFailureIn: deltas) { throw failure }
             return JSValueMakeNumber(context.ref, Double(deltas.reduce(0) { $0 + $1.changes.count }))
         }
+    }
+
+    /// The session `setSession({ user, roles, values })` describes.
+    private static func session(from value: JSValueRef?, in context: ScriptContext) throws -> Session {
+        func invalid(_ what: String) -> ScriptError { ScriptError(.runtime, "setSession({ user, roles, values }): \(what)") }
+        guard let value, JSValueIsObject(context.ref, value), let object = JSValueToObject(context.ref, value, nil) else {
+            throw invalid("give an object")
+        }
+        var session = Session()
+        let values = context.property("values", of: object)
+        if !JSValueIsUndefined(context.ref, values), !JSValueIsNull(context.ref, values) {
+            session.values = try context.dictionary(from: values, fields: nil)
+        }
+        let user = context.property("user", of: object)
+        if !JSValueIsUndefined(context.ref, user) {
+            guard JSValueIsString(context.ref, user), let name = JSString.string(of: user, in: context.ref) else { throw invalid("user is not a string") }
+            session.values["User"] = .string(name)
+        }
+        let roles = context.property("roles", of: object)
+        if !JSValueIsUndefined(context.ref, roles) {
+            guard JSValueIsArray(context.ref, roles), let array = JSValueToObject(context.ref, roles, nil) else { throw invalid("roles is not an array") }
+            session.roles = try (0..<min(context.length(of: array), 1000)).map { index in
+                let role = context.element(index, of: array)
+                guard JSValueIsString(context.ref, role), let name = JSString.string(of: role, in: context.ref) else {
+                    throw invalid("roles[\(index)] is not a string")
+                }
+                return name
+            }
+        }
+        return session
     }
 
     private func loadFixtures(of file: File, into adapter: LocalDataAdapter) throws {

@@ -38,6 +38,7 @@ indirect enum KnownKeys: Sendable {
     /// A schema file (`Documentation/Schema.md`).
     static let schema: KnownKeys = .object([
         "name": .any, "description": .any, "script": .any, "serverScript": .any, "updateOrder": .any, "tests": .any,
+        "session": .object(["user": .any, "roles": .any, "values": .any]),
         "commands": .array(.object(["name": .any, "function": .any, "enabled": .any, "roles": .any])),
         "tables": .array(.object([
             "name": .any, "data": .any, "script": .any, "serverScript": .any, "updateRule": .any, "storedName": .any, "columns": .any,

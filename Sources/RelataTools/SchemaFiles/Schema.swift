@@ -79,7 +79,19 @@ public struct Schema: Sendable {
         let adapter = try LocalDataAdapter(engine: engine, logger: logger)
         adapter.coverage = coverage
         try load(into: adapter)
+        adapter.session = try defaultSession()
         return adapter
+    }
+
+    /// The session the schema file gives offline rules (`session`); an empty one without it.
+    ///
+    /// - Throws: ``RelataError`` naming the schema file for a value that is not a field value.
+    public func defaultSession() throws -> Session {
+        do {
+            return try description.session?.session() ?? Session()
+        } catch let error as RelataError {
+            throw RelataError(error.code, "session: \(error.message)", location: url.path)
+        }
     }
 
     /// Adds the schema's tables and rules to an adapter.

@@ -32,6 +32,32 @@ public struct SchemaDescription: Codable, Sendable, Equatable {
     /// Commands a data server runs on request (functions of the schema-wide script).
     public var commands: [CommandDefinition]?
     public var tables: [Table]
+    /// The session rules see offline (`relata run`, `relata test`, `Schema.makeAdapter()`),
+    /// unless a command line or a test gives another: what a data server's login would give.
+    public var session: SessionDescription?
+
+    /// A session as a schema file or a rule test describes it: `{"user": "ann", "roles": ["Sales"],
+    /// "values": {"Region": "EU"}}`. Rules see `session.User`, each value, `session.roles`.
+    public struct SessionDescription: Codable, Sendable, Equatable {
+        public var user: String?
+        public var roles: [String]?
+        public var values: [String: JSONValue]?
+
+        public init(user: String? = nil, roles: [String]? = nil, values: [String: JSONValue]? = nil) {
+            self.user = user
+            self.roles = roles
+            self.values = values
+        }
+
+        /// The session rules see.
+        ///
+        /// - Throws: ``RelataError`` for a value that is not a field value (an array, an object).
+        public func session() throws -> Session {
+            var values = try (self.values ?? [:]).mapValues(Value.init(untypedJSON:))
+            if let user { values["User"] = .string(user) }
+            return Session(values: values, roles: roles ?? [])
+        }
+    }
 
     /// One table of a schema.
     public struct Table: Codable, Sendable, Equatable {

@@ -1,10 +1,12 @@
 import Relata
 import RelataTools
 
-/// A list of edits on PCTrade, run three ways by ``DifferentialTests``.
+/// A list of edits on PCTrade, run three ways by ``DifferentialTests``, by a user of PCTrade's
+/// servers (`demo` or `clerk`): offline with the session that user's login gives.
 struct Scenario: Sendable, CustomStringConvertible {
     let name: String
     let edits: [Edit]
+    var user = "demo"
     var description: String { name }
 }
 
@@ -117,6 +119,12 @@ enum DifferentialCorpus {
             Scenario(name: "a phone number holding NUL", edits: [M.update("Clients", 1, ["ContactPhone": M.text("555\u{0}1234")])]),
             // A server-only script (Orders.server.js) runs where the data is kept — offline and on the
             // server — and the client, which never has it, ends with what it stored.
+            // The same session gives the same verdict on every site (Clients.js reads session.hasRole).
+            Scenario(name: "a clerk raises a credit limit (a rule reading the session)",
+                     edits: [M.update("Clients", 5, ["CreditLimit": M.number(9000)]), M.update("Clients", 6, ["CreditLimit": M.number(1)])],
+                     user: "clerk"),
+            Scenario(name: "a manager raises a credit limit (a rule reading the session)",
+                     edits: [M.update("Clients", 5, ["CreditLimit": M.number(9000)])]),
             Scenario(name: "ship addresses in the warehouse's format (a server-only script)",
                      edits: [M.insert("Orders", ["ClientId": M.int(9), "OrderDate": M.text("2026-11-20T10:00:00Z"),
                                                  "ShipAddress": M.text("  12   Dock\tSt ")], as: "order"), M.line(2),

@@ -47,6 +47,7 @@ import Testing
         var quiet = Logger(label: "relata.differential")
         quiet.logLevel = .critical
         let local = try schema.makeAdapter(logger: quiet)
+        local.session = PCTradeServer.session(of: scenario.user)
         var offlineRun = EditRun(edits: scenario.edits, on: local.tables)
         offlineRun.record(try local.applyChanges(for: local.tables))
         let offline = offlineRun.report()
@@ -55,7 +56,7 @@ import Testing
         let server = try PCTradeServer()
         try await server.serve { url in
             let adapter = RemoteDataAdapter(targetURL: url, dataService: "DataService.PCTrade", logger: quiet)
-            adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+            adapter.credentials = RemoteCredentials(user: scenario.user, password: scenario.user)
             _ = try await adapter.getDataTables(local.tables.map { DataRequest(table: $0.name) })
 
             // 2. Client-side validation against the live server.
@@ -115,7 +116,7 @@ import Testing
         var report: EditRun.Report?
         try await server.serve { url in
             let adapter = RemoteDataAdapter(targetURL: url, dataService: "DataService.PCTrade", logger: logger)
-            adapter.credentials = RemoteCredentials(user: "demo", password: "demo")
+            adapter.credentials = RemoteCredentials(user: scenario.user, password: scenario.user)
             _ = try await adapter.getDataTables(tables.map { DataRequest(table: $0) })
             var run = EditRun(edits: scenario.edits, on: adapter.tables)
             adapter.validatesChangesLocally = false
