@@ -17,6 +17,16 @@ enum ExitStatus {
     static let ruleIsBroken = ExitCode(3)
     /// The server could not be reached, failed, or cut its answer short: retrying may work.
     static let serverUnavailable = ExitCode(4)
+    /// The server refused the user: the login failed, or his roles may not do what was asked.
+    static let serverRefusedUser = ExitCode(5)
+
+    /// The status for a server's failure: 4 when retrying may work, 5 for a refused login or
+    /// permission, 2 for a request the server found wrong (an unknown table, a bad expression).
+    static func `for`(_ error: RemoteError) -> ExitCode {
+        if error.isRetryable { return serverUnavailable }
+        if error.kind == .authentication || error.code == RelataError.Code.permissionDenied.rawValue { return serverRefusedUser }
+        return badInput
+    }
 
     /// The status for a run whose failures are of these kinds (nil when there are none).
     static func `for`(_ kinds: some Sequence<FailureKind>) -> ExitCode? {
@@ -50,7 +60,7 @@ func reportingFailures(_ work: () async throws -> Void) async throws {
         throw exit
     } catch let error as RemoteError {
         Terminal.error("\(error)")
-        throw error.isRetryable ? ExitStatus.serverUnavailable : ExitStatus.badInput
+        throw ExitStatus.for(error)
     } catch {
         Terminal.error(describe(error))
         throw ExitStatus.badInput

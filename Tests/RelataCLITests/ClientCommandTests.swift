@@ -132,7 +132,7 @@ import RelataTestSupport
             #expect(noPassword.errorOutput.contains("RELATA_PASSWORD"))
 
             let wrong = try RelataProcess.run(["get", url, "Clients"], environment: ["RELATA_USER": "demo", "RELATA_PASSWORD": "nope"])
-            #expect(wrong.status == 2)
+            #expect(wrong.status == 5, "the server refused the user")
             #expect(wrong.errorOutput.contains("loginFailed"))
             #expect(!wrong.errorOutput.contains("nope"), "the password is never echoed")
 
@@ -171,7 +171,8 @@ extension ClientCommandTests {
         let config = try folder.write("server.json", """
             {"port": 0, "domains": [{"name": "Shop", "usersFile": "users.json",
               "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite",
-                           "permissions": {"Clients": {"read": ["*"]}, "*": {"read": ["*"], "insert": ["*"], "update": ["*"]}}}]}]}
+                           "permissions": {"Clients": {"read": ["*"]}, "OrderDetails": {"read": ["Sales"]},
+                                           "*": {"read": ["*"], "insert": ["*"], "update": ["*"]}}}]}]}
             """)
         let edits = try folder.write("edits.json", """
             [{"update": "Products", "key": 3, "values": {"UnitsInStock": 10}},
@@ -196,6 +197,9 @@ extension ClientCommandTests {
         #expect(text.output.contains("update on Clients is not allowed for roles [Clerk]"), "\(text.output)")
         let stock = try RelataProcess.run(["get", url, "Products", "--where", "ProductId = 3", "--fields", "UnitsInStock", "--json"], environment: clerk)
         #expect(stock.output.contains("10"), "the allowed edit was applied: \(stock.output)")
+        let closed = try RelataProcess.run(["get", url, "OrderDetails"], environment: clerk)
+        #expect(closed.status == 5, "a read the roles may not make: the server refused the user")
+        #expect(closed.errorOutput.contains("read on OrderDetails is not allowed for roles [Clerk]; roles that may: [Sales]"), "\(closed.errorOutput)")
 
         let json = try RelataProcess.run(["apply", url, "--edits", edits, "--json"], environment: clerk)
         #expect(json.status == 1)

@@ -134,6 +134,17 @@ import RelataTestSupport
         #expect(!badUsers.errorOutput.contains("created and seeded"), "nothing is created before the input is known to be good")
         let badPort = try RelataProcess.run(["serve", "--port", "70000"])
         #expect(badPort.status == 64)
+
+        // A database or session file whose folder is missing is named, with the reason.
+        let config = try folder.write("server.json", """
+            {"port": 0, "sessions": "state-t/sessions.sqlite",
+             "domains": [{"name": "Shop", "usersFile": "users.json", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)"}]}]}
+            """)
+        _ = try folder.write("users.json", "[]")
+        let noFolder = try RelataProcess.run(["serve", "--config", config])
+        #expect(noFolder.status == 2)
+        #expect(noFolder.errorOutput.contains("state-t/sessions.sqlite: the database cannot be opened: its folder"), "\(noFolder.errorOutput)")
+        #expect(noFolder.errorOutput.contains("state-t does not exist"), "\(noFolder.errorOutput)")
     }
 }
 

@@ -30,8 +30,20 @@ public final class SQLiteDatabase: SQLDatabase {
             if !synchronous { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
             db.add(function: Self.like)
         }
-        queue = path == ":memory:" ? try DatabaseQueue(configuration: configuration)
-                                   : try DatabasePool(path: path, configuration: configuration)
+        if path == ":memory:" {
+            queue = try DatabaseQueue(configuration: configuration)
+            return
+        }
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw RelataError(.fileFailed, "the database cannot be opened: its folder \(folder) does not exist", location: path)
+        }
+        do {
+            queue = try DatabasePool(path: path, configuration: configuration)
+        } catch let error as DatabaseError {
+            throw RelataError(.fileFailed, "the database cannot be opened: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")", location: path)
+        }
     }
 
     /// `relata_like(text, pattern, escape)`: DA SQL's `LIKE` — Relata's own matcher, which folds
