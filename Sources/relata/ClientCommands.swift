@@ -112,17 +112,25 @@ struct GetCommand: AsyncParsableCommand {
         try await reportingFailures {
             try await server.withAdapter { adapter in
                 let table: DataTable
+                var computed: Set<String> = []
                 if let sql {
                     table = try await adapter.getDataTable(sql: sql, parameters: CommandLineValues.parse(parameters), maxRecords: max)
                 } else {
                     let names = fields?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                    table = try await adapter.getDataTable(self.table ?? "", fields: names, where: whereExpression,
-                                                           parameters: CommandLineValues.parse(parameters), maxRecords: max)
+                    let schema = try await adapter.loadSchema()
+                    let definition = schema.table(named: self.table ?? "")
+                    let virtual = Set((definition?.lookupFields.map(\.name) ?? []) + (definition?.calculatedFields.map(\.name) ?? [])
+                        .map { $0.lowercased() })
+                    // A lookup or calculated field is computed here from the whole row: all stored fields are fetched then.
+                    let asksVirtual = names?.contains { virtual.contains($0.lowercased()) } ?? false
+                    let fetched = try await adapter.getDataTable(self.table ?? "", fields: asksVirtual ? nil : names, where: whereExpression,
+                                                                 parameters: CommandLineValues.parse(parameters), maxRecords: max)
+                    (table, computed) = try FieldsShown.table(fetched, showing: names, schema: schema)
                 }
                 if json {
                     Terminal.print(String(decoding: try table.jsonData(prettyPrinted: true), as: UTF8.self))
                 } else {
-                    Terminal.print(TableText(table).text)
+                    Terminal.print(TableText(table, computed: computed).text)
                 }
             }
         }
@@ -210,11 +218,44 @@ extension ApplyCommand {
     }
 }
 
-/// A table's stored fields as aligned text columns — what the server sent — long values cut short.
+/// What `relata get` shows of a table: the fields asked for — stored, lookup or calculated — or
+/// every stored field and then every lookup and calculated field, which the server's rules compute
+/// here (as a client's user sees them).
+enum FieldsShown {
+    /// A table holding the fields shown, and the names of those computed here.
+    static func table(_ fetched: DataTable, showing names: [String]?, schema: SchemaDefinition) throws -> (DataTable, computed: Set<String>) {
+        let definition = schema.table(named: fetched.name)
+        var types: [String: (name: String, type: DataType)] = [:]
+        for field in definition?.calculatedFields ?? [] { types[field.name.lowercased()] = (field.name, field.type) }
+        for lookup in definition?.lookupFields ?? [] {
+            let type = schema.table(named: lookup.lookupTable)?.fields.first { $0.name.caseInsensitiveCompare(lookup.lookupResultField) == .orderedSame }?.type
+            types[lookup.name.lowercased()] = (lookup.name, type ?? .string)
+        }
+        let wanted = names ?? (fetched.fields.map(\.name) + fetched.virtualFieldNames)
+        var fields: [FieldDefinition] = [], computed: Set<String> = []
+        for name in wanted {
+            if let stored = fetched.field(named: name) {
+                fields.append(FieldDefinition(stored.name, stored.type, size: stored.size))
+            } else if let virtual = types[name.lowercased()] {
+                fields.append(FieldDefinition(virtual.name, virtual.type))
+                computed.insert(virtual.name)
+            } else {
+                throw RelataError(.unknownField, "the table has no field '\(name)'", table: fetched.name, field: name)
+            }
+        }
+        guard !computed.isEmpty else { return (fetched, []) }
+        let shown = try DataTable(name: fetched.name, fields: fields)
+        try shown.loadRows(fetched.rows.map { row in fields.map { (try? row.value(forKey: $0.name)) ?? .null } })
+        return (shown, computed)
+    }
+}
+
+/// A table's fields as aligned text columns, long values cut short; a field computed here (a
+/// lookup or calculated field) is marked `*`.
 struct TableText {
     let text: String
 
-    init(_ table: DataTable, widest: Int = 40) {
+    init(_ table: DataTable, computed: Set<String> = [], widest: Int = 40) {
         let names = table.fields.map(\.name)
         let cells = table.rows.map { row in
             names.map { name -> String in
@@ -228,14 +269,15 @@ struct TableText {
                 return shown.count > widest ? String(shown.prefix(widest - 1)) + "…" : shown
             }
         }
-        let widths = names.indices.map { column in ([names[column]] + cells.map { $0[column] }).map(\.count).max() ?? 0 }
+        let headers = names.map { computed.contains($0) ? $0 + "*" : $0 }
+        let widths = names.indices.map { column in ([headers[column]] + cells.map { $0[column] }).map(\.count).max() ?? 0 }
         func line(_ parts: [String]) -> String {
             zip(parts, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
         }
-        var lines = [line(names), line(widths.map { String(repeating: "-", count: $0) })]
+        var lines = [line(headers), line(widths.map { String(repeating: "-", count: $0) })]
         lines += cells.map(line)
-        lines.append("\(table.rowCount) row\(table.rowCount == 1 ? "" : "s")")
+        lines.append("\(table.rowCount) row\(table.rowCount == 1 ? "" : "s")" + (computed.isEmpty ? "" : "; * computed by the rules here (lookup or calculated)"))
         text = lines.joined(separator: "\n")
     }
 }

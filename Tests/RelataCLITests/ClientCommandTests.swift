@@ -41,6 +41,28 @@ import RelataTestSupport
         #expect(listed?.isEmpty == true, "\(sessions.output)")
     }
 
+    /// `relata get` shows what a client's user sees: lookup and calculated fields too (computed by
+    /// the rules here, marked), and `--fields` takes them.
+    @Test func getShowsLookupAndCalculatedFields() throws {
+        try withServer { url in
+            let orders = try RelataProcess.run(["get", url, "Orders", "--where", "OrderId = 145"], environment: Self.demo)
+            #expect(orders.status == 0, "\(orders.errorOutput)")
+            #expect(orders.output.hasPrefix("OrderId  ClientId  OrderDate"), "\(orders.output)")
+            #expect(orders.output.contains("ClientName*"), "\(orders.output)")
+            #expect(orders.output.hasSuffix("1 row; * computed by the rules here (lookup or calculated)\n"), "\(orders.output)")
+
+            let lines = try RelataProcess.run(["get", url, "OrderDetails", "--where", "DetailId = 415", "--fields", "DetailId,LineTotal,ProductName",
+                                               "--json"], environment: Self.demo)
+            #expect(lines.status == 0, "\(lines.errorOutput)")
+            let rows = try #require(try JSONSerialization.jsonObject(with: Data(lines.output.utf8)) as? [[String: Any]])
+            #expect(rows.count == 1 && Set(rows[0].keys) == ["DetailId", "LineTotal", "ProductName"], "\(lines.output)")
+            #expect(rows[0]["ProductName"] as? String != nil && rows[0]["LineTotal"] as? Double != nil, "\(lines.output)")
+
+            let unknown = try RelataProcess.run(["get", url, "OrderDetails", "--fields", "DetailId,Colour"], environment: Self.demo)
+            #expect(unknown.status == 2 && unknown.errorOutput.contains("Colour"), "\(unknown.errorOutput)")
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func getPrintsATableAsTextOrJSON(backend: StorageBackend) throws {
         try withServer(backend) { url in
