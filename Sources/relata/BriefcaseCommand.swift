@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Relata
+import RelataRemote
 
 /// `relata briefcase show|export`: look inside a briefcase without writing code.
 struct BriefcaseCommand: ParsableCommand {
@@ -116,7 +117,7 @@ struct BriefcaseCommand: ParsableCommand {
         func text(name: String) -> String {
             var lines = ["\(name) (\(layout) briefcase)"]
             lines.append(properties.isEmpty ? "properties: none" : "properties:")
-            for key in properties.keys.sorted() { lines.append("  \(key) = \(properties[key]!)") }
+            for key in properties.keys.sorted() { lines.append("  \(key) = \(Self.shown(properties[key]!, of: key))") }
             lines.append(tables.isEmpty ? "tables: none" : "tables:")
             let width = tables.map(\.name.count).max() ?? 0
             for table in tables {
@@ -135,6 +136,32 @@ struct BriefcaseCommand: ParsableCommand {
                 lines.append(text)
             }
             return lines.joined(separator: "\n")
+        }
+
+        /// A property as a line: what a client's schema or unanswered apply holds, summed up; any
+        /// other long or multi-line value cut short with its length (`--json` prints them whole).
+        static func shown(_ value: String, of key: String) -> String {
+            switch key {
+            case RemoteDataAdapter.BriefcaseKey.schema:
+                if let schema = try? JSONDecoder().decode(SchemaDefinition.self, from: Data(value.utf8)) {
+                    let scripts = schema.scripts.count
+                    return "the schema \(schema.name): \(schema.tables.count) table\(schema.tables.count == 1 ? "" : "s") "
+                        + "(\(schema.tables.map(\.name).joined(separator: ", "))), \(scripts) rule script\(scripts == 1 ? "" : "s")"
+                }
+            case RemoteDataAdapter.BriefcaseKey.unansweredApply:
+                if let request = try? DeltaJSON.decodeRequest(Array(value.utf8)) {
+                    let changes = request.deltas.reduce(0) { $0 + $1.changes.count }
+                    return "a batch sent without an answer: \(changes) change\(changes == 1 ? "" : "s")"
+                        + (request.apply.map { " (apply id \($0.id)); the next apply sends it again first" } ?? "")
+                }
+            case RemoteDataAdapter.BriefcaseKey.fetchedTables:
+                return value.split(separator: "\n").joined(separator: ", ")
+            default:
+                break
+            }
+            let firstLine = value.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            guard firstLine.count > 100 || firstLine.count < value.count else { return value }
+            return String(firstLine.prefix(100)) + "… (\(value.count) characters)"
         }
     }
 }

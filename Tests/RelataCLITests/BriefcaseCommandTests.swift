@@ -1,6 +1,8 @@
 import Foundation
-import Testing
+import Relata
 import RelataTestSupport
+import RelataTools
+import Testing
 
 /// `relata briefcase show` and `export`, on a briefcase `relata run` saved with pending changes.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct BriefcaseCommandTests {
@@ -13,6 +15,28 @@ import RelataTestSupport
         let scenario = RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/edits/scenario.json").path
         let run = try RelataProcess.run(["run", RelataProcess.pcTradeSchema, "--edits", scenario, "--no-apply", "--save-briefcase", briefcase])
         try #require(run.status == 1, "the scenario refuses some edits; \(run.errorOutput)")
+    }
+
+    /// A client's briefcase keeps its schema, its fetched tables and an unanswered batch as
+    /// properties: `show` sums them up instead of printing their JSON.
+    @Test func showSumsUpAClientsSchemaAndLongProperties() throws {
+        let schema = try String(decoding: JSONEncoder().encode(Schema(contentsOf: URL(fileURLWithPath: RelataProcess.pcTradeSchema)).definition().sharedWithClients),
+                                as: UTF8.self)
+        let client = Briefcase()
+        client.addTable(try DataTable(name: "Notes", fields: [FieldDefinition("Id", .integer, primaryKey: true)]))
+        client.properties = ["Relata.Schema": schema, "Relata.FetchedTables": "Clients\nOrders",
+                             "Relata.UnansweredApply": #"{"apply": {"id": "A-1", "madeAt": 1800000000}, "deltas": [{"tableName": "Notes", "keyFields": ["Id"], "loggedFields": ["Id"], "changes": [{"changeId": 1, "type": "insert", "status": "pending", "oldValues": {}, "newValues": {"Id": {"integer": 1}}, "refreshedValues": {}}]}]}"#,
+                             "Note": String(repeating: "x", count: 300)]
+        let file = folder.url.appendingPathComponent("client.briefcase")
+        try client.save(to: file)
+        let result = try RelataProcess.run(["briefcase", "show", file.path])
+        #expect(result.status == 0, "\(result.errorOutput)")
+        #expect(result.output.contains("  Relata.Schema = the schema PCTrade: 5 tables (Clients, Providers, Products, Orders, OrderDetails), 5 rule scripts"),
+                "\(result.output)")
+        #expect(result.output.contains("  Relata.FetchedTables = Clients, Orders"))
+        #expect(result.output.contains("  Relata.UnansweredApply = a batch sent without an answer: 1 change (apply id A-1); the next apply sends it again first"))
+        #expect(result.output.contains("  Note = " + String(repeating: "x", count: 100) + "… (300 characters)"))
+        #expect(!result.output.contains("\"tables\""), "no JSON dumped")
     }
 
     @Test func showListsTablesRowsAndPendingChanges() throws {
