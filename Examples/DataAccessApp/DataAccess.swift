@@ -71,6 +71,9 @@ import RelataRemote
             try setupData()
             triggerDataReady()
             return source
+        } catch let error as RemoteError where error.code == RemoteError.networkCode {
+            delegate?.alertError("the server at \(adapter.targetURL.absoluteString) is unreachable, and there is no briefcase to start from: \(error.message)")
+            return nil
         } catch {
             delegate?.alertError("the data could not be loaded: \(error)")
             return nil

@@ -42,7 +42,13 @@ import RelataScript
         print("saved to the briefcase with \(orders.changedRows.count + details.changedRows.count) pending changes")
 
         await finish(data.beginApplyUpdates())
-        print("applied: order \(order["OrderId"]), line \(line["DetailId"]) refers to order \(line["OrderId"]); pending now: \(orders.hasChanges || details.hasChanges)")
+        // Says what happened: a row still changed was not applied (its failure, or the alert above, says why).
+        if order.isChanged || line.isChanged {
+            print("not applied: order \(order["OrderId"]) is \(order.rowState)\(order.failureMessage.map { " (\($0))" } ?? ""), "
+                  + "line \(line["DetailId"]) is \(line.rowState)\(line.failureMessage.map { " (\($0))" } ?? ""); the changes stay pending")
+        } else {
+            print("applied: order \(order["OrderId"]), line \(line["DetailId"]) refers to order \(line["OrderId"]); pending now: \(orders.hasChanges || details.hasChanges)")
+        }
     } catch {
         print("the order could not be made: \(error)")
         return 1

@@ -180,6 +180,13 @@ import RelataTestSupport
             #expect(text.contains("the server refused: row (ClientId=2) changed since it was read"))
             #expect(FileManager.default.fileExists(atPath: home.url.appendingPathComponent("DataAccessApp.briefcase").path))
         }
+        // A server that is down is said to be unreachable, not a login without credentials.
+        let home = try TemporaryFolder()
+        let app = RelataProcess.binary.deletingLastPathComponent().appendingPathComponent("relata-data-access")
+        let down = try RelataProcess.run(app, [], environment: ["RELATA_SERVER": "http://127.0.0.1:9", "DATA_ACCESS_HOME": home.url.path])
+        #expect(down.status == 1)
+        #expect(down.output.contains("alert: the server at http://127.0.0.1:9 is unreachable, and there is no briefcase to start from"), "\(down.output)")
+        #expect(!down.output.contains("noCredentials"))
     }
 }
 
