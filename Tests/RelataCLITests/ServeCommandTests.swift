@@ -206,6 +206,24 @@ extension ServeCommandTests {
 }
 
 extension ServeCommandTests {
+    /// A schema whose tables changed since the database was made: the server refuses to start,
+    /// naming the difference (every request on the table failed before, with SQLite's words).
+    @Test func aServerRefusesToStartOnADatabaseThatLacksAField() throws {
+        let folder = try TemporaryFolder()
+        let fields = #"{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Title", "type": "string", "size": 40}"#
+        let schema = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [\#(fields)]}]}"#)
+        let database = folder.url.appendingPathComponent("lab.sqlite").path
+        let first = try Server([schema, "--port", "0", "--database", database])
+        #expect(first.port > 0)
+        #expect(first.stop() == 0)
+        _ = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [\#(fields), {"name": "Year", "type": "integer"}]}]}"#)
+        let second = try Server([schema, "--port", "0", "--database", database])
+        #expect(second.port == 0, "it does not listen")
+        #expect(second.stop() == 2)
+        #expect(second.errorOutput.contains("the database does not match the schema Lab (1 difference)"), "\(second.errorOutput)")
+        #expect(second.errorOutput.contains(#"Books.Year: the database has no such column; add it: ALTER TABLE "Books" ADD COLUMN "Year" INTEGER"#))
+    }
+
     @Test func editedRulesAreServedWithoutARestart() async throws {
         let folder = try TemporaryFolder()
         let schema = try folder.write("Lab.schema.json", """

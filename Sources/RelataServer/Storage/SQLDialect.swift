@@ -27,6 +27,11 @@ public protocol SQLDialect: Sendable {
     /// A statement to run after seeding a table with keys given, so new rows get keys after them
     /// (`table`: quoted for SQL; `column`: the auto-increment column's stored name); nil when not needed.
     func afterSeeding(table: String, autoIncrementColumn column: String) -> String?
+    /// A query answering a table's columns as rows of (name, declared type, 1 when NOT NULL);
+    /// `table` is the stored name, unquoted.
+    func columnsQuery(of table: String) -> (sql: String, arguments: [Value])
+    /// Whether a column declared `declared` stores a field's values as Relata reads them.
+    func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool
 }
 
 extension SQLDialect {

@@ -18,14 +18,22 @@ public final class SQLStorage: Sendable {
     let database: any SQLDatabase
 
     /// Keeps a schema's tables in a database, creating those that are missing.
+    ///
+    /// - Throws: ``RelataError/Code/invalidSchema`` naming each column the database lacks or
+    ///   holds differently (``SchemaCheck``): requests would fail on them later.
     public init(database: any SQLDatabase, schema: SchemaDefinition) throws {
         self.schema = schema
         self.database = database
         dialect = database.dialect
         names = PhysicalNames(schema, dialect: database.dialect)
-        try database.inTransaction { connection in
+        let differences = try database.inTransaction { connection in
             for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
             try connection.execute(ApplyLog.createStatement(dialect: database.dialect), [])
+            return try SchemaCheck(storage: self).differences(in: connection)
+        }
+        guard differences.isEmpty else {
+            throw RelataError(.invalidSchema, "the database does not match the schema \(schema.name) (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n  "
+                              + differences.joined(separator: "\n  "))
         }
     }
 

@@ -27,6 +27,24 @@ public struct SQLiteDialect: SQLDialect {
     /// AUTOINCREMENT follows the largest key stored by itself.
     public func afterSeeding(table: String, autoIncrementColumn column: String) -> String? { nil }
 
+    public func columnsQuery(of table: String) -> (sql: String, arguments: [Value]) {
+        ("SELECT name, type, \"notnull\" FROM pragma_table_info(?1)", [.string(table)])
+    }
+
+    /// By SQLite's type affinity, found from the declared type as SQLite finds it.
+    public func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool {
+        Self.affinity(declared) == Self.affinity(columnType(of: field))
+    }
+
+    private static func affinity(_ declared: String) -> String {
+        let type = declared.uppercased()
+        if type.contains("INT") { return "INTEGER" }
+        if type.contains("CHAR") || type.contains("CLOB") || type.contains("TEXT") { return "TEXT" }
+        if type.isEmpty || type.contains("BLOB") { return "BLOB" }
+        if type.contains("REAL") || type.contains("FLOA") || type.contains("DOUB") { return "REAL" }
+        return "NUMERIC"
+    }
+
     public func autoIncrementPrimaryKey(of field: FieldDefinition) -> String {
         "\(quote(field.name)) INTEGER PRIMARY KEY AUTOINCREMENT"
     }
