@@ -36,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         // Already a dependency of Hummingbird: the server's bounded graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        // Already in the graph through Hummingbird: the server's metrics; shown at /metrics by swift-prometheus.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -83,6 +86,8 @@ let package = Package(
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
         .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),

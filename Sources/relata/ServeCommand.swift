@@ -89,6 +89,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long requests in flight may take to finish when the server is stopped.", valueName: "seconds"))
     var shutdownGrace: Double = 10
 
+    @OptionGroup(title: "Logging")
+    var log: LogOptions
+
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, not \(port)") }
         for (name, value) in [("--query-time-limit", queryTimeLimit), ("--write-timeout", writeTimeout), ("--idle-timeout", idleTimeout),
@@ -121,8 +124,8 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var logger = Logger(label: "relata.server")
-        logger.logLevel = .info
+        log.bootstrap()
+        let logger = Logger(label: "relata.server")
         let prepared: (services: ServerServices, schemaName: String, watched: [any ServeWatch])
         var host = self.host, port = self.port
         do {
@@ -135,7 +138,7 @@ struct ServeCommand: AsyncParsableCommand {
                 prepared = try prepare(logger: logger)
             }
         } catch {
-            Terminal.error(describe(error))
+            logger.audit(.startRefused, "the server did not start: \(describe(error))", level: .critical)
             throw ExitStatus.badInput
         }
         let configuration = ServerConfiguration(host: host, port: port, maxBodyBytes: maxBodyBytes, maxBodyBytesBeforeSession: maxLoginBodyBytes,
@@ -155,7 +158,7 @@ struct ServeCommand: AsyncParsableCommand {
                 guard seconds % 5 == 0 else { continue }
                 do {
                     let ended = try await services.endSessionsOfChangedAccounts()
-                    if ended > 0 { logger.notice("ended \(ended) session(s) whose account went or has other roles now") }
+                    if ended > 0 { logger.audit(.sessionsEnded, "ended \(ended) session(s) whose account went or has other roles now") }
                 } catch {
                     logger.error("the sessions could not be checked against their accounts: \(describe(error))")
                 }
@@ -169,9 +172,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             let text = "\(error)"
             if text.contains("Address already in use") || text.contains("EADDRINUSE") {
-                Terminal.error("port \(port) on \(host) is taken by another program; choose another with --port")
+                logger.audit(.startRefused, "port \(port) on \(host) is taken by another program; choose another with --port", level: .critical)
             } else {
-                Terminal.error("the server stopped: \(text)")
+                logger.critical("the server stopped: \(text)")
             }
             throw ExitStatus.badInput
         }

@@ -44,10 +44,11 @@ final class RulesWatch: ServeWatch, @unchecked Sendable {
         do {
             let definition = try Schema(contentsOf: schemaFile).definition()
             if try service.reloadRules(from: definition) {
-                logger.info("reloaded the rules of \(definition.name) (version \(definition.version.prefix(19))…)")
+                logger.audit(.rulesReloaded, "reloaded the rules of \(definition.name) (version \(definition.version.prefix(19))…)",
+                             metadata: ["schema": .string(definition.name)])
             }
         } catch {
-            logger.error("the rules of \(schemaFile.path) were not reloaded, the previous ones stay: \(describe(error))")
+            logger.audit(.rulesReloadFailed, "the rules of \(schemaFile.path) were not reloaded, the previous ones stay: \(describe(error))", level: .error)
         }
     }
 
@@ -83,9 +84,9 @@ final class UsersWatch: ServeWatch, @unchecked Sendable {
         do {
             let users = try ServeCommand.serverUsers(ServerConfigFile.users(contentsOf: usersFile))
             provider.replace(with: users)
-            logger.info("reloaded the users of \(place) from \(usersFile.path) (\(users.count) users)")
+            logger.audit(.usersReloaded, "reloaded the users of \(place) from \(usersFile.path) (\(users.count) users)")
         } catch {
-            logger.error("the users of \(place) were not reloaded from \(usersFile.path), the previous ones stay: \(describe(error))")
+            logger.audit(.usersReloadFailed, "the users of \(place) were not reloaded from \(usersFile.path), the previous ones stay: \(describe(error))", level: .error)
         }
     }
 }

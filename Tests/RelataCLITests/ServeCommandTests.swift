@@ -340,3 +340,38 @@ extension ServeCommandTests {
         #expect(ContinuousClock.now - started < .seconds(30))
     }
 }
+
+extension ServeCommandTests {
+    /// `--log-format json` writes one JSON object per line; `--log-level` leaves out what is less
+    /// important; the start, the stop, logins and a refused start are audit events.
+    @Test func theLogIsJSONLinesAtTheChosenLevelWithAuditEvents() async throws {
+        let folder = try TemporaryFolder()
+        let database = folder.url.appendingPathComponent("pc.sqlite").path
+        let server = try Server(["--port", "0", "--database", database, "--log-format", "json", "--log-level", "notice"])
+        #expect(server.port > 0)
+        let (wrong, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
+        #expect(wrong == 401)
+        #expect(await server.waitForLog("login.failed", within: .seconds(10)))
+        #expect(server.stop() == 0)
+        let lines = server.errorOutput.split(separator: "\n").map(String.init)
+        let events = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.count == lines.count, "every line is a JSON object: \(lines.filter { !$0.hasPrefix("{") })")
+        let audits = events.compactMap { $0["audit"] as? String }
+        #expect(audits.first == "server.started" && audits.last == "server.stopped", "\(audits)")
+        #expect(audits.contains("login.failed"))
+        let failed = try #require(events.first { $0["audit"] as? String == "login.failed" })
+        #expect(failed["user"] as? String == "demo" && failed["level"] as? String == "warning" && failed["time"] is String)
+        #expect(!lines.contains { $0.contains("POST /v2/LoginService/Login") }, "request lines are info, below notice")
+
+        let refused = try RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0", "--log-format", "json"])
+        #expect(refused.status == 2)
+        let line = try #require(refused.errorOutput.split(separator: "\n").last)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(event["audit"] as? String == "start.refused")
+        #expect(event["level"] as? String == "critical")
+        #expect((event["message"] as? String)?.contains("the schema file does not exist") == true)
+
+        let badLevel = try RelataProcess.run(["serve", "--log-level", "loud"])
+        #expect(badLevel.status == 64)
+    }
+}

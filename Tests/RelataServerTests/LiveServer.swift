@@ -45,10 +45,10 @@ func withLiveServer(_ services: ServerServices, maxBodyBytes: Int = 1 << 20,
     try await withLiveServer(services, configuration: ServerConfiguration(port: 0, maxBodyBytes: maxBodyBytes, maxQueryBodyBytes: min(maxBodyBytes, 1 << 20)), body)
 }
 
-func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
-                    _ body: @Sendable (LiveClient) async throws -> Void) async throws {
+func withLiveServer(_ services: ServerServices, configuration: ServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
+                    logger: Logger = Logger(label: "relata.server"), _ body: @Sendable (LiveClient) async throws -> Void) async throws {
     let (ports, continuation) = AsyncStream<Int>.makeStream()
-    let app = RelataHTTPServer.application(services: services, configuration: configuration, logger: logger) { port in
+    let app = RelataHTTPServer.application(services: services, configuration: configuration, metrics: metrics, logger: logger) { port in
         continuation.yield(port)
     }
     try await withThrowingTaskGroup(of: Void.self) { group in

@@ -62,7 +62,8 @@ public final class LogRecorder: @unchecked Sendable {
             set { metadata[key] = newValue }
         }
         func log(event: LogEvent) {
-            recorder.append(event.message.description, event.metadata ?? [:])
+            // The logger's own metadata (a request's id, its user) with the event's.
+            recorder.append(event.message.description, metadata.merging(event.metadata ?? [:]) { _, event in event })
         }
     }
 }

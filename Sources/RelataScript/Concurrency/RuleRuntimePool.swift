@@ -40,6 +40,9 @@ public actor RuleRuntimePool {
         free = Array(owners.indices.reversed())
     }
 
+    /// How many runtimes are running a unit of work now.
+    public var busy: Int { size - free.count }
+
     /// Runs a unit of work on a free runtime, waiting for one when all are busy.
     public func perform<Result: Sendable>(_ work: @Sendable (RuleRuntime) throws -> Result) async throws -> Result {
         let index = await checkOut()

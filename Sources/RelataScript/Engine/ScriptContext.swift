@@ -349,6 +349,7 @@ package final class ScriptContext {
     package func error(from exception: JSValueRef, file: String?) -> ScriptError {
         if machine.watchdog.fired {
             machine.watchdog.fired = false
+            TimeLimitStops.shared.note()
             var description = describe(exception)
             description.name = "TimeLimit"
             description.message = "the script ran longer than the time limit (\(machine.timeLimit)) and was stopped; look for a loop that never ends"

@@ -61,6 +61,7 @@ struct DataServiceRoutes {
             throw ProtocolError.badRequest(error.message)
         }
         let processed = try await context.dataService.updateData(message.deltas, session: context.session, apply: message.apply, rulesVersion: validated)
+        context.record.noteChanges(of: processed)
         return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: try DeltaJSON.encode(processed))))
     }
@@ -69,6 +70,7 @@ struct DataServiceRoutes {
         let message = try await context.message(ProtocolMessages.CommandRequest.self, of: request, limit: configuration.maxQueryBodyBytes,
                                                 within: configuration.bodyTimeout)
         let (result, deltas) = try await context.dataService.executeCommand(message.command, parameters: message.parameters ?? [:], session: context.session)
+        context.record.noteChanges(of: deltas)
         return try RelataHTTPServer.json(ProtocolMessages.CommandAnswer(result: result, deltas: deltas))
     }
 

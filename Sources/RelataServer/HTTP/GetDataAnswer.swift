@@ -31,6 +31,7 @@ enum GetDataAnswer {
             logger.debug("a read began")
             do {
                 try await service.stream(read, limit: limit) { event in
+                    if case .tableEnd(let rows) = event { context.record.noteRowsRead(rows) }
                     if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }
                 }
                 pipe.sendWithoutWaiting(output.rest(try encoder.end()))
@@ -43,6 +44,7 @@ enum GetDataAnswer {
                     pipe.finish(throwing: error)   // nothing sent: the handler answers with the error
                 } else {
                     let (_, answer, _) = ProtocolErrorAnswer.answer(for: error, logger: logger)
+                    context.record.note { $0.errorCode = answer.error.code }
                     logger.notice("GetData failed after its answer began; the answer ends with the error: \(answer.error.message)")
                     pipe.sendWithoutWaiting(output.rest(encoder.failure(answer)))
                     pipe.finish()

@@ -8,8 +8,14 @@ import RelataScript
 /// fits the error.
 enum ProtocolErrorAnswer {
     /// Every error as a JSON answer with the right status; nothing reaches the client as a bare 500.
-    static func response(for error: any Error, logger: Logger) -> Response {
+    static func response(for error: any Error, logger: Logger, record: RequestRecord) -> Response {
+        // Lines about the error name the request's user, known only to the handlers inside.
+        var logger = logger
+        let facts = record.facts
+        if let user = facts.user { logger[metadataKey: "user"] = .string(user) }
+        if let domain = facts.domain { logger[metadataKey: "domain"] = .string(domain) }
         let (status, answer, retryAfter) = self.answer(for: error, logger: logger)
+        record.note { $0.errorCode = answer.error.code }
         var response = (try? RelataHTTPServer.json(answer, status: status)) ?? Response(status: .internalServerError)
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         // A body that never arrived leaves the connection in no state to read another request.
@@ -44,6 +50,7 @@ enum ProtocolErrorAnswer {
         case let error as RelataError where error.code == .permissionDenied:
             status = .forbidden
             details = .init(code: error.code.rawValue, message: error.message, table: error.table)
+            logger.audit(.permissionDenied, "\(error.message)", metadata: error.table.map { ["table": .string($0)] } ?? [:])
         case let error as RelataError where [.staleRules, .applyIdReused, .applyIdExpired].contains(error.code):
             status = .conflict
             details = .init(code: error.code.rawValue, message: error.message)
@@ -126,7 +133,7 @@ enum ProtocolError: Error {
 
 extension ProtocolError {
     /// The error as the protocol's answer.
-    func response(logger: Logger) -> Response {
-        ProtocolErrorAnswer.response(for: self, logger: logger)
+    func response(logger: Logger, record: RequestRecord) -> Response {
+        ProtocolErrorAnswer.response(for: self, logger: logger, record: record)
     }
 }

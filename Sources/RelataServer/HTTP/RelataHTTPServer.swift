@@ -25,16 +25,15 @@ public enum RelataHTTPServer {
     /// `/v2`, each request takes its share of the budget for bodies; `LoginService` is open to
     /// anyone; every data service's route is reached only through ``SessionMiddleware``, the one
     /// place that decides who may call it.
-    public static func application(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
+    public static func application(services: ServerServices, configuration: ServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
+                                   logger: Logger = Logger(label: "relata.server"),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: RelataRequestContext.self)
         router.addMiddleware {
-            LogRequestsMiddleware(.info)
+            RequestLogMiddleware(metrics: metrics)
             ProtocolErrorMiddleware()
         }
-        router.get("health") { _, _ in
-            try json(["status": "ok", "protocol": "v\(protocolVersion)"], status: .ok)
-        }
+        HealthRoutes(services: services, metrics: metrics).add(to: router)
         let openAPI = (try? JSONSerialization.data(withJSONObject: OpenAPIDocument.make(for: services), options: [.sortedKeys])) ?? Data("{}".utf8)
         router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))
@@ -66,13 +65,25 @@ public enum RelataHTTPServer {
     /// ```swift
     /// try await RelataHTTPServer.run(services: services, configuration: ServerConfiguration(port: 7099))
     /// ```
-    public static func run(services: ServerServices, configuration: ServerConfiguration, logger: Logger = Logger(label: "relata.server"),
+    public static func run(services: ServerServices, configuration: ServerConfiguration, metrics: ServerMetrics = ServerMetrics(),
+                           logger: Logger = Logger(label: "relata.server"),
                            onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) async throws {
-        let app = application(services: services, configuration: configuration, logger: logger, onServerRunning: onServerRunning)
+        let schemas = services.domains.flatMap { domain in domain.dataServices.values.map { "\(domain.name)/\($0.storage.schema.name)" } }.sorted()
+        let app = application(services: services, configuration: configuration, metrics: metrics, logger: logger) { port in
+            logger.audit(.started, "the server started", metadata: [
+                "address": .string("\(configuration.host):\(port)"), "protocol": "v\(protocolVersion)",
+                "schemas": .string(schemas.joined(separator: ",")), "pid": .stringConvertible(Int(ProcessInfo.processInfo.processIdentifier)),
+            ])
+            await onServerRunning(port)
+        }
         var group = ServiceGroupConfiguration(services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
         group.maximumGracefulShutdownDuration = configuration.shutdownGrace
         group.maximumCancellationDuration = .seconds(5)
-        defer { services.close() }
+        let started = ContinuousClock.now
+        defer {
+            services.close()
+            logger.audit(.stopped, "the server stopped", metadata: ["uptime_s": .stringConvertible(Int((ContinuousClock.now - started).components.seconds))])
+        }
         try await ServiceGroup(configuration: group).run()
     }
 

@@ -9,6 +9,8 @@ protocol ConnectionContext: RequestContext {
     var channel: any Channel { get }
     /// The request's share of the bytes of bodies the server holds at once (``BodyBudgetMiddleware``).
     var bodyLease: BodyBudget.Lease? { get }
+    /// What the request did, for its log line and the metrics (``RequestLogMiddleware``).
+    var record: RequestRecord { get }
 }
 
 extension ConnectionContext {
@@ -41,6 +43,7 @@ struct RelataRequestContext: ConnectionContext {
     var bodyLease: BodyBudget.Lease?
     /// The session the request's bearer token names, and its domain.
     var authenticated: (session: Session, domain: ServerDomain)?
+    let record = RequestRecord()
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
@@ -55,6 +58,7 @@ struct SessionContext: ChildRequestContext, ConnectionContext {
     var coreContext: CoreRequestContextStorage
     let channel: any Channel
     let bodyLease: BodyBudget.Lease?
+    let record: RequestRecord
     let session: Session
     let dataService: DataService
 
@@ -66,7 +70,10 @@ struct SessionContext: ChildRequestContext, ConnectionContext {
         coreContext = context.coreContext   // the logger, and the path's parameters
         channel = context.channel
         bodyLease = context.bodyLease
+        record = context.record
         self.session = session
         dataService = try domain.dataService(named: context.parameters.get("service") ?? "")
+        let service = "DataService.\(dataService.storage.schema.name)"
+        record.note { $0.service = service }
     }
 }

@@ -14,9 +14,10 @@ struct ProtocolErrorMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
-            response = ProtocolError.notFound("no such path: \(request.uri.path) (POST /v\(RelataHTTPServer.protocolVersion)/{service}/{method})").response(logger: context.logger)
+            response = ProtocolError.notFound("no such path: \(request.uri.path) (POST /v\(RelataHTTPServer.protocolVersion)/{service}/{method})")
+                .response(logger: context.logger, record: context.record)
         } catch {
-            response = ProtocolErrorAnswer.response(for: error, logger: context.logger)
+            response = ProtocolErrorAnswer.response(for: error, logger: context.logger, record: context.record)
         }
         response.headers[.init("x-request-id")!] = context.id
         return response
@@ -54,6 +55,14 @@ struct SessionMiddleware: RouterMiddleware {
         }
         var context = context
         context.authenticated = (session, domain)
+        let user = session.values["User"]?.stringValue
+        context.record.note { facts in
+            facts.user = user
+            facts.domain = domain.name
+        }
+        // Every line the request logs names who made it.
+        context.logger[metadataKey: "user"] = user.map { .string($0) }
+        context.logger[metadataKey: "domain"] = .string(domain.name)
         return try await next(request, context)
     }
 

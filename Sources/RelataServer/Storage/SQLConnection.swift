@@ -82,6 +82,8 @@ public protocol SQLDatabase: Sendable {
     func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
     /// Closes the database's connections when the server stops (nothing by default).
     func close()
+    /// How many connections are lent to work now (the server's metrics report it).
+    var connectionsInUse: Int { get }
 }
 
 extension SQLDatabase {

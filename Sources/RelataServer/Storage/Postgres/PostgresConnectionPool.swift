@@ -71,6 +71,9 @@ final class PostgresConnectionPool: @unchecked Sendable {
         return try work(connection)
     }
 
+    /// How many connections are lent now.
+    var lent: Int { condition.withLock { open - idle.count } }
+
     /// Closes every connection, waiting at most ``PostgresTimeLimits/close`` for them all; lent
     /// ones are closed when their work ends. Nothing is lent afterwards.
     func closeAll() {

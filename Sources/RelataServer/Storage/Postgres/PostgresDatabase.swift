@@ -36,6 +36,8 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Closes every connection (within ``PostgresTimeLimits/close``); nothing is lent afterwards.
     /// A server closes its databases when it stops.
+    public var connectionsInUse: Int { pool.lent }
+
     public func close() {
         pool.closeAll()
     }

@@ -12,6 +12,10 @@ import Relata
 public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
+    private let leases = LeaseCount()
+
+    /// How many reads and writes hold a connection now.
+    public var connectionsInUse: Int { leases.count }
 
     /// Opens (or creates) a database file; `:memory:` makes a private in-memory database.
     ///
@@ -55,15 +59,30 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
-        try SQLiteConnection.mappingErrors { try queue.read { db in try work(SQLiteConnection(db)) } }
+        try SQLiteConnection.mappingErrors { try queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await SQLiteConnection.mappingErrors { try await queue.read { db in try work(SQLiteConnection(db)) } }
+        try await SQLiteConnection.mappingErrors { [leases] in try await queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
-        try SQLiteConnection.mappingErrors { try queue.writeWithoutTransaction { db in try work(SQLiteConnection(db)) } }
+        try SQLiteConnection.mappingErrors { try queue.writeWithoutTransaction { db in try leases.during { try work(SQLiteConnection(db)) } } }
+    }
+}
+
+/// How many units of work hold a connection of a ``SQLiteDatabase``.
+private final class LeaseCount: @unchecked Sendable {
+    // @unchecked Sendable: `held` is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var held = 0
+
+    var count: Int { lock.withLock { held } }
+
+    func during<Result>(_ work: () throws -> Result) rethrows -> Result {
+        lock.withLock { held += 1 }
+        defer { lock.withLock { held -= 1 } }
+        return try work()
     }
 }
 

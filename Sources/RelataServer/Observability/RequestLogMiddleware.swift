@@ -1,0 +1,77 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The outermost middleware: once a request's answer has been written to its last byte, one log
+/// line says what it was, how it ended and how long it took — method, path, status, duration,
+/// user, domain, rows read and changed, error code, and the request id every line of the request
+/// carries (`hb.request.id`, also the answer's `X-Request-Id`) — and the server's metrics count it.
+///
+/// Health checks and metric scrapes are logged at `debug`: a probe every second would drown the rest.
+struct RequestLogMiddleware: RouterMiddleware {
+    typealias Context = RelataRequestContext
+    let metrics: ServerMetrics
+
+    /// The methods the protocol has; any other name is counted as `other`.
+    static let methods: Set<String> = ["Login", "Logout", "GetSchema", "GetData", "SQLGetData", "UpdateData", "ExecuteCommand"]
+    /// The paths outside the protocol the server answers.
+    static let plainPaths: Set<String> = ["/health", "/health/live", "/health/ready", "/metrics", "/openapi.json"]
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var response = try await next(request, context)
+        let end = RequestEnd(method: request.method.rawValue, path: request.uri.path, status: response.status.code,
+                             start: start, record: context.record, logger: context.logger, metrics: metrics)
+        let body = response.body
+        response.body = ResponseBody(contentLength: body.contentLength) { writer in
+            do {
+                try await body.write(writer)
+                end.log(cutShort: false)
+            } catch {
+                end.log(cutShort: true)
+                throw error
+            }
+        }
+        return response
+    }
+}
+
+/// What the log line and the metrics of one request need once its answer is written.
+private struct RequestEnd: Sendable {
+    let method: String
+    let path: String
+    let status: Int
+    let start: ContinuousClock.Instant
+    let record: RequestRecord
+    let logger: Logger
+    let metrics: ServerMetrics
+
+    func log(cutShort: Bool) {
+        let duration = ContinuousClock.now - start
+        let facts = record.facts
+        let (service, method) = labels(facts)
+        metrics.requestEnded(service: service, method: method, status: status, duration: duration, facts: facts)
+        var metadata: Logger.Metadata = [
+            "status": .stringConvertible(status),
+            "duration_ms": .stringConvertible((Double(duration.nanoseconds) / 100_000).rounded() / 10),
+        ]
+        if let user = facts.user { metadata["user"] = .string(user) }
+        if let domain = facts.domain { metadata["domain"] = .string(domain) }
+        if facts.rowsRead > 0 { metadata["rows_read"] = .stringConvertible(facts.rowsRead) }
+        if facts.rowsChanged > 0 { metadata["rows_changed"] = .stringConvertible(facts.rowsChanged) }
+        if let code = facts.errorCode { metadata["error"] = .string(code) }
+        if cutShort { metadata["answer"] = "cut short" }
+        let shownPath = path.count > 200 ? String(path.prefix(200)) + "…" : path
+        let level: Logger.Level = service == "http" && method != "other" ? .debug : .info
+        logger.log(level: level, "\(self.method) \(shownPath) \(status)", metadata: metadata)
+    }
+
+    /// The metrics' labels: only names the server serves, so no client can add label values.
+    private func labels(_ facts: RequestRecord.Facts) -> (service: String, method: String) {
+        if let service = facts.service {
+            let method = path.split(separator: "/").last.map(String.init) ?? ""
+            return (service, RequestLogMiddleware.methods.contains(method) ? method : "other")
+        }
+        return ("http", RequestLogMiddleware.plainPaths.contains(path) ? String(path.dropFirst()) : "other")
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Relata
+
+/// What one request did, noted as it runs and read once it ends, for its log line and the
+/// server's metrics (``RequestLogMiddleware``): who made it, what it read and changed, and how
+/// it ended. Every context of the request shares the one record.
+final class RequestRecord: @unchecked Sendable {
+    // @unchecked Sendable: every stored property is read and written only while `lock` is held.
+    private let lock = NSLock()
+    private var stored = Facts()
+
+    /// The facts as they stand.
+    struct Facts {
+        /// The user and domain of the request's session or login.
+        var user: String?
+        var domain: String?
+        /// The service the request reached (`LoginService`, `DataService.PCTrade`), once known to be served.
+        var service: String?
+        var rowsRead = 0
+        var rowsChanged = 0
+        /// An apply's or a command's changes by verdict: `resolved`, or the failure's kind.
+        var changesByVerdict: [String: Int] = [:]
+        /// The protocol's error code of the answer, or of the error that ended a streamed answer.
+        var errorCode: String?
+        /// How a login ended.
+        var login: LoginOutcome?
+    }
+
+    /// How a login ended, as the audit log and the metrics name it.
+    enum LoginOutcome: String {
+        case succeeded, failed, lockedOut, busy
+    }
+
+    var facts: Facts { lock.withLock { stored } }
+
+    func note(_ change: (inout Facts) -> Void) {
+        lock.withLock { change(&stored) }
+    }
+
+    func noteRowsRead(_ rows: Int) { note { $0.rowsRead += rows } }
+}
+
+extension RequestRecord {
+    /// Notes an apply's or a command's changes: how many were stored, and each one's verdict.
+    func noteChanges(of deltas: [Delta]) {
+        note { facts in
+            for change in deltas.lazy.flatMap(\.changes) {
+                let verdict = change.status == .resolved ? "resolved" : change.failure?.kind.rawValue ?? change.status.rawValue
+                facts.changesByVerdict[verdict, default: 0] += 1
+                if change.status == .resolved { facts.rowsChanged += 1 }
+            }
+        }
+    }
+}
