@@ -8,6 +8,13 @@ enum OpenAPIDocument {
     static func make(for services: ServerServices) -> [String: Any] {
         var paths: [String: Any] = [
             "/health": ["get": operation("Health", "Whether the server is up, and its protocol version", body: nil, answer: ref("Health"), secured: false)],
+            "/health/live": ["get": operation("Liveness", "Whether the process answers (as /health)", body: nil, answer: ref("Health"), secured: false, statuses: [])],
+            "/health/ready": ["get": ["operationId": "Readiness", "summary": "Whether every database answers and every schema's rules are loaded",
+                                      "responses": ["200": ["description": "Ready", "content": ["application/json": ["schema": ref("Readiness")]]],
+                                                    "503": ["description": "Not ready; the checks say what is not",
+                                                            "content": ["application/json": ["schema": ref("Readiness")]]]]]],
+            "/metrics": ["get": ["operationId": "Metrics", "summary": "The server's metrics in Prometheus's text format",
+                                 "responses": ["200": ["description": "OK", "content": ["text/plain": ["schema": ["type": "string"]]]]]]],
             "/v2/LoginService/Login": ["post": operation("Login", "Log in with a login string; the answer's token goes in `Authorization: Bearer …`",
                                                          body: ref("LoginRequest"), answer: ref("LoginAnswer"), secured: false,
                                                          statuses: ["400", "401", "403", "404", "413", "429"])],
@@ -95,6 +102,12 @@ enum OpenAPIDocument {
             "Empty": ["type": "object"],
             "Health": ["type": "object", "required": ["status", "protocol"],
                        "properties": ["status": ["type": "string"], "protocol": ["type": "string"]]],
+            "Readiness": ["type": "object", "required": ["status", "checks"], "properties": [
+                "status": ["type": "string", "enum": ["ready", "notReady"]],
+                "checks": ["type": "array", "items": ["type": "object", "required": ["name", "ready"], "properties": [
+                    "name": ["type": "string"], "ready": ["type": "boolean"], "problem": ["type": "string"], "rulesVersion": ["type": "string"],
+                ]]],
+            ]],
             "Error": ["type": "object", "required": ["error"], "properties": ["error": [
                 "type": "object", "required": ["code", "message"],
                 "properties": ["code": ["type": "string"], "message": ["type": "string"], "table": ["type": "string"],

@@ -7,7 +7,8 @@ import RelataScript
 import ServiceLifecycle
 
 /// The HTTP face of a Relata data server: version 2 of the protocol
-/// (`POST /v2/{service}/{method}`, JSON in and out) and `GET /health`.
+/// (`POST /v2/{service}/{method}`, JSON in and out), `GET /health`, `/health/ready` and
+/// `/metrics` (``ServerMetrics``), with a log line per request and audit events (``AuditEvent``).
 ///
 /// ```swift
 /// let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 7099))
@@ -21,7 +22,9 @@ public enum RelataHTTPServer {
     /// server replaying rules would change again, so they are refused (410, `unsupportedProtocol`).
     public static let protocolVersion = 2
 
-    /// The server as a Hummingbird application: `GET /health` and `/openapi.json`; under
+    /// The server as a Hummingbird application: every request logged and counted in `metrics`
+    /// once answered (``RequestLogMiddleware``); `GET /health`, `/health/live`, `/health/ready`,
+    /// `/metrics` and `/openapi.json`; under
     /// `/v2`, each request takes its share of the budget for bodies; `LoginService` is open to
     /// anyone; every data service's route is reached only through ``SessionMiddleware``, the one
     /// place that decides who may call it.

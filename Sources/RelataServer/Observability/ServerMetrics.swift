@@ -47,12 +47,28 @@ public final class ServerMetrics: Sendable {
                                                    .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
                                                    .seconds(1), .seconds(2), .seconds(5), .seconds(10), .seconds(30)]
         self.factory = factory
+        startCounters()
     }
 
     /// Metrics sent to another backend (StatsD, OpenTelemetry, …); `/metrics` then answers 404.
     public init(factory: any MetricsFactory) {
         self.factory = factory
         registry = nil
+        startCounters()
+    }
+
+    /// The counters whose labels are known in advance, at zero: a dashboard's rate of refusals
+    /// is then 0 rather than missing until the first one.
+    private func startCounters() {
+        let known: [(String, String, [String])] = [
+            ("relata_applies_total", "outcome", ["resolved", "failed", "refused"]),
+            ("relata_rule_failures_total", "kind", ["refusal", "ruleError"]),
+            ("relata_time_limit_stops_total", "what", ["query", "script"]),
+            ("relata_login_failures_total", "reason", ["wrongCredentials", "lockedOut", "busy"]),
+        ]
+        for (label, dimension, values) in known {
+            for value in values { Counter(label: label, dimensions: [(dimension, value)], factory: factory).increment(by: 0) }
+        }
     }
 
     /// Records a request that ended.
