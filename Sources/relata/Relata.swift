@@ -18,5 +18,5 @@ struct Relata: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [RunCommand.self, TestCommand.self, CheckCommand.self, TypesCommand.self, BriefcaseCommand.self,
-                      ServeCommand.self, SessionsCommand.self, HashPasswordCommand.self, GetCommand.self, ApplyCommand.self, QueryCommand.self])
+                      ServeCommand.self, MigrateCommand.self, SessionsCommand.self, HashPasswordCommand.self, GetCommand.self, ApplyCommand.self, QueryCommand.self])
 }

@@ -221,7 +221,28 @@ extension ServeCommandTests {
         #expect(second.port == 0, "it does not listen")
         #expect(second.stop() == 2)
         #expect(second.errorOutput.contains("the database does not match the schema Lab (1 difference)"), "\(second.errorOutput)")
-        #expect(second.errorOutput.contains(#"Books.Year: the database has no such column; add it: ALTER TABLE "Books" ADD COLUMN "Year" INTEGER"#))
+        #expect(second.errorOutput.contains(#"Books.Year: the database has no such column; add it with relata migrate, or: ALTER TABLE "Books" ADD COLUMN "Year" INTEGER"#))
+
+        // relata migrate shows, then makes, the change; the server starts then.
+        let dryRun = try RelataProcess.run(["migrate", schema, "--database", database, "--dry-run"])
+        #expect(dryRun.status == 0, "\(dryRun.errorOutput)")
+        #expect(dryRun.output.contains(#"ALTER TABLE "Books" ADD COLUMN "Year" INTEGER;"#), "\(dryRun.output)")
+        #expect(dryRun.output.contains("1 statement(s) would run on \(database) (--dry-run: nothing was changed)"))
+        let migrated = try RelataProcess.run(["migrate", schema, "--database", database])
+        #expect(migrated.status == 0, "\(migrated.errorOutput)")
+        #expect(migrated.output.contains("migrated \(database): 1 statement(s) in one transaction"))
+        let third = try Server([schema, "--port", "0", "--database", database])
+        #expect(third.port > 0, "it starts on the migrated database")
+        #expect(third.stop() == 0)
+        let again = try RelataProcess.run(["migrate", schema, "--database", database])
+        #expect(again.output.contains("matches the schema already; nothing to do"))
+
+        // A change that is not additive is refused, naming it; nothing changes.
+        _ = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Title", "type": "integer"}, {"name": "Year", "type": "integer"}]}]}"#)
+        let retype = try RelataProcess.run(["migrate", schema, "--database", database])
+        #expect(retype.status == 2)
+        #expect(retype.errorOutput.contains("Books.Title: the column is TEXT, the field is integer"), "\(retype.errorOutput)")
+        #expect(retype.errorOutput.contains("nothing was changed"))
     }
 
     @Test func editedRulesAreServedWithoutARestart() async throws {

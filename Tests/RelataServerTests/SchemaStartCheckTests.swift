@@ -27,13 +27,15 @@ import Testing
 
         let cases: [(String, [FieldDefinition], [String])] = [
             ("a field the database lacks", [Self.id, FieldDefinition("Label", .string, required: true), FieldDefinition("Year", .integer)],
-             ["Samples.Year: the database has no such column; add it: ALTER TABLE \"Samples\" ADD COLUMN \"Year\" \(backend == .sqlite ? "INTEGER" : "BIGINT")"]),
+             ["Samples.Year: the database has no such column; add it with relata migrate, or: ALTER TABLE \"Samples\" ADD COLUMN \"Year\" \(backend == .sqlite ? "INTEGER" : "BIGINT")"]),
             ("another type", [Self.id, FieldDefinition("Label", .integer, required: true)],
              ["Samples.Label: the column is \(backend == .sqlite ? "TEXT" : "text"), the field is integer"]),
             ("NULL allowed where the column refuses it", [Self.id, FieldDefinition("Label", .string)],
              ["Samples.Label: the column is NOT NULL, the field may be NULL"]),
             ("a NOT NULL column the schema lacks", [Self.id],
              ["Samples: the database's column Label is NOT NULL and the schema has no field for it"]),
+            ("another primary key", [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Label", .string, required: true, primaryKey: true)],
+             ["Samples: the database's primary key is (id), the schema's is (id, label)"]),
         ]
         for (what, fields, words) in cases {
             let error = #expect(throws: RelataError.self, "\(what)") { try SQLStorage(database: database, schema: Self.schema(fields)) }

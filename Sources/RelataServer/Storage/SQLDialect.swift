@@ -8,6 +8,16 @@ import Relata
 /// let dialect = SQLiteDialect()
 /// dialect.quote("Order Details")   // "Order Details" (double-quoted, inner quotes doubled)
 /// ```
+/// How a database whose tables cannot be altered in place has them rebuilt: foreign keys
+/// are not enforced while the old table is dropped and the new one renamed, and are checked
+/// before the commit.
+public struct TableRebuild: Sendable {
+    /// Run before the transaction begins, and after it ends.
+    public let foreignKeysOff: String, foreignKeysOn: String
+    /// A query answering a row for each row whose foreign key points nowhere.
+    public let foreignKeyCheck: String
+}
+
 public protocol SQLDialect: Sendable {
     /// An identifier quoted so that any name — a keyword, spaces, quotes — is taken as a name.
     func quote(_ identifier: String) -> String
@@ -32,6 +42,17 @@ public protocol SQLDialect: Sendable {
     func columnsQuery(of table: String) -> (sql: String, arguments: [Value])
     /// Whether a column declared `declared` stores a field's values as Relata reads them.
     func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool
+    /// A query answering a table's primary key columns, in key order, as rows of (name).
+    func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value])
+    /// A query answering a table's single-column foreign keys as rows of (column, referenced
+    /// table, referenced column), all stored names.
+    func foreignKeysQuery(of table: String) -> (sql: String, arguments: [Value])
+    /// For a database that cannot add a foreign key or `NOT NULL` to an existing table (SQLite),
+    /// how a migration builds the table anew and copies its rows; nil where `ALTER TABLE` can.
+    var tableRebuild: TableRebuild? { get }
+    /// A statement that makes a transaction wait for every other change of the schema's tables
+    /// (a migration, another server's start), where `BEGIN` does not already.
+    var schemaChangeLock: String? { get }
 }
 
 extension SQLDialect {

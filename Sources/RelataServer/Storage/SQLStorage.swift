@@ -21,20 +21,28 @@ public final class SQLStorage: Sendable {
     ///
     /// - Throws: ``RelataError/Code/invalidSchema`` naming each column the database lacks or
     ///   holds differently (``SchemaCheck``): requests would fail on them later.
-    public init(database: any SQLDatabase, schema: SchemaDefinition) throws {
+    public convenience init(database: any SQLDatabase, schema: SchemaDefinition) throws {
+        self.init(unchecked: database, schema: schema)
+        // A start that is refused leaves the database as it found it: the tables it created go too.
+        try database.inTransaction { connection in
+            // After a migration running now, never halfway through it.
+            if let lock = dialect.schemaChangeLock { try connection.execute(lock, []) }
+            for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
+            try connection.execute(ApplyLog.createStatement(dialect: database.dialect), [])
+            let differences = try SchemaCheck(storage: self).differences(in: connection)
+            guard differences.isEmpty else {
+                throw RelataError(.invalidSchema, "the database does not match the schema \(schema.name) (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n  "
+                                  + differences.joined(separator: "\n  ") + "\n  (relata migrate SCHEMA --database DATABASE --dry-run shows what it would change)")
+            }
+        }
+    }
+
+    /// The schema's tables in a database as it is: nothing created, nothing checked (a migration's view).
+    init(unchecked database: any SQLDatabase, schema: SchemaDefinition) {
         self.schema = schema
         self.database = database
         dialect = database.dialect
         names = PhysicalNames(schema, dialect: database.dialect)
-        let differences = try database.inTransaction { connection in
-            for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
-            try connection.execute(ApplyLog.createStatement(dialect: database.dialect), [])
-            return try SchemaCheck(storage: self).differences(in: connection)
-        }
-        guard differences.isEmpty else {
-            throw RelataError(.invalidSchema, "the database does not match the schema \(schema.name) (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n  "
-                              + differences.joined(separator: "\n  "))
-        }
     }
 
     /// Keeps a schema's tables in a SQLite database file (created when missing).
@@ -85,8 +93,8 @@ public final class SQLStorage: Sendable {
     private let names: PhysicalNames
 
     /// `CREATE TABLE IF NOT EXISTS` for a table: its columns, primary key, required fields
-    /// and foreign keys.
-    func createStatement(for table: Relata.TableDefinition) -> String {
+    /// and foreign keys — under another name (quoted) for a migration that rebuilds it.
+    func createStatement(for table: Relata.TableDefinition, as sqlName: String? = nil) -> String {
         let keys = table.fields.filter(\.primaryKey)
         var columns: [String] = table.fields.map { field in
             var column = field
@@ -100,7 +108,7 @@ public final class SQLStorage: Sendable {
         for key in table.foreignKeys {
             columns.append("FOREIGN KEY (\(sqlColumn(key.field, of: table.name))) REFERENCES \(sqlTable(key.references)) (\(sqlColumn(key.referencedField, of: key.references)))\(dialect.foreignKeySuffix)")
         }
-        return "CREATE TABLE IF NOT EXISTS \(sqlTable(table.name)) (\(columns.joined(separator: ", ")))"
+        return "CREATE TABLE IF NOT EXISTS \(sqlName ?? sqlTable(table.name)) (\(columns.joined(separator: ", ")))"
     }
 
     /// True when no table holds a row.

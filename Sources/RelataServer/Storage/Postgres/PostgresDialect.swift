@@ -26,6 +26,25 @@ public struct PostgresDialect: SQLDialect {
             + "WHERE table_schema = current_schema() AND table_name = $1", [.string(table)])
     }
 
+    public func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value]) {
+        ("SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
+            + "WHERE i.indrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident($1)) AND i.indisprimary "
+            + "ORDER BY array_position(i.indkey::int2[], a.attnum)", [.string(table)])
+    }
+
+    public func foreignKeysQuery(of table: String) -> (sql: String, arguments: [Value]) {
+        ("SELECT a.attname::text, r.relname::text, ra.attname::text FROM pg_constraint c "
+            + "JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1] "
+            + "JOIN pg_class r ON r.oid = c.confrelid JOIN pg_attribute ra ON ra.attrelid = c.confrelid AND ra.attnum = c.confkey[1] "
+            + "WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 "
+            + "AND c.conrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident($1))", [.string(table)])
+    }
+
+    public var tableRebuild: TableRebuild? { nil }
+
+    /// A transaction-scoped advisory lock every start and migration of Relata tables takes.
+    public var schemaChangeLock: String? { "SELECT pg_advisory_xact_lock(7099028)" }
+
     /// By the type's family: any integer type for integers, any text type for strings.
     public func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool {
         let type = declared.lowercased()

@@ -31,6 +31,21 @@ public struct SQLiteDialect: SQLDialect {
         ("SELECT name, type, \"notnull\" FROM pragma_table_info(?1)", [.string(table)])
     }
 
+    public func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value]) {
+        ("SELECT name FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk", [.string(table)])
+    }
+
+    public func foreignKeysQuery(of table: String) -> (sql: String, arguments: [Value]) {
+        ("SELECT \"from\", \"table\", COALESCE(\"to\", '') FROM pragma_foreign_key_list(?1)", [.string(table)])
+    }
+
+    public var tableRebuild: TableRebuild? {
+        TableRebuild(foreignKeysOff: "PRAGMA foreign_keys = OFF", foreignKeysOn: "PRAGMA foreign_keys = ON", foreignKeyCheck: "PRAGMA foreign_key_check")
+    }
+
+    /// `BEGIN IMMEDIATE` takes the one write lock already.
+    public var schemaChangeLock: String? { nil }
+
     /// By SQLite's type affinity, found from the declared type as SQLite finds it.
     public func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool {
         Self.affinity(declared) == Self.affinity(columnType(of: field))
