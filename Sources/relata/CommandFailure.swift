@@ -3,6 +3,7 @@ import Foundation
 import Relata
 import RelataRemote
 import RelataScript
+import RelataServer
 import RelataTools
 
 /// Exit statuses (documented in `relata --help` and `Documentation/CommandLine.md`), one rule
@@ -72,6 +73,7 @@ func describe(_ error: any Error) -> String {
     switch error {
     case let error as RelataError: return "\(error)"
     case let error as ScriptError: return "\(error)"
+    case let error as SQLError: return "the database refused: \(error.message)"
     default: return error.localizedDescription
     }
 }

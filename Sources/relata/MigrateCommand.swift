@@ -45,6 +45,9 @@ struct MigrateCommand: ParsableCommand {
             let opened = try ServeCommand.open(database, logger: Logger(label: "relata.migrate"))
             defer { opened.close() }
             steps = try SchemaMigration.run(definition, on: opened, dryRun: dryRun).steps
+        } catch let error as SQLError where error.kind == .unavailable {
+            Terminal.error("the database could not be reached: \(error.message)")
+            throw ExitStatus.serverUnavailable
         } catch {
             Terminal.error(describe(error))
             throw ExitStatus.badInput

@@ -12,7 +12,7 @@ struct Relata: AsyncParsableCommand {
               1   the rules said no: a refused or failed edit, a failed test
               2   a file is missing, unreadable or malformed; or nothing to run
               3   a rule is broken: a script error, a throw that is not a fail()
-              4   the server could not be reached or failed (get, apply): retrying may work
+              4   the server or database could not be reached, or failed (get, apply, migrate): retrying may work
               5   the server refused the user (get, apply): a failed login, a permission
               64  a wrong command line: an unknown option, a missing or bad value
             """,

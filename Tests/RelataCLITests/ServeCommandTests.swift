@@ -243,6 +243,11 @@ extension ServeCommandTests {
         #expect(retype.status == 2)
         #expect(retype.errorOutput.contains("Books.Title: the column is TEXT, the field is integer"), "\(retype.errorOutput)")
         #expect(retype.errorOutput.contains("nothing was changed"))
+
+        // A database that cannot be reached is 4, as a server that cannot be (retrying may work).
+        let unreachable = try RelataProcess.run(["migrate", schema, "--database", "postgres://relata:x@127.0.0.1:1/lab"])
+        #expect(unreachable.status == 4)
+        #expect(unreachable.errorOutput.contains("the database could not be reached: could not connect to PostgreSQL"), "\(unreachable.errorOutput)")
     }
 
     @Test func editedRulesAreServedWithoutARestart() async throws {

@@ -51,7 +51,9 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         let (database, cleanup) = try Self.seeded(backend, in: folder)
         defer { cleanup() }
-        #expect(throws: RelataError.self, "the start refuses first") { try SQLStorage(database: database, schema: Self.after()) }
+        let refused = #expect(throws: RelataError.self, "the start refuses first") { try SQLStorage(database: database, schema: Self.after()) }
+        #expect(refused?.message.contains("Shelves: the database has no such table; relata migrate creates it") == true, "\(refused?.message ?? "")")
+        #expect(refused?.message.contains("Books.AuthorId: the database has no foreign key to Authors.Id") == true)
 
         let planned = try SchemaMigration.run(Self.after(), on: database, dryRun: true)
         let text = planned.steps.map(\.description).joined(separator: "\n")
@@ -89,6 +91,23 @@ import Testing
         #expect(message.contains("Books.Pages: the field is required and has no defaultValue, and the table has 2 row(s)"), "\(message)")
         #expect(message.contains("nothing was changed"))
         #expect(try SchemaMigration.run(Self.before(), on: database, dryRun: true).steps.isEmpty, "the database is as it was (no Born, no Shelves)")
+    }
+
+    /// A table whose stored name changed looks like a new table and an old one: the start and
+    /// the migration refuse rather than serve an empty table.
+    @Test(arguments: StorageBackend.allCases)
+    func aRenamedTableIsRefusedNotReplacedByAnEmptyOne(backend: StorageBackend) throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (database, cleanup) = try Self.seeded(backend, in: folder)
+        defer { cleanup() }
+        var renamed = try Self.before()
+        renamed.tables[1].storedName = "Volumes"
+        let start = #expect(throws: RelataError.self) { try SQLStorage(database: database, schema: renamed) }
+        #expect(start?.message.contains("Books (stored as Volumes): the database has no such table; relata migrate creates it") == true, "\(start?.message ?? "")")
+        let error = #expect(throws: RelataError.self) { try SchemaMigration.run(renamed, on: database, dryRun: false) }
+        #expect(error?.message.contains(#"Books (stored as Volumes): the database has no such table, but its table Books has the same columns"#) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains(#"ALTER TABLE "Books" RENAME TO "Volumes""#) == true, "\(error?.message ?? "")")
     }
 
     @Test(arguments: StorageBackend.allCases)

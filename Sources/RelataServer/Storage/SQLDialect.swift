@@ -42,6 +42,8 @@ public protocol SQLDialect: Sendable {
     func columnsQuery(of table: String) -> (sql: String, arguments: [Value])
     /// Whether a column declared `declared` stores a field's values as Relata reads them.
     func storesValues(of field: FieldDefinition, inColumnDeclared declared: String) -> Bool
+    /// A query answering the names of the database's tables (in the current schema), as rows of (name).
+    var tablesQuery: String { get }
     /// A query answering a table's primary key columns, in key order, as rows of (name).
     func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value])
     /// A query answering a table's single-column foreign keys as rows of (column, referenced

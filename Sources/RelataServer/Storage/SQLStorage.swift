@@ -27,9 +27,14 @@ public final class SQLStorage: Sendable {
         try database.inTransaction { connection in
             // After a migration running now, never halfway through it.
             if let lock = dialect.schemaChangeLock { try connection.execute(lock, []) }
-            for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
+            // The first start makes the tables; later, a table added to the schema is relata migrate's
+            // to make — a table whose stored name changed is not silently replaced by an empty one.
+            let check = SchemaCheck(storage: self)
+            if try schema.tables.allSatisfy({ try check.isMissing($0, in: connection) }) {
+                for table in schema.dependencyOrder { try connection.execute(createStatement(for: table), []) }
+            }
             try connection.execute(ApplyLog.createStatement(dialect: database.dialect), [])
-            let differences = try SchemaCheck(storage: self).differences(in: connection)
+            let differences = try check.differences(in: connection)
             guard differences.isEmpty else {
                 throw RelataError(.invalidSchema, "the database does not match the schema \(schema.name) (\(differences.count) difference\(differences.count == 1 ? "" : "s")):\n  "
                                   + differences.joined(separator: "\n  ") + "\n  (relata migrate SCHEMA --database DATABASE --dry-run shows what it would change)")

@@ -29,6 +29,12 @@ struct SchemaCheck {
         try storage.schema.tables.map { try compare($0, in: connection) }
     }
 
+    /// Whether the database has no table of this name.
+    func isMissing(_ table: TableDefinition, in connection: any SQLConnection) throws -> Bool {
+        let query = storage.dialect.columnsQuery(of: table.physicalName)
+        return try connection.value(query.sql, query.arguments, reading: FieldDefinition("name", .string)) == nil
+    }
+
     /// What differs, one line each; empty when the database can hold the schema's tables.
     func differences(in connection: any SQLConnection) throws -> [String] {
         try compare(in: connection).flatMap(describe)
@@ -37,7 +43,7 @@ struct SchemaCheck {
     /// A table's differences as a person reads them, saying what fixes each.
     func describe(_ comparison: TableComparison) -> [String] {
         let table = comparison.table
-        if comparison.isMissing { return ["\(table.name): the database has no such table; relata migrate creates it"] }
+        if comparison.isMissing { return ["\(Self.label(of: table)): the database has no such table; relata migrate creates it"] }
         var lines: [String] = []
         for field in comparison.missingColumns {
             let column = table.column(of: field.name)
@@ -49,6 +55,11 @@ struct SchemaCheck {
             lines.append("\(place(key.field, of: table)): the database has no foreign key to \(key.references).\(key.referencedField); add it with relata migrate")
         }
         return lines + comparison.byHand
+    }
+
+    /// A table as messages name it: with its stored name when that differs.
+    static func label(of table: TableDefinition) -> String {
+        table.physicalName == table.name ? table.name : "\(table.name) (stored as \(table.physicalName))"
     }
 
     private func place(_ field: String, of table: TableDefinition) -> String {

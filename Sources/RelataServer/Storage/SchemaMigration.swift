@@ -93,7 +93,13 @@ private struct Planner {
         for table in storage.schema.dependencyOrder {
             let comparison = try check.compare(table, in: connection)
             if comparison.isMissing {
-                steps.append(.init(sql: storage.createStatement(for: table), dialect: dialect))
+                if let renamed = try renamedFrom(table, in: connection) {
+                    refusals.append("\(SchemaCheck.label(of: table)): the database has no such table, but its table \(renamed) has the same columns; if it is \(renamed) renamed, "
+                                    + "rename it by hand (ALTER TABLE \(dialect.quote(renamed)) RENAME TO \(storage.sqlTable(table.name))) or give the table "
+                                    + "\"storedName\": \"\(renamed)\" (relata migrate does not guess, and would make an empty table)")
+                } else {
+                    steps.append(.init(sql: storage.createStatement(for: table), dialect: dialect))
+                }
                 continue
             }
             refusals += comparison.byHand
@@ -116,6 +122,20 @@ private struct Planner {
             }
         }
         return (steps, refusals)
+    }
+
+    /// A table of the database the schema does not know, with the same columns as `table`:
+    /// what a renamed table looks like.
+    private func renamedFrom(_ table: TableDefinition, in connection: any SQLConnection) throws -> String? {
+        let known = Set(storage.schema.tables.map { $0.physicalName.lowercased() })
+        let wanted = Set(table.fields.map { table.column(of: $0.name).lowercased() })
+        let names = try connection.rows(dialect.tablesQuery, [], reading: [FieldDefinition("name", .string)]).compactMap { $0[0].stringValue }
+        for name in names.sorted() where !known.contains(name.lowercased()) && !name.lowercased().hasPrefix("relata_") {
+            let query = dialect.columnsQuery(of: name)
+            let columns = Set(try connection.rows(query.sql, query.arguments, reading: [FieldDefinition("name", .string)]).compactMap { $0[0].stringValue?.lowercased() })
+            if columns == wanted { return name }
+        }
+        return nil
     }
 
     /// `ALTER TABLE` statements: each column added (filled with its default and made NOT NULL

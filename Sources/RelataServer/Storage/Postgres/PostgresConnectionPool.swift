@@ -137,6 +137,9 @@ final class PostgresConnectionPool: @unchecked Sendable {
                 throw SQLError(.unavailable, "PostgreSQL did not accept a connection within \(limits.connect)")
             }
             connection = made
+        } catch let error as PSQLError where error.serverInfo == nil {
+            // No answer from PostgreSQL itself: it could not be reached (refused, unresolvable, TLS).
+            throw SQLError(.unavailable, "could not connect to PostgreSQL: \(error.underlying.map { "\($0)" } ?? "\(error.code)")")
         } catch let error as PSQLError {
             throw PostgresValues.sqlError(error)
         } catch let error as SQLError {

@@ -34,10 +34,10 @@ public final class PostgresDatabase: SQLDatabase {
         try pool.withConnection { _ in }   // fails now, with the database's words, rather than at the first request
     }
 
-    /// Closes every connection (within ``PostgresTimeLimits/close``); nothing is lent afterwards.
-    /// A server closes its databases when it stops.
     public var connectionsInUse: Int { pool.lent }
 
+    /// Closes every connection (within ``PostgresTimeLimits/close``); nothing is lent afterwards.
+    /// A server closes its databases when it stops.
     public func close() {
         pool.closeAll()
     }

@@ -26,6 +26,10 @@ public struct PostgresDialect: SQLDialect {
             + "WHERE table_schema = current_schema() AND table_name = $1", [.string(table)])
     }
 
+    public var tablesQuery: String {
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'"
+    }
+
     public func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value]) {
         ("SELECT a.attname::text FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey) "
             + "WHERE i.indrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident($1)) AND i.indisprimary "

@@ -31,6 +31,8 @@ public struct SQLiteDialect: SQLDialect {
         ("SELECT name, type, \"notnull\" FROM pragma_table_info(?1)", [.string(table)])
     }
 
+    public var tablesQuery: String { "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'" }
+
     public func primaryKeyQuery(of table: String) -> (sql: String, arguments: [Value]) {
         ("SELECT name FROM pragma_table_info(?1) WHERE pk > 0 ORDER BY pk", [.string(table)])
     }
