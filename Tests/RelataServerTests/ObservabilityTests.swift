@@ -59,6 +59,12 @@ import Testing
             #expect(failed.1["user"]?.description == "ann")
             #expect(!log.messages.joined().contains("wrong\""), "no password is logged")
             _ = token
+
+            // Failures enough to lock the user out: the refusal after them is audited apart.
+            for _ in 0..<6 { _ = try await HTTPProtocolTests.login(client, password: "wrong") }
+            let locked = try #require(zip(log.messages, log.metadata).first { $0.1["audit"]?.description == "login.lockedOut" })
+            #expect(locked.0.hasPrefix("a login was refused: too many failed logins for this user lately"))
+            #expect(locked.1["user"]?.description == "ann")
         }
 
         // A refusal of a permission, with the user who was refused.
