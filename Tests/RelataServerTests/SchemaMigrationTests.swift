@@ -26,31 +26,35 @@ import Testing
         ])
     }
 
-    /// A database made with `before()` and holding an author and two books.
-    static func seeded(_ backend: StorageBackend, in folder: URL, books: [(Int, Int)] = [(1, 1), (2, 1)]) throws -> (any SQLDatabase, @Sendable () -> Void) {
-        let (database, cleanup) = try backend.makeDatabase(in: folder)
-        _ = try SQLStorage(database: database, schema: before())
-        try database.inTransaction { connection in
-            try connection.execute("INSERT INTO \"Authors\" (\"Id\", \"Name\") VALUES (1, 'Ann')", [])
-            for (id, author) in books {
-                try connection.execute("INSERT INTO \"Books\" (\"Id\", \"Title\", \"AuthorId\") VALUES (\(id), 'B\(id)', \(author))", [])
+    /// A database made with `before()` and holding an author and books (id, author), removed when the value goes.
+    final class Seeded {
+        let database: any SQLDatabase
+        private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-migrate-\(UUID().uuidString)")
+        private let cleanup: @Sendable () -> Void
+
+        init(_ backend: StorageBackend, books: [(Int, Int)] = [(1, 1), (2, 1)]) throws {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            (database, cleanup) = try backend.makeDatabase(in: folder)
+            _ = try SQLStorage(database: database, schema: before())
+            try database.inTransaction { connection in
+                try connection.execute("INSERT INTO \"Authors\" (\"Id\", \"Name\") VALUES (1, 'Ann')", [])
+                for (id, author) in books {
+                    try connection.execute("INSERT INTO \"Books\" (\"Id\", \"Title\", \"AuthorId\") VALUES (\(id), 'B\(id)', \(author))", [])
+                }
             }
         }
-        return (database, cleanup)
-    }
 
-    static func folder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-migrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
+        deinit {
+            cleanup()
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
     @Test(arguments: StorageBackend.allCases)
     func additiveChangesAreShownThenMadeInOneTransactionKeepingTheRows(backend: StorageBackend) throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (database, cleanup) = try Self.seeded(backend, in: folder)
-        defer { cleanup() }
+        let seeded = try Seeded(backend)
+        defer { withExtendedLifetime(seeded) {} }
+        let database = seeded.database
         let refused = #expect(throws: RelataError.self, "the start refuses first") { try SQLStorage(database: database, schema: Self.after()) }
         #expect(refused?.message.contains("Shelves: the database has no such table; relata migrate creates it") == true, "\(refused?.message ?? "")")
         #expect(refused?.message.contains("Books.AuthorId: the database has no foreign key to Authors.Id") == true)
@@ -77,10 +81,9 @@ import Testing
 
     @Test(arguments: StorageBackend.allCases)
     func changesThatCouldLoseDataAreRefusedAndNothingChanges(backend: StorageBackend) throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (database, cleanup) = try Self.seeded(backend, in: folder)
-        defer { cleanup() }
+        let seeded = try Seeded(backend)
+        defer { withExtendedLifetime(seeded) {} }
+        let database = seeded.database
         var retyped = try Self.after()
         retyped.tables[1].fields[1] = FieldDefinition("Title", .integer)
         retyped.tables[1].fields[3].defaultValue = nil   // Pages: required, no default, two rows
@@ -97,10 +100,9 @@ import Testing
     /// the migration refuse rather than serve an empty table.
     @Test(arguments: StorageBackend.allCases)
     func aRenamedTableIsRefusedNotReplacedByAnEmptyOne(backend: StorageBackend) throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (database, cleanup) = try Self.seeded(backend, in: folder)
-        defer { cleanup() }
+        let seeded = try Seeded(backend)
+        defer { withExtendedLifetime(seeded) {} }
+        let database = seeded.database
         var renamed = try Self.before()
         renamed.tables[1].storedName = "Volumes"
         let start = #expect(throws: RelataError.self) { try SQLStorage(database: database, schema: renamed) }
@@ -112,10 +114,9 @@ import Testing
 
     @Test(arguments: StorageBackend.allCases)
     func aForeignKeyThatStoredRowsBreakIsRefusedAndNothingChanges(backend: StorageBackend) throws {
-        let folder = try Self.folder()
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (database, cleanup) = try Self.seeded(backend, in: folder, books: [(1, 1), (2, 42)])
-        defer { cleanup() }
+        let seeded = try Seeded(backend, books: [(1, 1), (2, 42)])
+        defer { withExtendedLifetime(seeded) {} }
+        let database = seeded.database
         let error = #expect(throws: RelataError.self) { try SchemaMigration.run(Self.after(), on: database, dryRun: false) }
         #expect(error?.message.contains("nothing was changed") == true, "\(error?.message ?? "")")
         #expect(try SchemaMigration.run(Self.before(), on: database, dryRun: true).steps.isEmpty, "the database is as it was")
@@ -125,7 +126,8 @@ import Testing
     /// having begun before it, is refused for the old ones — never halfway, never another error.
     @Test(arguments: StorageBackend.allCases)
     func serversStartingDuringAMigrationSeeItWholeOrNotAtAll(backend: StorageBackend) async throws {
-        let folder = try Self.folder()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-migrate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let (databases, cleanup) = try backend.makeSharedDatabase(connections: 4, in: folder)
         defer { cleanup() }

@@ -51,6 +51,8 @@ private struct RequestEnd: Sendable {
         let facts = record.facts
         let (service, method) = labels(facts)
         metrics.requestEnded(service: service, method: method, status: status, duration: duration, facts: facts)
+        let level: Logger.Level = service == "http" && method != "other" ? .debug : .info
+        guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "status": .stringConvertible(status),
             "duration_ms": .stringConvertible((Double(duration.nanoseconds) / 100_000).rounded() / 10),
@@ -62,7 +64,6 @@ private struct RequestEnd: Sendable {
         if let code = facts.errorCode { metadata["error"] = .string(code) }
         if cutShort { metadata["answer"] = "cut short" }
         let shownPath = path.count > 200 ? String(path.prefix(200)) + "…" : path
-        let level: Logger.Level = service == "http" && method != "other" ? .debug : .info
         logger.log(level: level, "\(self.method) \(shownPath) \(status)", metadata: metadata)
     }
 
