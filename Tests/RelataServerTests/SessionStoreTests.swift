@@ -91,3 +91,46 @@ import Testing
         }
     }
 }
+
+extension SessionStoreTests {
+    /// A session read lately is served from memory: no database read per request. A session
+    /// ended on another instance is refused here within the cache's time; one ended here, at once.
+    @Test(arguments: StorageBackend.allCases)
+    func aCachedSessionEndedOnAnotherInstanceIsRefusedWithinTheCachesTime(backend: StorageBackend) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-session-cache-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder)
+        defer { cleanup() }
+        let here = try SessionStore(database: databases[0], cacheFor: .milliseconds(300))
+        let there = try SessionStore(database: databases[1], cacheFor: .milliseconds(300))
+        let session = Session(values: ["User": "ann"], roles: ["Sales"])
+
+        // The row removed behind the stores' backs (no counter moved): the cached session is still served.
+        let token = try here.start(session)
+        #expect(try here.session(for: token) == session)
+        try databases[1].inTransaction { try $0.execute("DELETE FROM relata_sessions", []) }
+        #expect(try here.session(for: token) == session, "served from memory, not read again")
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(try here.session(for: token) == session, "the counter did not move: still served")
+
+        // Ended on another instance: refused here once the cache's time has passed.
+        let second = try here.start(session)
+        #expect(try here.session(for: second) == session)
+        #expect(try there.end(user: "ann") == 1)
+        let refused = await eventually(within: .seconds(5)) { (try? here.session(for: second)) == nil }
+        #expect(refused, "refused within the cache's time")
+
+        // Ended here: refused at once.
+        let third = try here.start(session)
+        #expect(try here.session(for: third) == session)
+        try here.end(third)
+        #expect(try here.session(for: third) == nil)
+        // With no cache, every read goes to the database.
+        let uncached = try SessionStore(database: databases[0], cacheFor: .zero)
+        let fourth = try uncached.start(session)
+        #expect(try uncached.session(for: fourth) == session)
+        try databases[1].inTransaction { try $0.execute("DELETE FROM relata_sessions", []) }
+        #expect(try uncached.session(for: fourth) == nil)
+    }
+}

@@ -11,6 +11,8 @@ public final class SessionStore: Sendable {
     public let lifetime: Duration
     /// How long a session lasts at most, however much it is used.
     public let maxLifetime: Duration
+    /// The sessions read lately (``SessionCache``).
+    private let cache: SessionCache
 
     /// Keeps sessions in a database (a table `relata_sessions`, created when missing): on
     /// PostgreSQL, every server instance using it shares them. A table of an older Relata (without
@@ -19,10 +21,15 @@ public final class SessionStore: Sendable {
     /// - Parameters:
     ///   - lifetime: how long a session lasts after its last use (8 hours by default).
     ///   - maxLifetime: how long it lasts at most after its login (24 hours by default).
-    public init(database: any SQLDatabase, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600)) throws {
+    ///   - cacheFor: how long a session read lately is served from memory before the store looks
+    ///     whether any instance ended sessions since (one read, however many requests); a session
+    ///     ended on another instance is refused here within that time. Zero reads every time.
+    public init(database: any SQLDatabase, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600),
+                cacheFor: Duration = .seconds(1)) throws {
         self.database = database
         self.lifetime = lifetime
         self.maxLifetime = max(maxLifetime, .seconds(1))
+        cache = SessionCache(staleness: cacheFor)
         let dialect = database.dialect
         let text = dialect.columnType(of: FieldDefinition("token", .string))
         let seconds = dialect.columnType(of: FieldDefinition("expires", .float))
@@ -44,12 +51,16 @@ public final class SessionStore: Sendable {
                 )
                 """, [])
             try LoginThrottle.createTable(in: connection)
+            let counter = dialect.columnType(of: FieldDefinition("generation", .largeInt))
+            _ = try connection.execute("CREATE TABLE IF NOT EXISTS relata_session_changes (id INTEGER PRIMARY KEY NOT NULL, generation \(counter) NOT NULL)", [])
+            _ = try connection.execute("INSERT INTO relata_session_changes (id, generation) VALUES (1, 0) ON CONFLICT DO NOTHING", [])
         }
     }
 
     /// Keeps sessions in a SQLite database file (created when missing).
-    public convenience init(path: String, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600)) throws {
-        try self.init(database: SQLiteDatabase(path: path, synchronous: false), lifetime: lifetime, maxLifetime: maxLifetime)
+    public convenience init(path: String, lifetime: Duration = .seconds(8 * 3600), maxLifetime: Duration = .seconds(24 * 3600),
+                            cacheFor: Duration = .seconds(1)) throws {
+        try self.init(database: SQLiteDatabase(path: path, synchronous: false), lifetime: lifetime, maxLifetime: maxLifetime, cacheFor: cacheFor)
     }
 
     private var dialect: any SQLDialect { database.dialect }
@@ -79,30 +90,49 @@ public final class SessionStore: Sendable {
     /// The session of a token, or nil when it is unknown, ended or expired — after ``lifetime``
     /// unused, or ``maxLifetime`` after its login. Using a session extends it up to that limit
     /// (written at most once a minute, or a tenth of the lifetime when that is shorter: most
-    /// requests only read).
+    /// requests only read). A session read lately comes from memory (``SessionCache``).
     public func session(for token: String, now: Date = Date()) throws -> Session? {
         guard token.count == 64, token.allSatisfy(\.isHexDigit) else { return nil }
         let digest = Self.digest(token)
-        let found = try database.read { connection in
-            try connection.rows("SELECT session, expires, ends FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)],
-                                reading: [FieldDefinition("session", .string), FieldDefinition("expires", .float), FieldDefinition("ends", .float)]).first
+        if cache.isDue {
+            let generation = try database.read { connection in
+                try connection.value("SELECT generation FROM relata_session_changes WHERE id = 1", [], reading: FieldDefinition("generation", .largeInt))
+            }
+            cache.saw(generation: generation?.integerValue ?? 0)
         }
-        guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, let ends = found[2].doubleValue,
-              expires >= now.timeIntervalSince1970 else { return nil }
-        let extended = min(expiry(from: now), ends)
-        if extended - expires >= min(60, Self.seconds(lifetime) / 10) {
+        var entry: SessionCache.Entry
+        if let cached = cache.entry(digest), cached.expires >= now.timeIntervalSince1970 {
+            entry = cached
+        } else {
+            let found = try database.read { connection in
+                try connection.rows("SELECT session, expires, ends FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)],
+                                    reading: [FieldDefinition("session", .string), FieldDefinition("expires", .float), FieldDefinition("ends", .float)]).first
+            }
+            guard let found, let text = found[0].stringValue, let expires = found[1].doubleValue, let ends = found[2].doubleValue,
+                  expires >= now.timeIntervalSince1970 else {
+                cache.forget(digest)
+                return nil
+            }
+            entry = SessionCache.Entry(session: try JSONDecoder().decode(Session.self, from: Data(text.utf8)), expires: expires, ends: ends)
+        }
+        let extended = min(expiry(from: now), entry.ends)
+        if extended - entry.expires >= min(60, Self.seconds(lifetime) / 10) {
             try database.inTransaction { connection in
                 try connection.execute("UPDATE relata_sessions SET expires = \(dialect.placeholder(1)) WHERE token_digest = \(dialect.placeholder(2)) AND expires < \(dialect.placeholder(3))",
                                        [.double(extended), .string(digest), .double(extended)])
             }
+            entry.expires = extended
         }
-        return try JSONDecoder().decode(Session.self, from: Data(text.utf8))
+        cache.store(entry, for: digest)
+        return entry.session
     }
 
     /// Ends a session (logout); ending an unknown one does nothing.
     public func end(_ token: String) throws {
-        try database.inTransaction { connection in
-            try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(Self.digest(token))])
+        let digest = Self.digest(token)
+        cache.forget(digest)
+        try endingSessions { connection in
+            try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)])
         }
     }
 
@@ -110,7 +140,19 @@ public final class SessionStore: Sendable {
     /// - Returns: how many were ended.
     @discardableResult
     public func endAll() throws -> Int {
-        try database.inTransaction { connection in try connection.execute("DELETE FROM relata_sessions", []) }
+        try endingSessions { connection in try connection.execute("DELETE FROM relata_sessions", []) }
+    }
+
+    /// Runs a transaction that ends sessions, telling every instance to forget the sessions it
+    /// holds (the change counter moves in the same transaction); this one forgets them at once.
+    @discardableResult
+    private func endingSessions(_ work: (any SQLConnection) throws -> Int) throws -> Int {
+        defer { cache.forgetAll() }
+        return try database.inTransaction { connection in
+            let ended = try work(connection)
+            if ended > 0 { try connection.execute("UPDATE relata_session_changes SET generation = generation + 1 WHERE id = 1", []) }
+            return ended
+        }
     }
 
     /// Ends the sessions of a user (in one domain, or in all): after his account was removed,
@@ -119,7 +161,7 @@ public final class SessionStore: Sendable {
     @discardableResult
     public func end(user: String, domain: String? = nil) throws -> Int {
         let name = user.precomposedStringWithCanonicalMapping
-        return try database.inTransaction { connection in
+        return try endingSessions { connection in
             if let domain {
                 return try connection.execute("DELETE FROM relata_sessions WHERE user_name = \(dialect.placeholder(1)) AND domain = \(dialect.placeholder(2))",
                                               [.string(name), .string(domain)])
@@ -148,12 +190,11 @@ public final class SessionStore: Sendable {
             if current[key]! != row[3].stringValue, let digest = row[0].stringValue { ended.append(digest) }
         }
         guard !ended.isEmpty else { return 0 }
-        try database.inTransaction { connection in
-            for digest in ended {
-                try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)])
+        return try endingSessions { connection in
+            try ended.reduce(0) { count, digest in
+                count + (try connection.execute("DELETE FROM relata_sessions WHERE token_digest = \(dialect.placeholder(1))", [.string(digest)]))
             }
         }
-        return ended.count
     }
 
     /// Roles as one text, whatever their order.
