@@ -102,16 +102,19 @@ extension SessionStoreTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder)
         defer { cleanup() }
-        let here = try SessionStore(database: databases[0], cacheFor: .milliseconds(300))
-        let there = try SessionStore(database: databases[1], cacheFor: .milliseconds(300))
+        let here = try SessionStore(database: databases[0], cacheFor: .seconds(1))
+        let there = try SessionStore(database: databases[1], cacheFor: .seconds(1))
         let session = Session(values: ["User": "ann"], roles: ["Sales"])
 
         // The row removed behind the stores' backs (no counter moved): the cached session is still served.
         let token = try here.start(session)
+        #expect(here.cachedSession(for: token) == nil, "not read yet: the caller asks the database")
         #expect(try here.session(for: token) == session)
+        #expect(here.cachedSession(for: token) == session, "read lately: answered from memory, without blocking")
+        #expect(here.cachedSession(for: String(repeating: "a", count: 64)) == nil)
         try databases[1].inTransaction { try $0.execute("DELETE FROM relata_sessions", []) }
         #expect(try here.session(for: token) == session, "served from memory, not read again")
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(for: .milliseconds(1100))   // past a look at the counter
         #expect(try here.session(for: token) == session, "the counter did not move: still served")
 
         // Ended on another instance: refused here once the cache's time has passed.
@@ -125,6 +128,7 @@ extension SessionStoreTests {
         let third = try here.start(session)
         #expect(try here.session(for: third) == session)
         try here.end(third)
+        #expect(here.cachedSession(for: third) == nil)
         #expect(try here.session(for: third) == nil)
         // With no cache, every read goes to the database.
         let uncached = try SessionStore(database: databases[0], cacheFor: .zero)

@@ -127,6 +127,18 @@ public final class SessionStore: Sendable {
         return entry.session
     }
 
+    /// The session of a token when it can be answered from memory alone — held, not expired, not
+    /// due to be extended, and the change counter not due to be read — else nil (ask
+    /// ``session(for:now:)``, which may read and write the database). Never blocks: a server
+    /// answers most requests' sessions with it on the thread they arrive on.
+    public func cachedSession(for token: String, now: Date = Date()) -> Session? {
+        guard cache.isOn, !cache.isDue, token.utf8.count == 64 else { return nil }
+        guard let entry = cache.entry(Self.digest(token)), entry.expires >= now.timeIntervalSince1970 else { return nil }
+        let extended = min(expiry(from: now), entry.ends)
+        guard extended - entry.expires < min(60, Self.seconds(lifetime) / 10) else { return nil }
+        return entry.session
+    }
+
     /// Ends a session (logout); ending an unknown one does nothing.
     public func end(_ token: String) throws {
         let digest = Self.digest(token)

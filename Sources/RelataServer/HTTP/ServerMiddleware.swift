@@ -47,7 +47,7 @@ struct SessionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let sessions = services.sessions
-        guard let token = Self.bearerToken(request), let session = try await OffCooperativePool.run({ try sessions.session(for: token) }) else {
+        guard let token = Self.bearerToken(request), let session = try await Self.session(for: token, in: sessions) else {
             throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
         }
         guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
@@ -64,6 +64,12 @@ struct SessionMiddleware: RouterMiddleware {
         context.logger[metadataKey: "user"] = user.map { .string($0) }
         context.logger[metadataKey: "domain"] = .string(domain.name)
         return try await next(request, context)
+    }
+
+    /// A session held in memory is answered at once; one that needs the database, off the cooperative pool.
+    private static func session(for token: String, in sessions: SessionStore) async throws -> Session? {
+        if let held = sessions.cachedSession(for: token) { return held }
+        return try await OffCooperativePool.run { try sessions.session(for: token) }
     }
 
     /// The token of an `Authorization: Bearer …` header.
