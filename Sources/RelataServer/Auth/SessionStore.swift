@@ -131,6 +131,10 @@ public final class SessionStore: Sendable {
     /// due to be extended, and the change counter not due to be read — else nil (ask
     /// ``session(for:now:)``, which may read and write the database). Never blocks: a server
     /// answers most requests' sessions with it on the thread they arrive on.
+    ///
+    /// ```swift
+    /// let session = try sessions.cachedSession(for: token) ?? sessions.session(for: token)
+    /// ```
     public func cachedSession(for token: String, now: Date = Date()) -> Session? {
         guard cache.isOn, !cache.isDue, token.utf8.count == 64 else { return nil }
         guard let entry = cache.entry(Self.digest(token)), entry.expires >= now.timeIntervalSince1970 else { return nil }

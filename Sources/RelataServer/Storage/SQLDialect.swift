@@ -11,6 +11,10 @@ import Relata
 /// How a database whose tables cannot be altered in place has them rebuilt: foreign keys
 /// are not enforced while the old table is dropped and the new one renamed, and are checked
 /// before the commit.
+///
+/// ```swift
+/// if let rebuild = dialect.tableRebuild { try connection.execute(rebuild.foreignKeysOff, []) }
+/// ```
 public struct TableRebuild: Sendable {
     /// Run before the transaction begins, and after it ends.
     public let foreignKeysOff: String, foreignKeysOn: String
