@@ -2,6 +2,7 @@ import Foundation
 import Relata
 @testable import RelataServer
 import RelataServerTestSupport
+import RelataTestSupport
 import Testing
 
 /// `SchemaMigration` (`relata migrate`): additive changes in one transaction on both databases;
@@ -29,12 +30,12 @@ import Testing
     /// A database made with `before()` and holding an author and books (id, author), removed when the value goes.
     final class Seeded {
         let database: any SQLDatabase
-        private let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-migrate-\(UUID().uuidString)")
+        private let folder: TemporaryFolder
         private let cleanup: @Sendable () -> Void
 
         init(_ backend: StorageBackend, books: [(Int, Int)] = [(1, 1), (2, 1)]) throws {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            (database, cleanup) = try backend.makeDatabase(in: folder)
+            folder = try TemporaryFolder()
+            (database, cleanup) = try backend.makeDatabase(in: folder.url)
             _ = try SQLStorage(database: database, schema: before())
             try database.inTransaction { connection in
                 try connection.execute("INSERT INTO \"Authors\" (\"Id\", \"Name\") VALUES (1, 'Ann')", [])
@@ -44,10 +45,7 @@ import Testing
             }
         }
 
-        deinit {
-            cleanup()
-            try? FileManager.default.removeItem(at: folder)
-        }
+        deinit { cleanup() }   // before the folder goes
     }
 
     @Test(arguments: StorageBackend.allCases)
@@ -126,11 +124,9 @@ import Testing
     /// having begun before it, is refused for the old ones — never halfway, never another error.
     @Test(arguments: StorageBackend.allCases)
     func serversStartingDuringAMigrationSeeItWholeOrNotAtAll(backend: StorageBackend) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-migrate-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 4, in: folder)
-        defer { cleanup() }
+        let folder = try TemporaryFolder()
+        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 4, in: folder.url)
+        defer { cleanup(); withExtendedLifetime(folder) {} }
         _ = try SQLStorage(database: databases[0], schema: Self.before())
         let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
             group.addTask {

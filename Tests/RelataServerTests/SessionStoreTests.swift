@@ -2,6 +2,7 @@ import Foundation
 import Relata
 @testable import RelataServer
 import RelataServerTestSupport
+import RelataTestSupport
 import Testing
 
 /// Sessions in the database: shared by every server instance that uses it.
@@ -97,11 +98,9 @@ extension SessionStoreTests {
     /// ended on another instance is refused here within the cache's time; one ended here, at once.
     @Test(arguments: StorageBackend.allCases)
     func aCachedSessionEndedOnAnotherInstanceIsRefusedWithinTheCachesTime(backend: StorageBackend) async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-session-cache-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder)
-        defer { cleanup() }
+        let folder = try TemporaryFolder()
+        let (databases, cleanup) = try backend.makeSharedDatabase(connections: 2, in: folder.url)
+        defer { cleanup(); withExtendedLifetime(folder) {} }
         let here = try SessionStore(database: databases[0], cacheFor: .seconds(1))
         let there = try SessionStore(database: databases[1], cacheFor: .seconds(1))
         let session = Session(values: ["User": "ann"], roles: ["Sales"])

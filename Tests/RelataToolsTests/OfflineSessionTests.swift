@@ -7,7 +7,7 @@ import Testing
 
 /// Rules that read `session` run offline as on a server: the schema file's `session`, a rule test
 /// runner's, and `setSession` in a test give them the session a login would.
-@Suite struct OfflineSessionTests {
+@Suite(.timeLimit(.minutes(5))) struct OfflineSessionTests {
     static let rules = """
         function beforePost(row) {
             if (session.MemberId === undefined) fail('member undefined');

@@ -74,7 +74,7 @@ public final class SessionStore: Sendable {
         var generator = SystemRandomNumberGenerator()
         let token = (0..<4).map { _ in String(format: "%016llx", generator.next() as UInt64) }.joined()
         let encoded = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
-        let ends = now.timeIntervalSince1970 + Self.seconds(maxLifetime)
+        let ends = now.timeIntervalSince1970 + maxLifetime.seconds
         let placeholders = (1...8).map(dialect.placeholder).joined(separator: ", ")
         try database.inTransaction { connection in
             try connection.execute("DELETE FROM relata_sessions WHERE expires < \(dialect.placeholder(1))", [.double(now.timeIntervalSince1970)])
@@ -116,7 +116,7 @@ public final class SessionStore: Sendable {
             entry = SessionCache.Entry(session: try JSONDecoder().decode(Session.self, from: Data(text.utf8)), expires: expires, ends: ends)
         }
         let extended = min(expiry(from: now), entry.ends)
-        if extended - entry.expires >= min(60, Self.seconds(lifetime) / 10) {
+        if extended - entry.expires >= min(60, lifetime.seconds / 10) {
             try database.inTransaction { connection in
                 try connection.execute("UPDATE relata_sessions SET expires = \(dialect.placeholder(1)) WHERE token_digest = \(dialect.placeholder(2)) AND expires < \(dialect.placeholder(3))",
                                        [.double(extended), .string(digest), .double(extended)])
@@ -139,7 +139,7 @@ public final class SessionStore: Sendable {
         guard cache.isOn, !cache.isDue, token.utf8.count == 64 else { return nil }
         guard let entry = cache.entry(Self.digest(token)), entry.expires >= now.timeIntervalSince1970 else { return nil }
         let extended = min(expiry(from: now), entry.ends)
-        guard extended - entry.expires < min(60, Self.seconds(lifetime) / 10) else { return nil }
+        guard extended - entry.expires < min(60, lifetime.seconds / 10) else { return nil }
         return entry.session
     }
 
@@ -245,12 +245,8 @@ public final class SessionStore: Sendable {
         }
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private func expiry(from now: Date) -> Double {
-        now.timeIntervalSince1970 + Self.seconds(lifetime)
+        now.timeIntervalSince1970 + lifetime.seconds
     }
 
     private static func digest(_ token: String) -> String {

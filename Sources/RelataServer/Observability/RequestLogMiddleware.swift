@@ -55,7 +55,7 @@ private struct RequestEnd: Sendable {
         guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [
             "status": .stringConvertible(status),
-            "duration_ms": .stringConvertible((Double(duration.nanoseconds) / 100_000).rounded() / 10),
+            "duration_ms": .stringConvertible((duration.seconds * 10_000).rounded() / 10),
         ]
         if let user = facts.user { metadata["user"] = .string(user) }
         if let domain = facts.domain { metadata["domain"] = .string(domain) }

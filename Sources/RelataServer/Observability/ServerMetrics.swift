@@ -76,7 +76,7 @@ public final class ServerMetrics: Sendable {
         Counter(label: "relata_requests_total", dimensions: [("service", service), ("method", method), ("status", String(status))],
                 factory: factory).increment()
         Timer(label: "relata_request_duration_seconds", dimensions: [("service", service), ("method", method)], factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
+            .recordSeconds(duration.seconds)
         for (verdict, count) in facts.changesByVerdict.sorted(by: { $0.key < $1.key }) {
             Counter(label: "relata_changes_total", dimensions: [("verdict", verdict)], factory: factory).increment(by: count)
             if verdict == FailureKind.refusal.rawValue || verdict == FailureKind.ruleError.rawValue {
@@ -146,16 +146,5 @@ private final class StopsSeen: @unchecked Sendable {
             defer { seen = total }
             return max(0, total - seen)
         }
-    }
-}
-
-extension Duration {
-    /// The duration in whole nanoseconds, saturating.
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !overflow else { return seconds < 0 ? .min : .max }
-        let (sum, overflowed) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-        return overflowed ? .max : sum
     }
 }
