@@ -68,6 +68,33 @@ import Testing
         #expect(row["UnitPrice"] == .decimal(20))
     }
 
+    @Test func oldIsAReadOnlyObjectOfTheStoredFields() throws {
+        let adapter = try makeAdapter(details: """
+            var kept;
+            function beforeUpdate(row, old) {
+                if (kept) fail('kept ' + kept.UnitPrice + ' ' + kept.note);
+                kept = old;
+                let seen = [Object.keys(old).join(','), JSON.stringify(old), 'UnitPrice' in old, 'Nope' in old,
+                            old.Nope, old.hasOwnProperty('Quantity')].join(' | ');
+                try { old.UnitPrice = 1; seen += ' | wrote'; } catch (e) { seen += ' | ' + e.message; }
+                delete old.UnitPrice;
+                old.note = 'mine';
+                fail(seen + ' | ' + old.note + ' | ' + old.UnitPrice);
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        let first = scriptError { try details.rows[1].setValue(20, forKey: "UnitPrice") }
+        #expect(first?.message == "DetailId,OrderId,Product,Quantity,UnitPrice"
+            + " | {\"DetailId\":101,\"OrderId\":10,\"Product\":\"Gadget\",\"Quantity\":1,\"UnitPrice\":24.5}"
+            + " | true | false |  | true | old values are read-only | mine | 24.5")
+        let second = scriptError { try details.rows[1].setValue(30, forKey: "Quantity") }
+        #expect(second?.message == "kept 24.5 mine", "an old kept from an earlier call still reads")
+
+        // A script loaded anew is the one that runs: handlers are not kept across loads.
+        try adapter.setScript(RuleScript("function beforeUpdate(row, old) { fail('new rules'); }", fileName: "OrderDetails.js"), forTable: "OrderDetails")
+        #expect(scriptError { try details.rows[1].setValue(31, forKey: "Quantity") }?.message == "new rules")
+    }
+
     @Test func editModeRunsRulesAtPost() throws {
         let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity > 100) fail('too many'); }")
         let row = adapter.table(named: "OrderDetails")!.rows[0]

@@ -89,6 +89,7 @@ let rowCount = arguments.compactMap(Int.init).first ?? 1_000_000
 switch suite {
 case "core": try runCoreBenchmarks(count: rowCount)
 case "rules": try runRuleBenchmarks(count: rowCount)
+case "edits": try runEditBenchmarks(count: arguments.compactMap(Int.init).first ?? 100_000)
 case "error-cost": try runErrorCost()
 case "dasql": try runDASQLBenchmarks(count: rowCount)
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
@@ -104,7 +105,7 @@ case "postgres":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "instances"] : parts, postgresURL: url)
 default:
-    print("usage: relata-benchmarks [core|rules|briefcase|dasql|error-cost|foreign-keys] [rows]")
+    print("usage: relata-benchmarks [core|rules|edits|briefcase|dasql|error-cost|foreign-keys] [rows]")
     print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
     print("       RELATA_POSTGRES_URL=postgres://… relata-benchmarks postgres [rows] [fetch] [apply] [instances] [client] [requests]")
     exit(2)

@@ -139,6 +139,12 @@ public final class DataTableRow {
         return table.originalValue(slot: liveSlot, field: field)
     }
 
+    /// The original value of the stored field at `field` (an index into the table's fields),
+    /// nil for a row added since the last accept.
+    package func originalValue(at field: Int) -> Value? {
+        table.originalValue(slot: liveSlot, field: field)
+    }
+
     /// How errors name this row: its primary-key values (`row (ClientId=3)`), or its position.
     public var label: String {
         slot >= 0 ? table.rowLabel(slot: slot) : "a removed row"

@@ -9,18 +9,6 @@ extension RuleRuntime {
     /// Relata's side of every rule scope: helpers in `relata` (out of the scripts' reach),
     /// then `fail` and `log` as read-only globals.
     static let bootstrap = """
-        relata.readOnlyValues = function (names, values) {
-            const object = {};
-            for (let k = 0; k < names.length; k++) {
-                const value = values[k];
-                Object.defineProperty(object, names[k], {
-                    enumerable: true,
-                    get() { return value; },
-                    set(v) { throw relata.error('old values are read-only'); },
-                });
-            }
-            return object;
-        };
         // Batch row cursors: what a row cursor stands for (its row, for `lda`), and the
         // prototype that makes a misspelt field name an error, as on a row object.
         relata.cursors = new WeakMap();

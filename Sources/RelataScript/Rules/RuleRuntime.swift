@@ -43,6 +43,12 @@ public final class RuleRuntime {
     private(set) var serverSchemaScript: CompiledScript?
     /// Shared arrays reused between batch runs.
     let sharedArrays = SharedArrayPool()
+    /// ``handlers(of:table:)``'s answers, forgotten whenever a script is loaded.
+    private var handlerCache: [HandlerKey: [(CompiledScript, JSObjectRef)]] = [:]
+    private struct HandlerKey: Hashable {
+        var event: RuleEvent
+        var table: String?
+    }
 
     /// Creates a runtime with no scripts.
     ///
@@ -200,6 +206,7 @@ public final class RuleRuntime {
         if let coverage { try instrument(context, for: coverage, script: script) }
         let compiled = CompiledScript(script: script, context: context, table: table)
         sharedArrays.removeAll()
+        handlerCache.removeAll()
         // The scope a script replaces lives on while anything still holds it (a calculated
         // field compiled there, a cursor); every JavaScriptCore resource is freed by its owner.
         switch (table, serverOnly) {
@@ -242,16 +249,31 @@ public final class RuleRuntime {
 
     /// Calls `event` in each script of a table that defines it, with arguments built
     /// in that script's scope. Errors carry the event, table and row.
-    func fire(_ event: RuleEvent, table: String?, row: String? = nil,
+    func fire(_ event: RuleEvent, table: String?, row: @autoclosure () -> String? = nil,
               arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
-        for script in scripts(forTable: table) {
-            try fire(event, in: script, table: table, row: row, arguments: arguments)
+        for (script, handler) in handlers(of: event, table: table) {
+            try fire(event, in: script, handler: handler, table: table, row: row(), arguments: arguments)
         }
     }
 
-    func fire(_ event: RuleEvent, in script: CompiledScript, table: String?, row: String? = nil,
+    func fire(_ event: RuleEvent, in script: CompiledScript, table: String?, row: @autoclosure () -> String? = nil,
               arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         guard let handler = script.handler(event.handlerName) else { return }
+        try fire(event, in: script, handler: handler, table: table, row: row(), arguments: arguments)
+    }
+
+    /// The scripts of a table that handle `event`, with their handlers, in the order they run:
+    /// worked out once per table and event until a script is loaded (a row's edit fires twice).
+    private func handlers(of event: RuleEvent, table: String?) -> [(CompiledScript, JSObjectRef)] {
+        let key = HandlerKey(event: event, table: table)
+        if let known = handlerCache[key] { return known }
+        let found = scripts(forTable: table).compactMap { script in script.handler(event.handlerName).map { (script, $0) } }
+        handlerCache[key] = found
+        return found
+    }
+
+    private func fire(_ event: RuleEvent, in script: CompiledScript, handler: JSObjectRef, table: String?, row: @autoclosure () -> String?,
+                      arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         do {
             // What the handler writes is the rules' work, never the user's edits (``RuleScope``).
             let returned = try RuleScope.run { try script.context.call(handler) { try arguments(script.context, &$0) } }
@@ -260,7 +282,7 @@ public final class RuleRuntime {
             var error = script.locatingFailCall(thrown)
             error.event = event.handlerName
             error.table = error.table ?? table
-            error.row = error.row ?? row
+            error.row = error.row ?? row()
             if error.file == nil { error.file = script.script.fileName }
             throw error
         }
@@ -273,7 +295,7 @@ public final class RuleRuntime {
 
     /// True when any script defines the handler (so callers can skip building arguments).
     func handles(_ event: RuleEvent, table: String?) -> Bool {
-        scripts(forTable: table).contains { $0.handler(event.handlerName) != nil }
+        !handlers(of: event, table: table).isEmpty
     }
 }
 
@@ -299,7 +321,7 @@ final class TableRules: DataTableRules {
         } else {
             try liveHost().fire(.beforeUpdate, table: tableName, row: row.label) { context, arguments in
                 arguments.append(RowObject.make(row, in: context))
-                arguments.append(try originals(of: row, in: context))
+                arguments.append(OriginalValuesObject.make(row, in: context))
             }
         }
     }
@@ -315,15 +337,5 @@ final class TableRules: DataTableRules {
     private func liveHost() throws -> RuleRuntime {
         guard let host else { throw ScriptError(.runtime, "the rules of table \(tableName) were unloaded with their adapter", table: tableName) }
         return host
-    }
-
-
-    /// `old`: the row's original values, read-only (writing one throws, as in a batch).
-    private func originals(of row: DataTableRow, in context: ScriptContext) throws -> JSValueRef {
-        let fields = row.table.fields
-        return try context.call(context.helper("readOnlyValues")) { arguments in
-            arguments.append(context.makeArray(fields) { context.string($0.name) })
-            arguments.append(context.makeArray(fields) { context.jsValue(row.originalValue(forKey: $0.name) ?? .null) })
-        }
     }
 }

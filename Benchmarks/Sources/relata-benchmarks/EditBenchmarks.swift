@@ -1,0 +1,89 @@
+// Editing and validating on the client (issue 29, target 2): 100,000 rows of the client
+// benchmark's `Lines` table, each given a new quantity while `beforeUpdate(row, old)` runs,
+// then the check before an apply (`validateApply`: the delta rule over every change, foreign
+// keys) — beside two floors measured in the same run: the same edits with the rules off
+// (the table's own bookkeeping), and the same rule called from a JavaScript loop on plain
+// objects (what JavaScript itself costs).
+import Foundation
+import Relata
+import RelataScript
+
+/// The floor: the rule run by JavaScript on plain objects, one call per row, nothing from Swift.
+private let editFloorScript = """
+    function floorRun(n) {
+        const rows = new Array(n), olds = new Array(n);
+        for (let i = 0; i < n; i++) {
+            olds[i] = Object.freeze({ ItemId: i + 1, Name: 'Item ' + (i + 1), Quantity: i % 50 + 1, UnitPrice: (i % 1000) / 10 + 1 });
+            rows[i] = { ItemId: i + 1, Name: 'Item ' + (i + 1), Quantity: i % 50 + 1, UnitPrice: (i % 1000) / 10 + 1 };
+        }
+        const start = Date.now();
+        for (let i = 0; i < n; i++) {
+            rows[i].Quantity = rows[i].Quantity + 1;
+            beforeUpdate(rows[i], olds[i]);
+        }
+        return Date.now() - start;
+    }
+    """
+
+func runEditBenchmarks(count: Int) throws {
+    print("Relata client editing — \(count) rows of Lines, beforeUpdate(row, old) as each row changes; then validateApply")
+    let schema = try SchemaDefinition(name: "Bench", tables: [
+        TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript(ItemTable.linesRules, fileName: "lines.js")),
+    ])
+    func freshAdapter() throws -> (LocalDataAdapter, DataTable) {
+        let adapter = try LocalDataAdapter(schema: schema, tables: [try ItemTable.table(count, name: "Lines")], logger: quietLogger)
+        return (adapter, adapter.table(named: "Lines")!)
+    }
+    func edit(_ table: DataTable) throws {
+        for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+    }
+    let profile = ProcessInfo.processInfo.environment["RELATA_PROFILE"]
+
+    // Each round edits a fresh table, so every edit is a row's first (as in the server benchmark).
+    var tables: [(LocalDataAdapter, DataTable)] = try (0..<3).map { _ in try freshAdapter() }
+    let withRules = try measure(repetitions: 3) {
+        let (adapter, table) = tables.removeLast()
+        try withExtendedLifetime(adapter) { try edit(table) }   // the adapter holds the rules
+    }
+    if profile == "edit" {
+        for _ in 0..<10 {
+            let (adapter, table) = try freshAdapter()
+            try withExtendedLifetime(adapter) { try edit(table) }
+        }
+        return
+    }
+    tables = try (0..<3).map { _ in try freshAdapter() }
+    let withoutRules = try measure(repetitions: 3) {
+        let (adapter, table) = tables.removeLast()
+        try withExtendedLifetime(adapter) { try table.withoutRules { try edit(table) } }
+    }
+
+    let (adapter, table) = try freshAdapter()
+    try edit(table)
+    var passed = 0
+    let validate = try measure(repetitions: 3) {
+        passed = try adapter.validateApply(for: [table]).flatMap(\.changes).filter { $0.status == .resolved }.count
+    }
+    precondition(passed == count, "\(passed) of \(count) changes passed")
+    if profile == "validate" {
+        for _ in 0..<10 { _ = try adapter.validateApply(for: [table]) }
+        return
+    }
+
+    // The floor runs in an engine of its own, with the same rule source (no row fails it).
+    let engine = try ScriptEngine(timeLimit: .seconds(60))
+    _ = try engine.evaluate(ItemTable.linesRules + "\n" + editFloorScript, fileName: "floor.js")
+    var floors: [Double] = []
+    for _ in 0..<5 {
+        floors.append((try engine.call("floorRun", [.integer(Int64(count))]).doubleValue ?? 0) / 1000)
+    }
+    let floor = floors.min()!   // the best of several runs: JavaScriptCore's tiers make it bimodal
+
+    func perRow(_ seconds: Double) -> String { String(format: "%.2f µs", seconds / Double(count) * 1e6) }
+    print("")
+    print("| client operation (\(count) rows) | Relata | per row | floor | floor per row | Relata ÷ floor |")
+    print("|---|---|---|---|---|---|")
+    print("| edit with beforeUpdate vs the rule called by a JavaScript loop on plain objects (best of 5) | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(floor)) | \(perRow(floor)) | \(ratio(withRules, floor)) |")
+    print("| edit with beforeUpdate vs the same edits with the rules off | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(withRules, withoutRules)) |")
+    print("| validateApply (beforeProcessDeltaChange per change, foreign keys) | \(milliseconds(validate)) | \(perRow(validate)) | | | |")
+}

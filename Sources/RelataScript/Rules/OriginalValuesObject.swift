@@ -1,0 +1,75 @@
+internal import CJavaScriptCore
+import Foundation
+import Relata
+
+/// The `old` of `beforeUpdate(row, old)`: a row's original values as they were when the
+/// handler was called, read-only. `old.Quantity`, `old['Quantity']`, `Object.keys(old)`
+/// and `JSON.stringify(old)` work as on a plain object of the stored fields; a name that
+/// is not a field reads `undefined`; writing a field throws `old values are read-only`, and
+/// deleting one leaves it (as on the batch path's `old`).
+///
+/// Made without calling into JavaScript (an object of a class whose reads call back into
+/// Swift), so a row's update costs one entry into JavaScript, not two.
+enum OriginalValuesObject {
+    final class Box {
+        let names: [String]
+        let values: [Value]
+        /// Weak: the object may outlive the rules that made it (a script can keep it).
+        weak var context: ScriptContext?
+        init(names: [String], values: [Value], context: ScriptContext) {
+            self.names = names
+            self.values = values
+            self.context = context
+        }
+
+        func value(named name: String) -> Value? {
+            names.firstIndex(of: name).map { values[$0] }
+        }
+    }
+
+    /// The original values of `row`'s stored fields (null for each of an added row).
+    static func make(_ row: DataTableRow, in context: ScriptContext) -> JSObjectRef {
+        let fields = row.table.fields
+        let values = fields.indices.map { row.originalValue(at: $0) ?? .null }
+        let box = Box(names: fields.map(\.name), values: values, context: context)
+        return JSObjectMake(context.ref, objectClass, Unmanaged.passRetained(box).toOpaque())
+    }
+
+    private static func readOnly(_ object: JSObjectRef?, _ name: JSStringRef?, _ exception: UnsafeMutablePointer<JSValueRef?>?) -> Bool {
+        guard let box = box(object), let context = box.context, let name, box.names.contains(JSString.string(name)) else { return false }
+        exception?.pointee = context.makeError("old values are read-only")
+        return true
+    }
+
+    private static func box(_ object: JSObjectRef?) -> Box? {
+        guard let object, let pointer = JSObjectGetPrivate(object) else { return nil }
+        return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    // Created once and never changed; JavaScriptCore classes may be used from any thread.
+    nonisolated(unsafe) private static let objectClass: JSClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafePointer(strdup("OriginalValues"))
+        definition.hasProperty = { _, object, name in
+            guard let box = box(object), let name else { return false }
+            return box.value(named: JSString.string(name)) != nil
+        }
+        // A name that is no field falls through (nil) to the prototype: `undefined`, or Object's own.
+        definition.getProperty = { _, object, name, _ in
+            guard let box = box(object), let context = box.context, let name,
+                  let value = box.value(named: JSString.string(name)) else { return nil }
+            return context.jsValue(value)
+        }
+        // Other names are the object's own to keep (false: JavaScriptCore stores them as usual).
+        definition.setProperty = { _, object, name, _, exception in readOnly(object, name, exception) }
+        definition.getPropertyNames = { _, object, names in
+            guard let box = box(object), let names else { return }
+            for name in box.names { JSString.with(name) { JSPropertyNameAccumulatorAddName(names, $0) } }
+        }
+        definition.finalize = { object in
+            guard let object, let pointer = JSObjectGetPrivate(object) else { return }
+            Unmanaged<Box>.fromOpaque(pointer).release()
+        }
+        return JSClassCreate(&definition)
+    }()
+}
