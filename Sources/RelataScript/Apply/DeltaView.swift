@@ -12,24 +12,16 @@ final class DeltaView {
 
     init(delta: Delta, context: ScriptContext) throws {
         self.context = context
-        let make = try context.helper("change")
+        // Protected as soon as it is made: it holds every change object.
+        let kept = try Self.changeObjects(of: delta, in: context)
         var changes: [JSObjectRef] = []
         changes.reserveCapacity(delta.changes.count)
-        let kept = try context.makeArray(delta.changes) { change in
-            let made = try context.call(make) { arguments in
-                arguments.append(context.string(change.type.rawValue))
-                arguments.append(JSValueMakeNumber(context.ref, Double(change.changeId)))
-                arguments.append(context.makeArray(Set(change.oldValues.keys).union(change.newValues.keys).sorted()) { context.string($0) })
-                arguments.append(try context.object(from: change.oldValues))
-                arguments.append(try context.object(from: change.newValues))
-                arguments.append(context.string(change.status.rawValue))
-                arguments.append(change.message.map { context.string($0) } ?? JSValueMakeNull(context.ref))
+        for index in 0..<UInt32(delta.changes.count) {
+            guard let change = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, kept, index, nil), nil) else {
+                JSValueUnprotect(context.ref, kept)
+                throw ScriptError(.runtime, "could not show change \(delta.changes[Int(index)].changeId) of \(delta.tableName) to the rules")
             }
-            guard let object = JSValueToObject(context.ref, made, nil) else {
-                throw ScriptError(.runtime, "could not show change \(change.changeId) of \(delta.tableName) to the rules")
-            }
-            changes.append(object)
-            return object
+            changes.append(change)
         }
         let object = context.makeObject()
         context.setProperty("name", of: object, to: context.string(delta.tableName), readOnly: true)
@@ -39,7 +31,6 @@ final class DeltaView {
         for (index, change) in zip(0..<UInt32.max, changes) {
             JSObjectSetPropertyAtIndex(context.ref, object, index, change, nil)
         }
-        JSValueProtect(context.ref, kept)
         JSValueProtect(context.ref, object)
         self.kept = kept
         self.object = object
@@ -49,6 +40,53 @@ final class DeltaView {
     deinit {
         JSValueUnprotect(context.ref, object)
         JSValueUnprotect(context.ref, kept)
+    }
+
+    /// An array of the change objects of a delta, protected (the caller unprotects it), made by one
+    /// call into JavaScript (`relata.changes`): each part of every change goes in an array of its
+    /// own, and name lists and strings that recur from change to change are made once.
+    private static func changeObjects(of delta: Delta, in context: ScriptContext) throws -> JSObjectRef {
+        var parts = RootedValues(in: context)
+        for _ in 0..<9 { parts.append(context.makeArray()) }
+        let (types, ids, names, oldNames, oldValues, newNames, newValues, statuses, messages) =
+            (parts.values[0], parts.values[1], parts.values[2], parts.values[3], parts.values[4],
+             parts.values[5], parts.values[6], parts.values[7], parts.values[8])
+        // Each value made here goes into one of the parts at once, which keeps it alive.
+        var strings: [String: JSValueRef] = [:]
+        var nameLists: [[String]: JSValueRef] = [:]
+        func string(_ text: String) -> JSValueRef {
+            if let made = strings[text] { return made }
+            let made = context.string(text)
+            strings[text] = made
+            return made
+        }
+        func list(_ keys: [String]) -> JSValueRef {
+            if let made = nameLists[keys] { return made }
+            let made = context.makeArray(keys) { string($0) }
+            nameLists[keys] = made
+            return made
+        }
+        func set(_ part: JSValueRef, _ index: UInt32, _ value: JSValueRef) {
+            JSObjectSetPropertyAtIndex(context.ref, JSValueToObject(context.ref, part, nil), index, value, nil)
+        }
+        for (index, change) in zip(0..<UInt32.max, delta.changes) {
+            let old = change.oldValues.sorted { $0.key < $1.key }, new = change.newValues.sorted { $0.key < $1.key }
+            set(types, index, string(change.type.rawValue))
+            set(ids, index, JSValueMakeNumber(context.ref, Double(change.changeId)))
+            set(names, index, list(Set(change.oldValues.keys).union(change.newValues.keys).sorted()))
+            set(oldNames, index, list(old.map(\.key)))
+            set(oldValues, index, context.makeArray(old) { context.jsValue($0.value) })
+            set(newNames, index, list(new.map(\.key)))
+            set(newValues, index, context.makeArray(new) { context.jsValue($0.value) })
+            set(statuses, index, string(change.status.rawValue))
+            set(messages, index, change.message.map { context.string($0) } ?? JSValueMakeNull(context.ref))
+        }
+        let made = try context.call(context.helper("changes"), parts)
+        guard let array = JSValueToObject(context.ref, made, nil) else {
+            throw ScriptError(.runtime, "could not show the changes of \(delta.tableName) to the rules")
+        }
+        JSValueProtect(context.ref, array)
+        return array
     }
 
     /// Shows a change's new status and message to the script.

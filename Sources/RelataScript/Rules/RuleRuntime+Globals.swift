@@ -55,6 +55,15 @@ extension RuleRuntime {
                 Object.defineProperty(object, names[k], { value: values[k], enumerable: true, writable: true, configurable: true });
             return object;
         };
+        // A delta's change objects, made in one call: one array per part, an element per change.
+        relata.changes = function (types, ids, names, oldNames, oldValues, newNames, newValues, statuses, messages) {
+            const made = new Array(types.length);
+            for (let i = 0; i < types.length; i++) {
+                made[i] = relata.change(types[i], ids[i], names[i], relata.valuesObject(oldNames[i], oldValues[i]),
+                                        relata.valuesObject(newNames[i], newValues[i]), statuses[i], messages[i]);
+            }
+            return made;
+        };
         const fail = function fail(message) {
             const error = new Error(message === undefined ? 'the rule failed' : relata.show(message));
             error.name = 'RuleFailure';
