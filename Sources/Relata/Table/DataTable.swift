@@ -144,6 +144,13 @@ public final class DataTable {
             .map { row(atSlot: $0.key) }
     }
 
+    /// The change ids of ``changedRows``, without making their row objects.
+    package var changeIds: Set<Int> {
+        var ids: Set<Int> = []
+        for (_, record) in changes where record.changeId != 0 && record.state != .addedInEditMode { ids.insert(record.changeId) }
+        return ids
+    }
+
     /// True when any row has a pending change (or, while the table records edits, a row added
     /// and removed again has edits a data server has not seen).
     public var hasChanges: Bool { !vanishedChanges.isEmpty || changes.values.contains { $0.changeId != 0 && $0.state != .addedInEditMode } }

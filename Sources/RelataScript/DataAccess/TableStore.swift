@@ -75,6 +75,7 @@ public final class TableStore: DeltaStore {
         for delta in deltas {
             guard let table = data.table(named: delta.tableName) else { continue }
             settle(table, held(delta, by: table))
+            guard !madeByRules.isEmpty else { continue }
             for row in table.changedRows where madeByRules.contains(ObjectIdentifier(row)) {
                 try? table.cancelChange(for: row)
             }
@@ -104,7 +105,8 @@ public final class TableStore: DeltaStore {
     /// The changes of a delta that the table holds: a change refused before it reached
     /// the table (a replayed change its row rules refused) is not folded into it.
     private func held(_ delta: Delta, by table: DataTable) -> Delta {
-        let ids = Set(table.changedRows.map(\.changeId))
+        let ids = table.changeIds
+        guard !delta.changes.allSatisfy({ ids.contains($0.changeId) }) else { return delta }
         var held = delta
         held.changes = delta.changes.filter { ids.contains($0.changeId) }
         return held
