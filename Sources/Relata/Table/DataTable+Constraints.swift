@@ -51,18 +51,18 @@ extension DataTable {
 
 /// Primary keys seen while rows load: integers (the usual key) in a set of their own.
 struct KeySet {
-    private var integers: Set<Int64> = []
+    private var integers = IntegerKeySet()
     private var others: Set<[Value]> = []
 
     /// Adds a key; false when it was there already or is not a whole key (a part is NULL).
     mutating func insert(_ key: [Value]) -> Bool {
         if key.contains(where: \.isNull) { return false }
-        if key.count == 1, case .integer(let value) = key[0] { return integers.insert(value).inserted }
+        if key.count == 1, case .integer(let value) = key[0] { return integers.insert(value) }
         return others.insert(key).inserted
     }
 
     /// Adds a key of one integer field.
-    mutating func insert(integer: Int64) -> Bool { integers.insert(integer).inserted }
+    mutating func insert(integer: Int64) -> Bool { integers.insert(integer) }
 
-    mutating func reserveCapacity(integers more: Int) { integers.reserveCapacity(integers.count + more) }
+    mutating func reserveCapacity(integers more: Int) { integers.reserveCapacity(more) }
 }
