@@ -27,6 +27,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         TableDefinition(name: "Clients", fields: Dataset.fields),
         TableDefinition(name: "Items", fields: ItemTable.fields, script: RuleScript(ItemTable.rules, fileName: "items.js")),
         TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript(ItemTable.linesRules, fileName: "lines.js")),
+        TableDefinition(name: "Notes", fields: NoteTable.fields, script: RuleScript(NoteTable.rules, fileName: "notes.js")),
     ])
     let database = try store.openDatabase()
     let storage = try SQLStorage(database: database, schema: schema)
@@ -142,14 +143,27 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             try Wrk.run(port: barePort, path: "/v2/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType)
         }
 
+        // A small UpdateData: one new note, its row rule run by the server; the same body each
+        // time (no apply id), so every request is a new apply that stores a row.
+        let applyBody = String(decoding: try DeltaJSON.encode([try NoteTable.newNoteDelta()]), as: UTF8.self)
+        let applyAnswer = try await client.post("/v2/DataService/UpdateData", body: Data(applyBody.utf8), token: token)
+        let notesBefore = try database.read { try storage.loadTable("Notes", in: $0).rowCount }
+        let applies = try Wrk.run(port: port, path: "/v2/DataService/UpdateData", body: applyBody, token: token, accept: "application/json")
+        let stored = try database.read { try storage.loadTable("Notes", in: $0).rowCount } - notesBefore
+        let bareApplies = try await withServer(bareServer(answer: applyAnswer)) { barePort in
+            try Wrk.run(port: barePort, path: "/v2/DataService/UpdateData", body: applyBody, token: token, accept: "application/json")
+        }
+
         print("")
-        print("| 32 clients, GetData of one row by key (wrk, 10 s) | requests/s | p50 | p99 |")
+        print("| 32 clients (wrk, 10 s) | requests/s | p50 | p99 |")
         print("|---|---|---|---|")
-        print("| relata serve | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) |")
+        print("| relata serve: GetData of one row by key | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) |")
         print("| bare Hummingbird handler, same answer bytes | \(bare.requestsPerSecond) | \(bare.p50) | \(bare.p99) |")
+        print("| relata serve: UpdateData of one new row, one row rule (\(stored) rows stored) | \(applies.requestsPerSecond) | \(applies.p50) | \(applies.p99) |")
+        print("| bare Hummingbird handler, same answer bytes | \(bareApplies.requestsPerSecond) | \(bareApplies.p50) | \(bareApplies.p99) |")
         if let r = Double(relata.requestsPerSecond), let b = Double(bare.requestsPerSecond) {
             print("")
-            print("Relata ÷ bare throughput: \(percent(r / b))")
+            print("Relata ÷ bare throughput, GetData: \(percent(r / b))")
         }
         }
     }
@@ -174,6 +188,19 @@ nonisolated(nonsending) func measureAsync(repetitions: Int, _ body: nonisolated(
         times.append((ContinuousClock.now - start).seconds)
     }
     return times.sorted()[times.count / 2]
+}
+
+/// The table of the small-apply benchmark: a note, a row rule that checks it.
+enum NoteTable {
+    static let fields = [FieldDefinition("NoteId", .autoInc, primaryKey: true), FieldDefinition("Text", .string, size: 200)]
+    static let rules = "function beforePost(row) { if (!row.Text) fail('a note needs text'); }"
+
+    /// A delta adding one note, as a client sends it.
+    static func newNoteDelta() throws -> Delta {
+        let table = try DataTable(name: "Notes", fields: fields)
+        _ = try table.addNewRow(values: ["Text": "a note from the benchmark"])
+        return try table.makeDelta()
+    }
 }
 
 /// The table of the apply benchmark and its rule.

@@ -83,7 +83,6 @@ extension RuleRuntime {
         try context.install(Self.bootstrap)
         context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
         installSession(in: context)
-        installSchema(in: context)
         installDataAccess(in: context)
     }
 
@@ -123,11 +122,17 @@ extension RuleRuntime {
         context.setProperty("session", of: context.global, to: session)
     }
 
-    /// `schema`: `schema.tables` (names) and, per table, `schema.Clients.fields`.
-    func installSchema(in context: ScriptContext) {
-        let schema = context.makeObject()
+    /// `schema`: `schema.tables` (names) and, per table, `schema.Clients.fields`; made once per
+    /// scope and list of tables.
+    func installSchema(in script: CompiledScript) {
+        let context = script.context
         let dataAccess = environment.dataAccess
         let tables = dataAccess?.tableNames ?? []
+        if let made = script.schemaObjects[tables] {
+            context.setProperty("schema", of: context.global, to: made)
+            return
+        }
+        let schema = context.makeObject()
         context.setProperty("tables", of: schema, to: context.makeArray(tables) { context.string($0) }, readOnly: true)
         for table in tables {
             let description = context.makeObject()
@@ -145,14 +150,9 @@ extension RuleRuntime {
             context.setProperty("fields", of: description, to: fields, readOnly: true)
             context.setProperty(table, of: schema, to: description, readOnly: true)
         }
+        JSValueProtect(context.ref, schema)
+        script.schemaObjects[tables] = schema
         context.setProperty("schema", of: context.global, to: schema)
     }
 
-    /// Rebuilds `session` and `schema` in every script after the environment changed.
-    func refreshGlobals() {
-        for script in allScripts {
-            installSession(in: script.context)
-            installSchema(in: script.context)
-        }
-    }
 }

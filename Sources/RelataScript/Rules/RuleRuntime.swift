@@ -65,10 +65,13 @@ public final class RuleRuntime {
     public func setEnvironment(_ environment: RuleEnvironment) {
         self.environment = environment
         let seen = InstalledGlobals(environment)
-        if seen != installedGlobals {
-            installedGlobals = seen
-            refreshGlobals()
+        if seen.session != installedGlobals.session || seen.isServer != installedGlobals.isServer {
+            for script in allScripts { installSession(in: script.context) }
         }
+        if seen.tables != installedGlobals.tables {
+            for script in allScripts { installSchema(in: script) }
+        }
+        installedGlobals = seen
     }
 
     /// What the scripts' `session`, `isServer` and `schema` globals were last built from.
@@ -166,11 +169,18 @@ public final class RuleRuntime {
         let table: String?
         /// Handlers looked up once per name (nil: the script has none).
         private var handlers: [String: JSObjectRef?] = [:]
+        /// The `schema` objects this scope was shown, by the tables they describe (protected), so
+        /// units of work that alternate between environments do not build them again each time.
+        var schemaObjects: [[String]: JSObjectRef] = [:]
 
         init(script: RuleScript, context: ScriptContext, table: String?) {
             self.script = script
             self.context = context
             self.table = table
+        }
+
+        deinit {
+            for object in schemaObjects.values { JSValueUnprotect(context.ref, object) }
         }
 
         /// Where the script calls `fail(`, found once, so a refusal is located at its call
@@ -200,11 +210,12 @@ public final class RuleRuntime {
     /// Compiles and runs a script's top level in a new scope; syntax and top-level errors are thrown here.
     func load(_ script: RuleScript, table: String?, serverOnly: Bool = false) throws {
         let context = try ScriptContext(machine: engine.machine)
+        let compiled = CompiledScript(script: script, context: context, table: table)
         try installGlobals(in: context, table: table)
+        installSchema(in: compiled)
         if let coverage { try instrumentFailures(context, for: coverage, script: script) }
         _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
         if let coverage { try instrument(context, for: coverage, script: script) }
-        let compiled = CompiledScript(script: script, context: context, table: table)
         sharedArrays.removeAll()
         handlerCache.removeAll()
         // The scope a script replaces lives on while anything still holds it (a calculated
