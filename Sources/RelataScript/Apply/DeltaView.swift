@@ -42,16 +42,43 @@ final class DeltaView {
         JSValueUnprotect(context.ref, kept)
     }
 
-    /// An array of the change objects of a delta, protected (the caller unprotects it), made by one
-    /// call into JavaScript (`relata.changes`): each part of every change goes in an array of its
-    /// own, and name lists and strings that recur from change to change are made once.
+    /// How many changes one call into JavaScript makes: a call counts against the rules' time
+    /// limit, so a delta of a million changes must not be one call.
+    static let changesPerCall = 64
+
+    /// An array of the change objects of a delta, protected (the caller unprotects it), made by
+    /// calls into JavaScript (`relata.changes`), one per ``changesPerCall`` changes.
     private static func changeObjects(of delta: Delta, in context: ScriptContext) throws -> JSObjectRef {
+        let all = context.makeArray()
+        JSValueProtect(context.ref, all)
+        do {
+            var start = 0
+            while start < delta.changes.count {
+                let end = min(start + changesPerCall, delta.changes.count)
+                let made = try changeObjects(of: delta.changes[start..<end], table: delta.tableName, in: context)
+                JSValueProtect(context.ref, made)
+                defer { JSValueUnprotect(context.ref, made) }
+                for offset in 0..<(end - start) {
+                    JSObjectSetPropertyAtIndex(context.ref, all, UInt32(start + offset), JSObjectGetPropertyAtIndex(context.ref, made, UInt32(offset), nil), nil)
+                }
+                start = end
+            }
+        } catch {
+            JSValueUnprotect(context.ref, all)
+            throw error
+        }
+        return all
+    }
+
+    /// The change objects of some changes, made in one call: each part of every change goes in
+    /// an array of its own, and name lists and strings that recur from change to change are made once.
+    private static func changeObjects(of changes: ArraySlice<DeltaChange>, table: String, in context: ScriptContext) throws -> JSObjectRef {
         var parts = RootedValues(in: context)
         for _ in 0..<9 { parts.append(context.makeArray()) }
         let (types, ids, names, oldNames, oldValues, newNames, newValues, statuses, messages) =
             (parts.values[0], parts.values[1], parts.values[2], parts.values[3], parts.values[4],
              parts.values[5], parts.values[6], parts.values[7], parts.values[8])
-        // Each value made here goes into one of the parts at once, which keeps it alive.
+        // Each value made here goes into one of the parts at once, which keeps it alive for this call.
         var strings: [String: JSValueRef] = [:]
         var nameLists: [[String]: JSValueRef] = [:]
         func string(_ text: String) -> JSValueRef {
@@ -69,7 +96,7 @@ final class DeltaView {
         func set(_ part: JSValueRef, _ index: UInt32, _ value: JSValueRef) {
             JSObjectSetPropertyAtIndex(context.ref, JSValueToObject(context.ref, part, nil), index, value, nil)
         }
-        for (index, change) in zip(0..<UInt32.max, delta.changes) {
+        for (index, change) in zip(0..<UInt32.max, changes) {
             let old = change.oldValues.sorted { $0.key < $1.key }, new = change.newValues.sorted { $0.key < $1.key }
             set(types, index, string(change.type.rawValue))
             set(ids, index, JSValueMakeNumber(context.ref, Double(change.changeId)))
@@ -83,9 +110,8 @@ final class DeltaView {
         }
         let made = try context.call(context.helper("changes"), parts)
         guard let array = JSValueToObject(context.ref, made, nil) else {
-            throw ScriptError(.runtime, "could not show the changes of \(delta.tableName) to the rules")
+            throw ScriptError(.runtime, "could not show the changes of \(table) to the rules")
         }
-        JSValueProtect(context.ref, array)
         return array
     }
 
