@@ -16,7 +16,7 @@ extension DataTable {
     ///   when an inserted or updated row lacks a required value.
     public func makeDelta() throws -> Delta {
         let logged = fields.indices.filter { fields[$0].logChanges || fields[$0].primaryKey }
-        let entries = changes.filter { $0.value.changeId != 0 && $0.value.state != .addedInEditMode }
+        let entries = changes.filter { $0.value.isPendingChange }
             .sorted { $0.value.changeId < $1.value.changeId }
         var deltaChanges: [DeltaChange] = []
         deltaChanges.reserveCapacity(entries.count)

@@ -65,7 +65,7 @@ extension DataTable {
     /// The changed rows (those a delta would hold) by change id.
     package func changedRowsByChangeId() -> [Int: DataTableRow] {
         var rows: [Int: DataTableRow] = [:]
-        for (slot, record) in changes where record.changeId != 0 && record.state != .addedInEditMode {
+        for (slot, record) in changes where record.isPendingChange {
             rows[record.changeId] = row(atSlot: slot)
         }
         return rows

@@ -139,7 +139,7 @@ public final class DataTable {
 
     /// Rows with pending changes: modified, added and deleted, in the order they were first changed.
     public var changedRows: [DataTableRow] {
-        changes.filter { $0.value.changeId != 0 && $0.value.state != .addedInEditMode }
+        changes.filter { $0.value.isPendingChange }
             .sorted { $0.value.changeId < $1.value.changeId }
             .map { row(atSlot: $0.key) }
     }
@@ -147,13 +147,13 @@ public final class DataTable {
     /// The change ids of ``changedRows``, without making their row objects.
     package var changeIds: Set<Int> {
         var ids: Set<Int> = []
-        for (_, record) in changes where record.changeId != 0 && record.state != .addedInEditMode { ids.insert(record.changeId) }
+        for (_, record) in changes where record.isPendingChange { ids.insert(record.changeId) }
         return ids
     }
 
     /// True when any row has a pending change (or, while the table records edits, a row added
     /// and removed again has edits a data server has not seen).
-    public var hasChanges: Bool { !vanishedChanges.isEmpty || changes.values.contains { $0.changeId != 0 && $0.state != .addedInEditMode } }
+    public var hasChanges: Bool { !vanishedChanges.isEmpty || changes.values.contains(where: \.isPendingChange) }
 
     /// The fields of the primary key.
     public var primaryKeyFields: [FieldDefinition] { keyFieldIndexes.map { fields[$0] } }

@@ -30,6 +30,9 @@ struct RowChanges {
         state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked && history.isEmpty
     }
 
+    /// A change a delta carries: the row has a change id and is not a new row still in edit mode.
+    var isPendingChange: Bool { changeId != 0 && state != .addedInEditMode }
+
     /// Deleted rows and rows added in edit mode are not part of the table's visible rows.
     var isHidden: Bool { state == .deleted || state == .addedInEditMode }
 }

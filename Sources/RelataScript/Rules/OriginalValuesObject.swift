@@ -12,18 +12,19 @@ import Relata
 /// Swift), so a row's update costs one entry into JavaScript, not two.
 enum OriginalValuesObject {
     final class Box {
-        let names: [String]
+        /// The table's fields (shared with it, not copied), and their original values in order.
+        let fields: [FieldDefinition]
         let values: [Value]
         /// Weak: the object may outlive the rules that made it (a script can keep it).
         weak var context: ScriptContext?
-        init(names: [String], values: [Value], context: ScriptContext) {
-            self.names = names
+        init(fields: [FieldDefinition], values: [Value], context: ScriptContext) {
+            self.fields = fields
             self.values = values
             self.context = context
         }
 
         func value(named name: String) -> Value? {
-            names.firstIndex(of: name).map { values[$0] }
+            fields.firstIndex { $0.name == name }.map { values[$0] }
         }
     }
 
@@ -31,12 +32,12 @@ enum OriginalValuesObject {
     static func make(_ row: DataTableRow, in context: ScriptContext) -> JSObjectRef {
         let fields = row.table.fields
         let values = fields.indices.map { row.originalValue(at: $0) ?? .null }
-        let box = Box(names: fields.map(\.name), values: values, context: context)
+        let box = Box(fields: fields, values: values, context: context)
         return JSObjectMake(context.ref, objectClass, Unmanaged.passRetained(box).toOpaque())
     }
 
     private static func readOnly(_ object: JSObjectRef?, _ name: JSStringRef?, _ exception: UnsafeMutablePointer<JSValueRef?>?) -> Bool {
-        guard let box = box(object), let context = box.context, let name, box.names.contains(JSString.string(name)) else { return false }
+        guard let box = box(object), let context = box.context, let name, box.value(named: JSString.string(name)) != nil else { return false }
         exception?.pointee = context.makeError("old values are read-only")
         return true
     }
@@ -64,7 +65,7 @@ enum OriginalValuesObject {
         definition.setProperty = { _, object, name, _, exception in readOnly(object, name, exception) }
         definition.getPropertyNames = { _, object, names in
             guard let box = box(object), let names else { return }
-            for name in box.names { JSString.with(name) { JSPropertyNameAccumulatorAddName(names, $0) } }
+            for field in box.fields { JSString.with(field.name) { JSPropertyNameAccumulatorAddName(names, $0) } }
         }
         definition.finalize = { object in
             guard let object, let pointer = JSObjectGetPrivate(object) else { return }
