@@ -204,9 +204,6 @@ extension DataTable {
     }
 
     private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
-        let wanted = Set(delta.changes.map(\.changeId))
-        var result: [Int: Int] = [:]
-        for (slot, record) in changes where wanted.contains(record.changeId) { result[record.changeId] = slot }
-        return result
+        changes.slots(ofChangeIds: Set(delta.changes.lazy.map(\.changeId)))
     }
 }

@@ -59,6 +59,32 @@ struct ChangeStore: Sequence {
         }
     }
 
+    /// Locks or unlocks a slot's row in place (no copy of the record); a record left with
+    /// nothing to say goes.
+    mutating func setLocked(_ locked: Bool, slot: Int) {
+        let position = Int(recordIndex[slot])
+        guard position != 0 else {
+            if locked {
+                var record = RowChanges()
+                record.locked = true
+                self[slot] = record
+            }
+            return
+        }
+        records[position - 1].locked = locked
+        if records[position - 1].isClean { self[slot] = nil }
+    }
+
+    /// The slot of each record whose change id `wanted` holds, by change id.
+    func slots(ofChangeIds wanted: Set<Int>) -> [Int: Int] {
+        var result: [Int: Int] = [:]
+        result.reserveCapacity(wanted.count)
+        for position in records.indices where wanted.contains(records[position].changeId) {
+            result[records[position].changeId] = owners[position]
+        }
+        return result
+    }
+
     /// A slot's state, read in place (no copy of the record).
     @inline(__always) func state(_ slot: Int) -> RowState {
         let position = recordIndex[slot]

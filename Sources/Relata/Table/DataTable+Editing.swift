@@ -61,8 +61,6 @@ extension DataTable {
     }
 
     func setLocked(_ locked: Bool, slot: Int) {
-        var record = changes[slot] ?? RowChanges()
-        record.locked = locked
-        setChanges(record, at: slot)
+        changes.setLocked(locked, slot: slot)   // never hides or shows the row
     }
 }

@@ -178,7 +178,7 @@ public struct DeltaProcessor {
         let table = delta.tableName
         func fail(_ index: Int, _ error: any Error, in delta: inout Delta) {
             delta.changes[index].fail(ChangeFailure(describing: error))
-            for view in views { view.update(delta.changes[index], at: index) }
+            for view in views { view.show(status: delta.changes[index].status, message: delta.changes[index].message, at: index) }
         }
         func run(_ event: RuleEvent, change: Int?) throws {
             for (script, view) in zip(scripts, views) {
@@ -196,7 +196,7 @@ public struct DeltaProcessor {
             do {
                 try run(.beforeProcessDeltaChange, change: index)
                 delta.changes[index].resolve()
-                for view in views { view.update(delta.changes[index], at: index) }
+                for view in views { view.show(status: delta.changes[index].status, message: delta.changes[index].message, at: index) }
                 try run(.afterProcessDeltaChange, change: index)
             } catch {
                 fail(index, error, in: &delta)

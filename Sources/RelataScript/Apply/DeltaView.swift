@@ -23,13 +23,19 @@ final class DeltaView {
             }
             changes.append(change)
         }
-        let object = context.makeObject()
-        context.setProperty("name", of: object, to: context.string(delta.tableName), readOnly: true)
-        context.setProperty("count", of: object, to: JSValueMakeNumber(context.ref, Double(changes.count)), readOnly: true)
-        context.setProperty("length", of: object, to: JSValueMakeNumber(context.ref, Double(changes.count)), readOnly: true)
-        context.setProperty("changes", of: object, to: context.makeArray(changes) { $0 }, readOnly: true)
-        for (index, change) in zip(0..<UInt32.max, changes) {
-            JSObjectSetPropertyAtIndex(context.ref, object, index, change, nil)
+        let made: JSValueRef
+        do {
+            made = try context.call(context.helper("delta")) { arguments in
+                arguments.append(context.string(delta.tableName))
+                arguments.append(kept)
+            }
+        } catch {
+            JSValueUnprotect(context.ref, kept)
+            throw error
+        }
+        guard let object = JSValueToObject(context.ref, made, nil) else {
+            JSValueUnprotect(context.ref, kept)
+            throw ScriptError(.runtime, "could not show the delta of \(delta.tableName) to the rules")
         }
         JSValueProtect(context.ref, object)
         self.kept = kept
@@ -70,55 +76,93 @@ final class DeltaView {
         return all
     }
 
-    /// The change objects of some changes, made in one call: each part of every change goes in
-    /// an array of its own, and name lists and strings that recur from change to change are made once.
+    /// The change objects of some changes, made in one call into JavaScript (`relata.changes`)
+    /// from a few arrays, not from values made one by one: per change six numbers (id, type,
+    /// status, and its old, new and all field names as indexes into lists made once), then
+    /// every value packed (``PackedValues``), and the messages there are.
     private static func changeObjects(of changes: ArraySlice<DeltaChange>, table: String, in context: ScriptContext) throws -> JSObjectRef {
-        var parts = RootedValues(in: context)
-        for _ in 0..<9 { parts.append(context.makeArray()) }
-        let (types, ids, names, oldNames, oldValues, newNames, newValues, statuses, messages) =
-            (parts.values[0], parts.values[1], parts.values[2], parts.values[3], parts.values[4],
-             parts.values[5], parts.values[6], parts.values[7], parts.values[8])
-        // Each value made here goes into one of the parts at once, which keeps it alive for this call.
-        var strings: [String: JSValueRef] = [:]
-        var nameLists: [[String]: JSValueRef] = [:]
-        func string(_ text: String) -> JSValueRef {
-            if let made = strings[text] { return made }
-            let made = context.string(text)
-            strings[text] = made
-            return made
+        var header: [Double] = []
+        header.reserveCapacity(changes.count * 6)
+        var strings: [String] = []
+        var stringIndexes: [String: Int] = [:]
+        func code(_ text: String) -> Double {
+            if let known = stringIndexes[text] { return Double(known) }
+            strings.append(text)
+            stringIndexes[text] = strings.count - 1
+            return Double(strings.count - 1)
         }
-        func list(_ keys: [String]) -> JSValueRef {
-            if let made = nameLists[keys] { return made }
-            let made = context.makeArray(keys) { string($0) }
-            nameLists[keys] = made
-            return made
+        var lists = NameLists()
+        var values = PackedValues()
+        var messages: [(index: Int, message: String)] = []
+        var old: Int?, new: Int?
+        for (index, change) in changes.enumerated() {
+            let oldList = lists.index(of: change.oldValues, after: old), newList = lists.index(of: change.newValues, after: new)
+            (old, new) = (oldList, newList)
+            header += [Double(change.changeId), code(change.type.rawValue), code(change.status.rawValue),
+                       Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
+            for name in lists.all[oldList] { values.append(change.oldValues[name] ?? .null) }
+            for name in lists.all[newList] { values.append(change.newValues[name] ?? .null) }
+            if let message = change.message { messages.append((index, message)) }
         }
-        func set(_ part: JSValueRef, _ index: UInt32, _ value: JSValueRef) {
-            JSObjectSetPropertyAtIndex(context.ref, JSValueToObject(context.ref, part, nil), index, value, nil)
+        let made = try context.call(context.helper("changes")) { arguments in
+            arguments.append(PackedValues.typedArray(header, kJSTypedArrayTypeFloat64Array, in: context))
+            arguments.append(context.makeArray(lists.all) { names in context.makeArray(names) { context.string($0) } })
+            arguments.append(context.makeArray(strings) { context.string($0) })
+            let messageArray = context.makeArray()
+            arguments.append(messageArray)
+            for (index, message) in messages {
+                JSObjectSetPropertyAtIndex(context.ref, messageArray, UInt32(index), context.string(message), nil)
+            }
+            values.appendArguments(to: &arguments, in: context)
         }
-        for (index, change) in zip(0..<UInt32.max, changes) {
-            let old = change.oldValues.sorted { $0.key < $1.key }, new = change.newValues.sorted { $0.key < $1.key }
-            set(types, index, string(change.type.rawValue))
-            set(ids, index, JSValueMakeNumber(context.ref, Double(change.changeId)))
-            set(names, index, list(Set(change.oldValues.keys).union(change.newValues.keys).sorted()))
-            set(oldNames, index, list(old.map(\.key)))
-            set(oldValues, index, context.makeArray(old) { context.jsValue($0.value) })
-            set(newNames, index, list(new.map(\.key)))
-            set(newValues, index, context.makeArray(new) { context.jsValue($0.value) })
-            set(statuses, index, string(change.status.rawValue))
-            set(messages, index, change.message.map { context.string($0) } ?? JSValueMakeNull(context.ref))
-        }
-        let made = try context.call(context.helper("changes"), parts)
         guard let array = JSValueToObject(context.ref, made, nil) else {
             throw ScriptError(.runtime, "could not show the changes of \(table) to the rules")
         }
         return array
     }
 
+    /// The sorted field names of changes' values, each list kept once: a change's names are
+    /// checked against the previous change's (most changes of a delta have the same fields),
+    /// not sorted and hashed again.
+    private struct NameLists {
+        private(set) var all: [[String]] = []
+        private var indexes: [[String]: Int] = [:]
+        private var unions: [Pair: Int] = [:]
+
+        private struct Pair: Hashable {
+            let old: Int
+            let new: Int
+        }
+
+        /// The list of the names of `values`; `last` is the list the previous change had.
+        mutating func index(of values: [String: Value], after last: Int?) -> Int {
+            if let last, all[last].count == values.count, all[last].allSatisfy({ values[$0] != nil }) { return last }
+            return index(of: values.keys.sorted())
+        }
+
+        /// The list of every name of either list, sorted.
+        mutating func union(_ old: Int, _ new: Int) -> Int {
+            if all[old].isEmpty || old == new { return new }
+            if all[new].isEmpty { return old }
+            let pair = Pair(old: old, new: new)
+            if let known = unions[pair] { return known }
+            let made = index(of: Set(all[old]).union(all[new]).sorted())
+            unions[pair] = made
+            return made
+        }
+
+        private mutating func index(of names: [String]) -> Int {
+            if let known = indexes[names] { return known }
+            all.append(names)
+            indexes[names] = all.count - 1
+            return all.count - 1
+        }
+    }
+
     /// Shows a change's new status and message to the script.
-    func update(_ change: DeltaChange, at index: Int) {
-        context.setProperty("status", of: changes[index], to: context.string(change.status.rawValue))
-        context.setProperty("message", of: changes[index], to: change.message.map { context.string($0) } ?? JSValueMakeNull(context.ref))
+    func show(status: DeltaChange.Status, message: String?, at index: Int) {
+        context.setProperty("status", of: changes[index], to: context.string(status.rawValue))
+        context.setProperty("message", of: changes[index], to: message.map { context.string($0) } ?? JSValueMakeNull(context.ref))
     }
 }
 

@@ -46,22 +46,20 @@ public final class TableDataAccess: RuleDataAccess {
         isRecordingChanges = true
     }
 
-    /// The deltas of the recorded changes that `carried` does not hold yet ("table/changeId",
-    /// see ``UnitOfWorkChanges``): their rows are locked and their ids added to `carried`,
-    /// so a rule's change joins a unit of work once.
-    public func deltasOfRecordedChanges(notIn carried: inout Set<String>) throws -> [Delta] {
+    /// The deltas of the recorded changes that `carried` does not hold yet: their rows are
+    /// locked and their ids added to `carried`, so a rule's change joins a unit of work once.
+    public func deltasOfRecordedChanges(notIn carried: inout UnitOfWorkChanges) throws -> [Delta] {
         var result: [Delta] = []
         var seenTables: [DataTable] = []
         for row in changedRows where !seenTables.contains(where: { $0 === row.table }) { seenTables.append(row.table) }
         for table in seenTables {
             var delta = try table.makeDelta()
             let wanted = Set(changedRows.filter { $0.table === table }.map(\.changeId))
-            delta.changes = delta.changes.filter {
-                wanted.contains($0.changeId) && !carried.contains(UnitOfWorkChanges.key(table.name, $0.changeId))
-            }
+            let known = carried.ids(ofTable: table.name)
+            delta.changes = delta.changes.filter { wanted.contains($0.changeId) && !known.contains($0.changeId) }
             guard !delta.changes.isEmpty else { continue }
             table.lockRows(of: delta)
-            UnitOfWorkChanges.carry(delta, in: &carried)
+            carried.carry(delta)
             result.append(delta)
         }
         return result
@@ -126,13 +124,33 @@ public final class TableDataAccess: RuleDataAccess {
     }
 }
 
-/// Names the changes a unit of work carries, so a change joins it once.
-public enum UnitOfWorkChanges {
-    /// "table/changeId", the table name folded to lower case.
-    public static func key(_ table: String, _ changeId: Int) -> String { "\(table.lowercased())/\(changeId)" }
+/// The changes a unit of work carries, by table (case-insensitive) and change id, so a change
+/// joins it once.
+///
+/// ```swift
+/// var carried = UnitOfWorkChanges()
+/// carried.carry(delta)
+/// carried.contains(table: "Orders", changeId: 3)
+/// ```
+public struct UnitOfWorkChanges: Sendable {
+    /// Change ids by table name folded to lower case.
+    private var idsByTable: [String: Set<Int>] = [:]
 
-    /// Adds a delta's changes to `carried`.
-    public static func carry(_ delta: Delta, in carried: inout Set<String>) {
-        for change in delta.changes { carried.insert(key(delta.tableName, change.changeId)) }
+    /// No change carried.
+    public init() {}
+
+    /// Adds a delta's changes.
+    public mutating func carry(_ delta: Delta) {
+        idsByTable[delta.tableName.lowercased(), default: []].formUnion(delta.changes.lazy.map(\.changeId))
+    }
+
+    /// True when the unit carries the change of a table with an id.
+    public func contains(table: String, changeId: Int) -> Bool {
+        idsByTable[table.lowercased()]?.contains(changeId) == true
+    }
+
+    /// The ids the unit carries of a table's changes.
+    func ids(ofTable table: String) -> Set<Int> {
+        idsByTable[table.lowercased()] ?? []
     }
 }

@@ -23,7 +23,7 @@ public final class TableStore: DeltaStore {
     /// The tables; rules' writes through it join the unit of work.
     public let data: TableDataAccess
     /// The changes in the unit, as "table/changeId", so a rule's change joins it once.
-    private var carried: Set<String> = []
+    private var carried = UnitOfWorkChanges()
 
     /// Creates a store over the tables of `data`.
     public init(data: TableDataAccess) {
@@ -33,10 +33,10 @@ public final class TableStore: DeltaStore {
     public func begin(_ deltas: [Delta]) throws {
         let tables = try deltas.map(table(of:))
         data.startRecordingChanges()
-        carried = []
+        carried = UnitOfWorkChanges()
         for (delta, table) in zip(deltas, tables) {
             table.lockRows(of: delta)
-            UnitOfWorkChanges.carry(delta, in: &carried)
+            carried.carry(delta)
         }
     }
 

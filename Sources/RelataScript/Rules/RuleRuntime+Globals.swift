@@ -49,21 +49,41 @@ extension RuleRuntime {
             }
             return change;
         };
-        relata.valuesObject = function (names, values) {
+        relata.valuesObject = function (names, values, offset = 0) {
             const object = {};
             for (let k = 0; k < names.length; k++)
-                Object.defineProperty(object, names[k], { value: values[k], enumerable: true, writable: true, configurable: true });
+                Object.defineProperty(object, names[k], { value: values[offset + k], enumerable: true, writable: true, configurable: true });
             return object;
         };
-        // A delta's change objects, made in one call: one array per part, an element per change.
-        relata.changes = function (types, ids, names, oldNames, oldValues, newNames, newValues, statuses, messages) {
-            const made = new Array(types.length);
-            for (let i = 0; i < types.length; i++) {
-                made[i] = relata.change(types[i], ids[i], names[i], relata.valuesObject(oldNames[i], oldValues[i]),
-                                        relata.valuesObject(newNames[i], newValues[i]), statuses[i], messages[i]);
+        // A delta's change objects, made in one call (`DeltaView`): six numbers a change in
+        // `header` (id, type and status as indexes into `strings`, then its old, new and all
+        // field names as indexes into `lists`), its message (if any) in `messages`, and every old
+        // value, then every new value, of every change packed (`PackedValues`).
+        relata.changes = function (header, lists, strings, messages, kinds, numbers, text, others) {
+            const values = relata.unpack(kinds, numbers, text, others);
+            const made = new Array(header.length / 6);
+            let offset = 0;
+            for (let i = 0; i < made.length; i++) {
+                const h = 6 * i, oldNames = lists[header[h + 3]], newNames = lists[header[h + 4]];
+                const oldValues = relata.valuesObject(oldNames, values, offset);
+                offset += oldNames.length;
+                const newValues = relata.valuesObject(newNames, values, offset);
+                offset += newNames.length;
+                const message = messages[i];
+                made[i] = relata.change(strings[header[h + 1]], header[h], lists[header[h + 5]], oldValues, newValues,
+                                        strings[header[h + 2]], message === undefined ? null : message);
             }
             return made;
         };
+        // The delta object of a delta's change objects (`changes` is a copy: a script may replace its elements).
+        relata.delta = function (name, changes) {
+            const delta = {};
+            for (const [key, value] of [['name', name], ['count', changes.length], ['length', changes.length], ['changes', changes.slice()]])
+                Object.defineProperty(delta, key, { value, enumerable: true, writable: false, configurable: false });
+            for (let i = 0; i < changes.length; i++) delta[i] = changes[i];
+            return delta;
+        };
+        \(PackedValues.unpackScript)
         const fail = function fail(message) {
             const error = new Error(message === undefined ? 'the rule failed' : relata.show(message));
             error.name = 'RuleFailure';

@@ -315,7 +315,7 @@ public final class DataService: Sendable {
                 return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     data.tables.startRecordingChanges()
                     let result = try runtime.runCommand(command, parameters: parameters)
-                    var carried: Set<String> = []
+                    var carried = UnitOfWorkChanges()
                     let deltas = try data.tables.deltasOfRecordedChanges(notIn: &carried)
                     let processed = try Self.processor(for: schema, runtime: runtime)
                         .process(deltas, store: SQLDeltaStore(storage: storage, connection: connection, access: data))

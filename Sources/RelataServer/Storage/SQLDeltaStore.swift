@@ -25,7 +25,7 @@ final class SQLDeltaStore: DeltaStore {
     /// The unit's data: its tables, whose changes made by rules join the unit.
     let access: SQLDataAccess
     var data: TableDataAccess { access.tables }
-    private var carried: Set<String> = []
+    private var carried = UnitOfWorkChanges()
     /// Real keys of this unit's inserts, by "table/field/temporary key" (lower case).
     private var realKeys: [String: Int64] = [:]
 
@@ -45,8 +45,8 @@ final class SQLDeltaStore: DeltaStore {
     func begin(_ deltas: [Delta]) throws {
         try connection.execute(storage.dialect.deferForeignKeys, [])
         data.startRecordingChanges()
-        carried = []
-        for delta in deltas { UnitOfWorkChanges.carry(delta, in: &carried) }
+        carried = UnitOfWorkChanges()
+        for delta in deltas { carried.carry(delta) }
     }
 
     func changesMadeByRules() throws -> [Delta] {
