@@ -13,6 +13,10 @@ import Testing
             #expect(inserted == reference.insert(key).inserted, "key \(key)", sourceLocation: sourceLocation)
         }
         #expect(set.count == reference.count, sourceLocation: sourceLocation)
+        // Membership agrees for every key and its neighbours, before and after the bitmap's ends.
+        for key in reference.union(keys.flatMap { [$0 &- 1, $0 &+ 1, $0 &- 64, $0 &+ 64] }) {
+            #expect(set.contains(key) == reference.contains(key), "contains \(key)", sourceLocation: sourceLocation)
+        }
         for key in reference { #expect(set.insert(key) == false, "key \(key) is held", sourceLocation: sourceLocation) }
     }
 

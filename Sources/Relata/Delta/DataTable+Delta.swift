@@ -54,12 +54,12 @@ extension DataTable {
 
     /// Locks the rows of a delta's changes (see ``DataTableRow/lock()``).
     public func lockRows(of delta: Delta) {
-        for slot in slotsByChangeId(delta).values { setLocked(true, slot: slot) }
+        changes.setLocked(true, changeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
     }
 
     /// Unlocks the rows of a delta's changes.
     public func unlockRows(of delta: Delta) {
-        for slot in slotsByChangeId(delta).values { setLocked(false, slot: slot) }
+        changes.setLocked(false, changeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
     }
 
     /// Folds a processed delta back into the table.
@@ -204,6 +204,6 @@ extension DataTable {
     }
 
     private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
-        changes.slots(ofChangeIds: Set(delta.changes.lazy.map(\.changeId)))
+        changes.slots(ofChangeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
     }
 }

@@ -76,13 +76,23 @@ struct ChangeStore: Sequence {
     }
 
     /// The slot of each record whose change id `wanted` holds, by change id.
-    func slots(ofChangeIds wanted: Set<Int>) -> [Int: Int] {
+    func slots(ofChangeIds wanted: IntegerKeySet) -> [Int: Int] {
         var result: [Int: Int] = [:]
         result.reserveCapacity(wanted.count)
-        for position in records.indices where wanted.contains(records[position].changeId) {
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) {
             result[records[position].changeId] = owners[position]
         }
         return result
+    }
+
+    /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
+    mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
+        var cleaned: [Int] = []
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) {
+            records[position].locked = locked
+            if records[position].isClean { cleaned.append(owners[position]) }
+        }
+        for slot in cleaned { self[slot] = nil }
     }
 
     /// A slot's state, read in place (no copy of the record).

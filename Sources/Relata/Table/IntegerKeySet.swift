@@ -8,6 +8,7 @@
 /// var keys = IntegerKeySet()
 /// keys.insert(3)    // true
 /// keys.insert(3)    // false: there already
+/// keys.contains(4)  // false
 /// ```
 struct IntegerKeySet {
     /// Bit `i` of word `w` stands for `base + 64 * w + i`; `base` is a multiple of 64.
@@ -27,6 +28,19 @@ struct IntegerKeySet {
         count += 1
         return true
     }
+
+    func contains(_ key: Int64) -> Bool {
+        if let hashed { return hashed.contains(key) }
+        guard let position = position(of: key) else { return false }
+        return words[position >> 6] & (1 &<< UInt64(position & 63)) != 0
+    }
+
+    /// The set of some integers (change ids, say).
+    init<Keys: Sequence<Int>>(_ keys: Keys) {
+        for key in keys { _ = insert(Int64(key)) }
+    }
+
+    init() {}
 
     /// Makes room for `more` keys in the hash set, once there is one (the bitmap grows by doubling).
     mutating func reserveCapacity(_ more: Int) {
