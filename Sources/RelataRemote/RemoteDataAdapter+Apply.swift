@@ -8,7 +8,7 @@ extension RemoteDataAdapter {
     /// Applies one table's pending changes; see ``applyChanges(for:)-([DataTable])``.
     @discardableResult
     nonisolated(nonsending) public func applyChanges(for table: DataTable) async throws -> Delta {
-        try await applyChanges(for: [table]).first { $0.tableName.caseInsensitiveCompare(table.name) == .orderedSame }
+        try await applyChanges(for: [table]).first { $0.tableName.equalsIgnoringCase(table.name) }
             ?? Delta(tableName: table.name, keyFields: table.primaryKeyFields.map(\.name), loggedFields: [], changes: [])
     }
 
@@ -67,7 +67,7 @@ extension RemoteDataAdapter {
                 processed = try await send(sending, tables: tables)
             }
             for local in refused + answered {
-                if let index = processed.firstIndex(where: { $0.tableName.caseInsensitiveCompare(local.tableName) == .orderedSame }) {
+                if let index = processed.firstIndex(where: { $0.tableName.equalsIgnoringCase(local.tableName) }) {
                     processed[index].changes = (local.changes + processed[index].changes).sorted { $0.changeId < $1.changeId }
                 } else {
                     processed.append(local)
@@ -104,7 +104,7 @@ extension RemoteDataAdapter {
     private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: [Delta], refused: [Delta]) {
         var deltas = try tables.map { table in
             var delta = try table.makeDelta()
-            let done = Set(answered.filter { $0.tableName.caseInsensitiveCompare(table.name) == .orderedSame }.flatMap(\.changes).map(\.changeId))
+            let done = Set(answered.filter { $0.tableName.equalsIgnoringCase(table.name) }.flatMap(\.changes).map(\.changeId))
             delta.changes.removeAll { done.contains($0.changeId) }
             return delta
         }.filter { !$0.changes.isEmpty }
@@ -215,7 +215,7 @@ extension RemoteDataAdapter {
             return try batch.deltas.map { sent in
                 let table = try ownTable(named: sent.tableName)
                 let ids = Set(sent.changes.map(\.changeId))
-                var processed = returned.first { $0.tableName.caseInsensitiveCompare(sent.tableName) == .orderedSame } ?? sent
+                var processed = returned.first { $0.tableName.equalsIgnoringCase(sent.tableName) } ?? sent
                 processed.tableName = table.name
                 processed.changes = processed.changes.filter { ids.contains($0.changeId) }
                 processed = table.keepingKnownChanges(of: processed)
@@ -238,7 +238,7 @@ extension RemoteDataAdapter {
     }
 
     private func table(in tables: [DataTable], named name: String) throws -> DataTable {
-        guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+        guard let table = tables.first(where: { $0.name.equalsIgnoringCase(name) }) else {
             throw RelataError(.unknownTable, "no table \(name) among those applied", table: name)
         }
         return table

@@ -171,7 +171,7 @@ struct ApplyCommand: AsyncParsableCommand {
             try await server.withAdapter { adapter in
                 let schema = try await adapter.loadSchema()
                 var named: [String] = []
-                for edit in edits where !named.contains(where: { $0.caseInsensitiveCompare(edit.table) == .orderedSame }) {
+                for edit in edits where !named.contains(where: { $0.equalsIgnoringCase(edit.table) }) {
                     named.append(schema.table(named: edit.table)?.name ?? edit.table)
                 }
                 _ = try await adapter.getDataTables(named.filter { schema.table(named: $0) != nil }.map { DataRequest(table: $0) })
@@ -228,7 +228,7 @@ enum FieldsShown {
         var types: [String: (name: String, type: DataType)] = [:]
         for field in definition?.calculatedFields ?? [] { types[field.name.lowercased()] = (field.name, field.type) }
         for lookup in definition?.lookupFields ?? [] {
-            let type = schema.table(named: lookup.lookupTable)?.fields.first { $0.name.caseInsensitiveCompare(lookup.lookupResultField) == .orderedSame }?.type
+            let type = schema.table(named: lookup.lookupTable)?.fields.first { $0.name.equalsIgnoringCase(lookup.lookupResultField) }?.type
             types[lookup.name.lowercased()] = (lookup.name, type ?? .string)
         }
         let wanted = names ?? (fetched.fields.map(\.name) + fetched.virtualFieldNames)

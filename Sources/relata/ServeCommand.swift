@@ -262,7 +262,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let permissions = try entry.permissions.map(TablePermissions.init) ?? .allowAll
                 // The schema holding the login table keeps its passwords unread and its passwords and roles guarded.
                 let loginTable = domain.loginTable.flatMap { table -> LoginTableFields? in
-                    let hosts = table.schema.map { $0.caseInsensitiveCompare(definition.name) == .orderedSame } ?? (position == 0)
+                    let hosts = table.schema.map { $0.equalsIgnoringCase(definition.name) } ?? (position == 0)
                     return hosts ? LoginTableFields(table: table.table, passwordField: table.passwordField, rolesField: table.rolesField,
                                                     writers: table.writers ?? []) : nil
                 }
@@ -279,7 +279,7 @@ struct ServeCommand: AsyncParsableCommand {
             var providers: [any LoginProvider] = [staticUsers]
             var roles = Set(users.flatMap(\.roles)).union(domain.roles ?? [])
             if let table = domain.loginTable {
-                guard let service = table.schema.map({ name in services.first { $0.storage.schema.name.caseInsensitiveCompare(name) == .orderedSame } })
+                guard let service = table.schema.map({ name in services.first { $0.storage.schema.name.equalsIgnoringCase(name) } })
                         ?? services.first else {
                     throw RelataError(.invalidSchema, "domains \(domain.name): loginTable names the schema '\(table.schema ?? "")', which the domain does not serve",
                                       location: file.url.path)

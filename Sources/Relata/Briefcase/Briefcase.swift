@@ -146,7 +146,7 @@ public final class Briefcase {
     public static func loadTable(named name: String, from url: URL) throws -> DataTable {
         if isFolder(url) {
             let manifest = try BriefcaseManifest.read(from: url)
-            guard let entry = manifest.entries.first(where: { $0.table.caseInsensitiveCompare(name) == .orderedSame }) else {
+            guard let entry = manifest.entries.first(where: { $0.table.equalsIgnoringCase(name) }) else {
                 throw RelataError(.unknownTable, "the briefcase has no such table (tables: \(manifest.entries.map(\.table).joined(separator: ", ")))",
                                   table: name, location: url.path)
             }
@@ -161,7 +161,7 @@ public final class Briefcase {
     }
 
     private func position(of name: String) -> Int? {
-        tables.firstIndex { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        tables.firstIndex { $0.name.equalsIgnoringCase(name) }
     }
 
     /// How the briefcase at `url` lies on disk: a folder is ``Layout/folder``, anything else ``Layout/file``.

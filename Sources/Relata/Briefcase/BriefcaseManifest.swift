@@ -62,7 +62,7 @@ enum BriefcaseManifest {
         let generation = (existing?.generation ?? 0) + 1
         var entries: [Entry] = []
         for (index, table) in tables.enumerated() {
-            let previous = existing?.entries.first { $0.table.caseInsensitiveCompare(table.name) == .orderedSame }
+            let previous = existing?.entries.first { $0.table.equalsIgnoringCase(table.name) }
             if let previous, let only, !only.contains(table.name.lowercased()) {
                 entries.append(Entry(table: table.name, file: previous.file))
                 continue

@@ -12,7 +12,7 @@ package struct QueryCatalog: Sendable {
 
         /// The field with a name, case-insensitively.
         package func field(named name: String) -> FieldDefinition? {
-            fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            fields.first { $0.name.equalsIgnoringCase(name) }
         }
     }
 

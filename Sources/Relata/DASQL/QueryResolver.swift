@@ -39,7 +39,7 @@ struct QueryResolver {
         var sources: [(name: String, table: QueryCatalog.Table)] = []
 
         func source(named name: String) -> (name: String, table: QueryCatalog.Table)? {
-            sources.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+            sources.first { $0.name.equalsIgnoringCase(name) }
         }
     }
 
@@ -108,8 +108,8 @@ struct QueryResolver {
                     throw error(.querySyntax, "ORDER BY \(position) names no column (the query has \(outputs.count))", at: item.position)
                 }
                 item.expression = outputs[Int(position) - 1].node
-            case .field(let name, _) where outputs.contains(where: { $0.name?.caseInsensitiveCompare(name) == .orderedSame }):
-                item.expression = outputs.first { $0.name?.caseInsensitiveCompare(name) == .orderedSame }!.node
+            case .field(let name, _) where outputs.contains(where: { $0.name?.equalsIgnoringCase(name) == true }):
+                item.expression = outputs.first { $0.name?.equalsIgnoringCase(name) == true }!.node
             default:
                 item.expression = try expression(item.expression, in: scopes, clause: .orderBy)
             }
@@ -131,7 +131,7 @@ struct QueryResolver {
         var named: [ResolvedQuery.Column] = []
         for (index, output) in outputs.enumerated() {
             let name = output.name ?? "Column\(index + 1)"
-            if named.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            if named.contains(where: { $0.name.equalsIgnoringCase(name) }) {
                 throw error(.querySyntax, "two columns are called '\(name)'; name one with AS", at: columns[index].offset)
             }
             named.append(ResolvedQuery.Column(name: name, type: type(of: output.node, in: scopes)))

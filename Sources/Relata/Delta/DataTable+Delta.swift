@@ -79,7 +79,7 @@ extension DataTable {
     ///   table, names a change the table does not have, or carries a refreshed value
     ///   that does not fit its field. The table is not changed then.
     public func accept(_ delta: Delta) throws {
-        guard delta.tableName.caseInsensitiveCompare(name) == .orderedSame else {
+        guard delta.tableName.equalsIgnoringCase(name) else {
             throw RelataError(.invalidDelta, "the delta belongs to table \(delta.tableName)", table: name)
         }
         // Rows added and removed again: whatever the data source made of them, nothing is left to do here.

@@ -99,7 +99,7 @@ struct TableNames: ExpressionNames {
     /// A calculated field that can compute many rows at once is computed for every
     /// visible row before the filter runs, instead of once per row as it goes.
     private func prefetch(_ name: String) throws -> [Value]? {
-        guard table.calculatedFields.contains(where: { $0.computeMany != nil && $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+        guard table.calculatedFields.contains(where: { $0.computeMany != nil && $0.name.equalsIgnoringCase(name) }) else {
             return nil
         }
         let slots = table.visibleSlots

@@ -104,7 +104,7 @@ public struct SchemaDefinition: Sendable, Hashable, Codable {
 
     /// The table with a name (case-insensitive), or nil.
     public func table(named name: String) -> TableDefinition? {
-        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        tables.first { $0.name.equalsIgnoringCase(name) }
     }
 
     /// Every rule script: the schema-wide ones first (shared, then server-only), then each
@@ -262,7 +262,7 @@ public struct TableDefinition: Sendable, Hashable, Codable {
 
     /// The database column of a field.
     public func column(of field: String) -> String {
-        columns.first { $0.key.caseInsensitiveCompare(field) == .orderedSame }?.value ?? field
+        columns.first { $0.key.equalsIgnoringCase(field) }?.value ?? field
     }
 }
 

@@ -83,7 +83,7 @@ extension DataTable {
 
     func values(ofField name: String, slots: [Int]) throws -> [Value] {
         if let field = fieldIndex(named: name) { return slots.map { currentValue(slot: $0, field: field) } }
-        if let index = calculatedFields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }),
+        if let index = calculatedFields.firstIndex(where: { $0.name.equalsIgnoringCase(name) }),
            let computeMany = calculatedFields[index].computeMany {
             let field = calculatedFields[index]
             var values: [Value]
@@ -177,8 +177,8 @@ extension DataTable {
     public var virtualFieldNames: [String] { calculatedFields.map(\.name) + lookupFields.map(\.name) }
 
     func isVirtualField(named name: String) -> Bool {
-        calculatedFields.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
-            || lookupFields.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        calculatedFields.contains { $0.name.equalsIgnoringCase(name) }
+            || lookupFields.contains { $0.name.equalsIgnoringCase(name) }
     }
 
     private func checkNewFieldName(_ name: String) throws {
@@ -188,11 +188,11 @@ extension DataTable {
     }
 
     func virtualValue(named name: String, slot: Int) throws -> Value {
-        if let index = calculatedFields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+        if let index = calculatedFields.firstIndex(where: { $0.name.equalsIgnoringCase(name) }) {
             readRecorder?.virtual = true
             return try calculatedValue(index, slot: slot)
         }
-        if let lookup = lookupFields.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+        if let lookup = lookupFields.first(where: { $0.name.equalsIgnoringCase(name) }) {
             readRecorder?.virtual = true
             return lookupValue(lookup, slot: slot)
         }

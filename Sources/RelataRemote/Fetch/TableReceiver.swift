@@ -94,7 +94,7 @@ struct TableReceiver {
     }
 
     private func destination(for request: DataRequest, name: String, fields: [FieldDefinition]) throws -> (DataTable, DataTable) {
-        guard name.caseInsensitiveCompare(request.table) == .orderedSame else {
+        guard name.equalsIgnoringCase(request.table) else {
             throw RemoteError.invalidResponse("GetData", RelataError(.invalidResponse, "table \(name) came where \(request.table) was asked for"))
         }
         guard request.isWholeTable, let own = rules.adapter.table(named: name), own.fields == fields else {

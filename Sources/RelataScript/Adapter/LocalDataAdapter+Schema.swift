@@ -28,7 +28,7 @@ extension LocalDataAdapter {
             throw RelataError(.unknownTable, "the schema \(schema.name) describes no table \(table.name)", table: table.name)
         }
         for definition in schema.tables {
-            let matching = given.filter { $0.name.caseInsensitiveCompare(definition.name) == .orderedSame }
+            let matching = given.filter { $0.name.equalsIgnoringCase(definition.name) }
             guard matching.count <= 1 else {
                 throw RelataError(.invalidDefinition, "the table is given twice", table: definition.name)
             }

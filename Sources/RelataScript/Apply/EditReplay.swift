@@ -132,7 +132,7 @@ public struct EditReplay {
         public func answer(_ processed: [Delta]) -> [Delta] {
             var answer = processed
             for delta in settled {
-                if let index = answer.firstIndex(where: { $0.tableName.caseInsensitiveCompare(delta.tableName) == .orderedSame }) {
+                if let index = answer.firstIndex(where: { $0.tableName.equalsIgnoringCase(delta.tableName) }) {
                     answer[index].changes = (answer[index].changes + delta.changes).sorted { $0.changeId < $1.changeId }
                 } else {
                     answer.append(delta)

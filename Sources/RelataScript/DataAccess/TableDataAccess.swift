@@ -67,7 +67,7 @@ public final class TableDataAccess: RuleDataAccess {
 
     /// The table with a name (case-insensitive), or nil.
     public func table(named name: String) -> DataTable? {
-        tables.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        tables.first { $0.name.equalsIgnoringCase(name) }
     }
 
     public var tableNames: [String] { tables.map(\.name) }

@@ -80,7 +80,7 @@ final class BatchCursor {
             let name = JSString.string(of: arguments[1], in: context.ref) ?? ""
             let row = rows[index]
             guard let field = row.table.field(named: name) else {
-                if row.table.virtualFieldNames.contains(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                if row.table.virtualFieldNames.contains(where: { $0.equalsIgnoringCase(name) }) {
                     throw ScriptError(.runtime, "\(row.table.name).\(name): calculated and lookup fields cannot be set")
                 }
                 _ = try row.value(forKey: name)   // throws the unknown-field error

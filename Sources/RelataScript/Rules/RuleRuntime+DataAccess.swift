@@ -98,7 +98,7 @@ struct DataAccessCall {
             throw ScriptError(.runtime, "lda.\(function) needs a table name as its first argument")
         }
         guard let fields = data.fields(ofTable: name),
-              let spelled = data.tableNames.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) else {
+              let spelled = data.tableNames.first(where: { $0.equalsIgnoringCase(name) }) else {
             throw ScriptError(.runtime, "lda.\(function): there is no table '\(name)' (tables: \(data.tableNames.joined(separator: ", ")))")
         }
         return (spelled, fields)
@@ -112,7 +112,7 @@ struct DataAccessCall {
             value = row
         }
         if let row = RowObject.row(of: value, in: context) {
-            guard row.table.name.caseInsensitiveCompare(table) == .orderedSame else {
+            guard row.table.name.equalsIgnoringCase(table) else {
                 throw ScriptError(.runtime, "the row belongs to table \(row.table.name), not \(table)")
             }
             return row
@@ -145,7 +145,7 @@ extension ScriptContext {
         var result: [String: Value] = [:]
         for index in 0..<JSPropertyNameArrayGetCount(names) {
             let name = JSString.string(JSPropertyNameArrayGetNameAtIndex(names, index))
-            result[name] = try self.value(from: property(name, of: object), for: fields?.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.type)
+            result[name] = try self.value(from: property(name, of: object), for: fields?.first { $0.name.equalsIgnoringCase(name) }?.type)
         }
         return result
     }

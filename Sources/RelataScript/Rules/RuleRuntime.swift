@@ -45,6 +45,8 @@ public final class RuleRuntime {
     let sharedArrays = SharedArrayPool()
     /// ``handlers(of:table:)``'s answers, forgotten whenever a script is loaded.
     private var handlerCache: [HandlerKey: [(CompiledScript, JSObjectRef)]] = [:]
+    /// ``allScripts``, forgotten whenever a script is loaded.
+    private var allScriptsCache: [CompiledScript]?
     private struct HandlerKey: Hashable {
         var event: RuleEvent
         var table: String?
@@ -68,22 +70,31 @@ public final class RuleRuntime {
         if seen.session != installedGlobals.session || seen.isServer != installedGlobals.isServer {
             for script in allScripts { installSession(in: script.context) }
         }
-        if seen.tables != installedGlobals.tables {
+        // Without data the rules cannot run a unit of work, so they keep the schema they were shown
+        // (a data server's runtime goes back to no data between requests, and comes back with the same tables).
+        if let tables = seen.tables, tables != installedGlobals.tables {
             for script in allScripts { installSchema(in: script) }
         }
-        installedGlobals = seen
+        installedGlobals = InstalledGlobals(session: seen.session, isServer: seen.isServer, tables: seen.tables ?? installedGlobals.tables)
     }
 
     /// What the scripts' `session`, `isServer` and `schema` globals were last built from.
     private struct InstalledGlobals: Equatable {
         var session: Session
         var isServer: Bool
-        var tables: [String]
+        /// Nil when the environment has no data.
+        var tables: [String]?
 
         init(_ environment: RuleEnvironment) {
             session = environment.session
             isServer = environment.isServer
-            tables = environment.dataAccess?.tableNames ?? []
+            tables = environment.dataAccess?.tableNames
+        }
+
+        init(session: Session, isServer: Bool, tables: [String]?) {
+            self.session = session
+            self.isServer = isServer
+            self.tables = tables
         }
     }
     private var installedGlobals = InstalledGlobals(RuleEnvironment())
@@ -213,11 +224,13 @@ public final class RuleRuntime {
         let compiled = CompiledScript(script: script, context: context, table: table)
         try installGlobals(in: context, table: table)
         installSchema(in: compiled)
+        installedGlobals.tables = environment.dataAccess?.tableNames ?? []   // what the new scope was shown
         if let coverage { try instrumentFailures(context, for: coverage, script: script) }
         _ = try context.evaluate(script.source, fileName: script.fileName, line: 1)
         if let coverage { try instrument(context, for: coverage, script: script) }
         sharedArrays.removeAll()
         handlerCache.removeAll()
+        allScriptsCache = nil
         // The scope a script replaces lives on while anything still holds it (a calculated
         // field compiled there, a cursor); every JavaScriptCore resource is freed by its owner.
         switch (table, serverOnly) {
@@ -255,7 +268,10 @@ public final class RuleRuntime {
 
     /// Every script, schema-wide first (for transaction events).
     var allScripts: [CompiledScript] {
-        schemaScripts + Set(tableScripts.keys).union(serverTableScripts.keys).sorted().flatMap(ownScripts(forTable:))
+        if let known = allScriptsCache { return known }
+        let all = schemaScripts + Set(tableScripts.keys).union(serverTableScripts.keys).sorted().flatMap(ownScripts(forTable:))
+        allScriptsCache = all
+        return all
     }
 
     /// Calls `event` in each script of a table that defines it, with arguments built

@@ -23,16 +23,16 @@ public struct LoginTableFields: Sendable, Hashable {
         self.writers = writers
     }
 
-    func isTable(_ name: String) -> Bool { name.caseInsensitiveCompare(table) == .orderedSame }
+    func isTable(_ name: String) -> Bool { name.equalsIgnoringCase(table) }
 
     func isPassword(_ field: String, of table: String) -> Bool {
-        isTable(table) && field.caseInsensitiveCompare(passwordField) == .orderedSame
+        isTable(table) && field.equalsIgnoringCase(passwordField)
     }
 
     /// The fields only ``writers`` may set.
     func isGuarded(_ field: String, of table: String) -> Bool {
-        isTable(table) && (field.caseInsensitiveCompare(passwordField) == .orderedSame
-            || rolesField.map { field.caseInsensitiveCompare($0) == .orderedSame } == true)
+        isTable(table) && (field.equalsIgnoringCase(passwordField)
+            || rolesField.map { field.equalsIgnoringCase($0) } == true)
     }
 
     /// The refusal of a read that names the password field.

@@ -22,7 +22,7 @@ public struct TableUsers: LoginProvider {
                 rolesField: String? = nil, valueFields: [String] = []) throws {
         let definition = try storage.definition(of: table)
         func field(_ name: String) throws -> FieldDefinition {
-            guard let field = definition.fields.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            guard let field = definition.fields.first(where: { $0.name.equalsIgnoringCase(name) }) else {
                 throw RelataError(.unknownField, "the login table has no field '\(name)'", table: definition.name, field: name)
             }
             return field

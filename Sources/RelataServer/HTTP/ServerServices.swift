@@ -90,7 +90,7 @@ public final class ServerServices: Sendable {
     /// The domain a login string or session names; the first when none is named.
     func domain(named name: String?) throws -> ServerDomain {
         guard let name else { return domains[0] }
-        guard let domain = domains.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+        guard let domain = domains.first(where: { $0.name.equalsIgnoringCase(name) }) else {
             throw ProtocolError.loginFailed("there is no domain '\(name)'")
         }
         return domain

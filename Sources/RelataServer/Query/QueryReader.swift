@@ -75,7 +75,7 @@ struct QueryReader {
         let reads = Dictionary(grouping: statement.tableNames, by: { $0.lowercased() }).mapValues(\.count)
         return try query.tableNames.map { name in
             if reads[name.lowercased()] == 1,
-               let source = sources.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }),
+               let source = sources.first(where: { $0.name.equalsIgnoringCase(name) }),
                let conditions = early[source.scopeName.lowercased()],
                let definition = try? storage.definition(of: source.name) {
                 var compiler = SQLQueryCompiler(storage: storage, parameters: parameters)

@@ -427,7 +427,7 @@ struct SQLQueryCompiler {
 
     private func source(_ qualifier: String) throws -> (alias: String, table: QueryCatalog.Table) {
         for scope in scopes.reversed() {
-            if let source = scope.first(where: { $0.name.caseInsensitiveCompare(qualifier) == .orderedSame }) {
+            if let source = scope.first(where: { $0.name.equalsIgnoringCase(qualifier) }) {
                 return (source.alias, source.table)
             }
         }

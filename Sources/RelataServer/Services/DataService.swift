@@ -234,7 +234,7 @@ public final class DataService: Sendable {
     /// misspelt logged key would otherwise leave the key out of an insert, and the database would
     /// store the row under a key of its own choosing while the answer said the client's.
     static func checkFieldNames(of delta: Delta, in table: Relata.TableDefinition) throws {
-        for name in delta.keyFields + delta.loggedFields where !table.fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+        for name in delta.keyFields + delta.loggedFields where !table.fields.contains(where: { $0.name.equalsIgnoringCase(name) }) {
             throw RelataError(.invalidDelta, "the delta names a field '\(name)', which the table does not have", table: table.name, field: name)
         }
         let key = table.fields.filter(\.primaryKey).map { $0.name.lowercased() }
@@ -301,7 +301,7 @@ public final class DataService: Sendable {
     public func executeCommand(_ name: String, parameters: [String: Value], session: Session) async throws -> (result: Value, deltas: [Delta]) {
         let version = rules.value
         let schema = version.schema
-        guard let command = schema.commands.first(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+        guard let command = schema.commands.first(where: { $0.name.equalsIgnoringCase(name) }) else {
             throw RelataError(.unknownCommand, "the schema \(schema.name) declares no command '\(name)' (commands: \(schema.commands.map(\.name).joined(separator: ", ")))")
         }
         guard command.enabled else { throw RelataError(.permissionDenied, "the command \(command.name) is not enabled") }

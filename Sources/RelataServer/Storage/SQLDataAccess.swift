@@ -84,7 +84,7 @@ final class SQLDataAccess: RuleDataAccess {
         for lookup in schema.table(named: table.name)?.lookupFields ?? [] {
             let source = try self.table(lookup.lookupTable)
             guard !fullyLoaded.contains(source.name.lowercased()),
-                  let position = table.fields.firstIndex(where: { $0.name.caseInsensitiveCompare(lookup.sourceField) == .orderedSame }),
+                  let position = table.fields.firstIndex(where: { $0.name.equalsIgnoringCase(lookup.sourceField) }),
                   let keyField = source.field(named: lookup.lookupKeyField) else { continue }
             let requested = "\(source.name.lowercased())/\(keyField.name.lowercased())"
             var wanted: [Value] = []

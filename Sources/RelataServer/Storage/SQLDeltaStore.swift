@@ -89,7 +89,7 @@ final class SQLDeltaStore: DeltaStore {
                 try storage.loadRows(where: key.referencedField, isIn: pointedAt, into: parent, in: connection)
             }
             for child in schema.tables {
-                for key in child.foreignKeys where key.references.caseInsensitiveCompare(table.name) == .orderedSame {
+                for key in child.foreignKeys where key.references.equalsIgnoringCase(table.name) {
                     let childTable = try access.table(child.name)
                     try childTable.addForeignKey(key.field, references: table, field: key.referencedField)
                     let released = live.filter { $0.type != .insert }.compactMap { $0.oldValues[key.referencedField] }

@@ -130,6 +130,6 @@ struct SQLPrefilter {
     }
 
     private func field(named name: String) -> FieldDefinition? {
-        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.first { $0.name.equalsIgnoringCase(name) }
     }
 }

@@ -135,7 +135,7 @@ public final class SQLStorage: Sendable {
         guard try isEmpty() else { return false }
         try database.inTransaction { connection in
             for definition in schema.dependencyOrder {
-                guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(definition.name) == .orderedSame }) else { continue }
+                guard let table = tables.first(where: { $0.name.equalsIgnoringCase(definition.name) }) else { continue }
                 let names = table.fields.map(\.name)
                 let head = "INSERT INTO \(sqlTable(table.name)) (\(names.map { sqlColumn($0, of: table.name) }.joined(separator: ", "))) VALUES "
                 // Many rows a statement (a round trip each on PostgreSQL), within both databases' parameter limits.

@@ -116,7 +116,7 @@ struct SchemaCheck {
             FieldDefinition("column", .string), FieldDefinition("table", .string), FieldDefinition("referenced", .string),
         ]).map { $0.map { $0.stringValue?.lowercased() ?? "" }.joined(separator: "|") })
         for key in table.foreignKeys {
-            let referenced = storage.schema.tables.first { $0.name.caseInsensitiveCompare(key.references) == .orderedSame }
+            let referenced = storage.schema.tables.first { $0.name.equalsIgnoringCase(key.references) }
             let wanted = [table.column(of: key.field), referenced?.physicalName ?? key.references,
                           referenced?.column(of: key.referencedField) ?? key.referencedField].map { $0.lowercased() }
             let withoutColumn = wanted[0] + "|" + wanted[1] + "|"   // SQLite leaves out a referenced primary key's name

@@ -23,7 +23,7 @@ struct TableReader {
         let definition = try storage.definition(of: request.table)
         let stored = definition.fields
         let sent = try (request.fields ?? stored.map(\.name)).map { name in
-            guard let index = stored.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) else {
+            guard let index = stored.firstIndex(where: { $0.name.equalsIgnoringCase(name) }) else {
                 throw RelataError(.unknownField, "the table has no field '\(name)'", table: definition.name, field: name)
             }
             return index

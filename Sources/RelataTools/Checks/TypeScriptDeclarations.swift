@@ -50,8 +50,8 @@ public enum TypeScriptDeclarations {
                 lines.append("    readonly \(property(calculated.name)): \(tsType(calculated.type)) | null;")
             }
             for lookup in table.lookupFields ?? [] {
-                let target = schema.tables.first { $0.name.caseInsensitiveCompare(lookup.lookupTable) == .orderedSame }
-                let type = target?.fields.first { $0.name.caseInsensitiveCompare(lookup.lookupResultField) == .orderedSame }
+                let target = schema.tables.first { $0.name.equalsIgnoringCase(lookup.lookupTable) }
+                let type = target?.fields.first { $0.name.equalsIgnoringCase(lookup.lookupResultField) }
                     .map { tsType($0.type) } ?? "unknown"
                 lines.append("    /** looked up: \(comment("\(lookup.lookupTable).\(lookup.lookupResultField) by \(lookup.sourceField)")) */")
                 lines.append("    readonly \(property(lookup.name)): \(type) | null;")

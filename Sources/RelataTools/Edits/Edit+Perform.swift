@@ -34,7 +34,7 @@ extension Edit {
     /// - Returns: the row inserted, updated or deleted.
     @discardableResult
     public func perform(on tables: [DataTable], aliases: inout [String: DataTableRow]) throws -> DataTableRow {
-        guard let table = tables.first(where: { $0.name.caseInsensitiveCompare(self.table) == .orderedSame }) else {
+        guard let table = tables.first(where: { $0.name.equalsIgnoringCase(self.table) }) else {
             throw RelataError(.unknownTable, "there is no table '\(self.table)' (tables: \(tables.map(\.name).joined(separator: ", ")))",
                               table: self.table)
         }
@@ -77,7 +77,7 @@ extension Edit {
         switch value {
         case .value(let raw):
             guard let field = table.field(named: name) else {
-                if let virtual = table.virtualFieldNames.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                if let virtual = table.virtualFieldNames.first(where: { $0.equalsIgnoringCase(name) }) {
                     throw RelataError(.readOnlyField, "calculated and lookup fields are read-only; their values come from other fields",
                                       table: table.name, field: virtual)
                 }

@@ -208,8 +208,8 @@ struct QueryEngine {
         guard keyFields.count == 1 else { return nil }
         let key = table.fields[keyFields[0]]
         for (fieldNode, valueNode) in [(left, right), (right, left)] {
-            guard case .qualifiedField(let qualifier, let fieldName, _) = fieldNode, qualifier.caseInsensitiveCompare(name) == .orderedSame,
-                  fieldName.caseInsensitiveCompare(key.name) == .orderedSame else { continue }
+            guard case .qualifiedField(let qualifier, let fieldName, _) = fieldNode, qualifier.equalsIgnoringCase(name),
+                  fieldName.equalsIgnoringCase(key.name) else { continue }
             let value: Value
             switch valueNode {
             case .literal(let literal): value = literal

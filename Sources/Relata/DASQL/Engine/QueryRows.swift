@@ -20,7 +20,7 @@ final class QueryRows {
 
     /// The source a name calls, case-insensitively.
     func source(named name: String) -> Int? {
-        names.firstIndex { $0.caseInsensitiveCompare(name) == .orderedSame }
+        names.firstIndex { $0.equalsIgnoringCase(name) }
     }
 
     /// The rows kept, in their order.
