@@ -182,6 +182,33 @@ import Testing
         #expect(runtime.environment.session == Session(), "the environment is the unit's, not the runtime's")
     }
 
+    /// A data server's pooled runtime keeps the last unit's session installed between units:
+    /// every unit must still see its own session, tables and data, whoever ran before it.
+    @Test func unitsOnAPooledRuntimeEachSeeTheirOwnSessionAndData() throws {
+        let runtime = try RuleRuntime(engine: ScriptEngine(timeLimit: .milliseconds(300)))
+        try runtime.load(RuleScript("""
+            function beforeProcessDeltaChange(delta, change) {
+                if (!session.hasRole('Sales')) fail((session.User || 'nobody') + ' may not change orders, roles ' + session.roles.join());
+                if (lda.select('products', 'P1') === null) fail('no P1 among ' + schema.tables.join());
+            }
+            """, fileName: "Orders.js"), forTable: "Orders")
+        let (delta, _) = try orderDelta()
+        let processor = DeltaProcessor(runtime: runtime)
+        let ann = Session(values: ["User": "ann"], roles: ["Clerk"]), bob = Session(values: ["User": "bob"], roles: ["Sales"])
+        for (session, expected) in [(ann, "ann may not change orders, roles Clerk"), (bob, nil), (bob, nil), (Session(), "nobody may not change orders, roles "),
+                                    (ann, "ann may not change orders, roles Clerk"), (bob, nil)] {
+            let processed = try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: Catalogue())) {
+                try processor.process([delta], store: ScriptedStore())
+            }
+            #expect(processed[0].changes.map(\.message) == Array(repeating: expected, count: delta.changes.count), "\(session)")
+            #expect(runtime.environment.dataAccess == nil, "the unit's data goes with it")
+            #expect(runtime.environment.session == session)
+        }
+        // Bob's session stays installed, his data does not.
+        let noData = try processor.process([delta], store: ScriptedStore())
+        #expect(noData[0].changes[0].message?.contains("lda.select: these rules run without data") == true)
+    }
+
     /// `lda` over data that is not a LocalDataAdapter's: a catalogue that makes rows on demand.
     final class Catalogue: RuleDataAccess {
         let products = try! DataTable(name: "Products", fields: [

@@ -114,6 +114,25 @@ public final class RuleRuntime {
         return try body()
     }
 
+    /// Runs `body` — a unit of work — with the rules seeing `environment`, on a runtime that runs
+    /// nothing but units of work, each with its own environment (a data server's pooled runtimes).
+    /// Afterwards the environment's data is gone, as with ``withEnvironment(_:_:)``, but its
+    /// session stays installed: no rule runs before the next unit sets its own, and the same
+    /// user's next request then changes nothing in the scripts' globals.
+    ///
+    /// ```swift
+    /// try pool.perform { runtime in
+    ///     try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+    ///         try processor.process(deltas, store: store)
+    ///     }
+    /// }
+    /// ```
+    public func withUnitEnvironment<Result>(_ environment: RuleEnvironment, _ body: () throws -> Result) rethrows -> Result {
+        setEnvironment(environment)
+        defer { setEnvironment(RuleEnvironment(session: environment.session, isServer: environment.isServer)) }
+        return try body()
+    }
+
     /// Compiles a table's rule script (replacing the one it had) and runs its top level.
     ///
     /// - Throws: ``ScriptError`` when the script does not compile or its top level throws;

@@ -168,7 +168,7 @@ extension DataService {
                             try permissions.check(.read, on: table, for: session)
                             if let loginTable, loginTable.isTable(table) { throw loginTable.passwordRefusal("a read through lda of \(table) for a filter") }
                         }
-                        return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                        return try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                             var events: [RowStreamEvent] = []
                             try TableReader(storage: storage, data: data, workLimit: limit)
                                 .read(request, expression: expression, in: connection) { events.append($0) }
@@ -197,7 +197,7 @@ extension DataService {
         try await rules.pool.perform { runtime in
             try storage.read { connection in
                 let data = SQLDataAccess(storage: storage, schema: rules.schema, connection: connection, runtime: runtime)
-                try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     try runtime.fireDataEvent(event, requests: requests)
                 }
             }

@@ -138,7 +138,7 @@ public final class DataService: Sendable {
                 try log.purgeIfDue(now: now, in: connection)
                 let data = SQLDataAccess(storage: storage, schema: version.schema, connection: connection, runtime: runtime)
                 let environment = RuleEnvironment(session: session, isServer: true, dataAccess: data)
-                return try runtime.withEnvironment(environment) {
+                return try runtime.withUnitEnvironment(environment) {
                     for delta in deltas {
                         let table = try data.table(delta.tableName)
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
@@ -312,7 +312,7 @@ public final class DataService: Sendable {
         return try await version.pool.perform { runtime in
             try self.inSerializableTransaction { connection in
                 let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
-                return try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
+                return try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
                     data.tables.startRecordingChanges()
                     let result = try runtime.runCommand(command, parameters: parameters)
                     var carried = UnitOfWorkChanges()
@@ -331,7 +331,7 @@ public final class DataService: Sendable {
     /// - Throws: the ``ScriptError`` of a `fail()` that refuses the login, or of a broken rule.
     public func afterLogin(user: String, session: Session) async throws -> Session {
         try await rules.value.pool.perform { runtime in
-            try runtime.withEnvironment(RuleEnvironment(session: session, isServer: true)) {
+            try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true)) {
                 try runtime.afterLogin(user: user, session: session)
             }
         }
