@@ -54,12 +54,12 @@ extension DataTable {
 
     /// Locks the rows of a delta's changes (see ``DataTableRow/lock()``).
     public func lockRows(of delta: Delta) {
-        changes.setLocked(true, changeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
+        changes.setLocked(true, changeIds: changeIds(of: delta))
     }
 
     /// Unlocks the rows of a delta's changes.
     public func unlockRows(of delta: Delta) {
-        changes.setLocked(false, changeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
+        changes.setLocked(false, changeIds: changeIds(of: delta))
     }
 
     /// Folds a processed delta back into the table.
@@ -204,6 +204,10 @@ extension DataTable {
     }
 
     private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
-        changes.slots(ofChangeIds: IntegerKeySet(delta.changes.lazy.map(\.changeId)))
+        changes.slots(ofChangeIds: changeIds(of: delta))
+    }
+
+    private func changeIds(of delta: Delta) -> IntegerKeySet {
+        IntegerKeySet(delta.changes.lazy.map(\.changeId))
     }
 }

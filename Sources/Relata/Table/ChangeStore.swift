@@ -87,12 +87,8 @@ struct ChangeStore: Sequence {
 
     /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
     mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
-        var cleaned: [Int] = []
-        for position in records.indices where wanted.contains(Int64(records[position].changeId)) {
-            records[position].locked = locked
-            if records[position].isClean { cleaned.append(owners[position]) }
-        }
-        for slot in cleaned { self[slot] = nil }
+        let slots = records.indices.filter { wanted.contains(Int64(records[$0].changeId)) }.map { owners[$0] }
+        for slot in slots { setLocked(locked, slot: slot) }
     }
 
     /// A slot's state, read in place (no copy of the record).

@@ -130,7 +130,7 @@ public final class TableDataAccess: RuleDataAccess {
 /// ```swift
 /// var carried = UnitOfWorkChanges()
 /// carried.carry(delta)
-/// carried.contains(table: "Orders", changeId: 3)
+/// carried.ids(ofTable: "orders").contains(3)
 /// ```
 public struct UnitOfWorkChanges: Sendable {
     /// Change ids by table name folded to lower case.
@@ -144,13 +144,8 @@ public struct UnitOfWorkChanges: Sendable {
         idsByTable[delta.tableName.lowercased(), default: []].formUnion(delta.changes.lazy.map(\.changeId))
     }
 
-    /// True when the unit carries the change of a table with an id.
-    public func contains(table: String, changeId: Int) -> Bool {
-        idsByTable[table.lowercased()]?.contains(changeId) == true
-    }
-
-    /// The ids the unit carries of a table's changes.
-    func ids(ofTable table: String) -> Set<Int> {
+    /// The ids of the changes the unit carries of a table (named in any case).
+    public func ids(ofTable table: String) -> Set<Int> {
         idsByTable[table.lowercased()] ?? []
     }
 }

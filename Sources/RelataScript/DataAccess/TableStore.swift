@@ -22,7 +22,7 @@ import Relata
 public final class TableStore: DeltaStore {
     /// The tables; rules' writes through it join the unit of work.
     public let data: TableDataAccess
-    /// The changes in the unit, as "table/changeId", so a rule's change joins it once.
+    /// The changes in the unit, so a rule's change joins it once.
     private var carried = UnitOfWorkChanges()
 
     /// Creates a store over the tables of `data`.

@@ -66,38 +66,26 @@ public final class RuleRuntime {
     /// rules, such as a ``LocalDataAdapter``, sets it once and when it changes).
     public func setEnvironment(_ environment: RuleEnvironment) {
         self.environment = environment
-        let seen = InstalledGlobals(environment)
-        if seen.session != installedGlobals.session || seen.isServer != installedGlobals.isServer {
+        if environment.session != installedGlobals.session || environment.isServer != installedGlobals.isServer {
             for script in allScripts { installSession(in: script.context) }
+            installedGlobals.session = environment.session
+            installedGlobals.isServer = environment.isServer
         }
         // Without data the rules cannot run a unit of work, so they keep the schema they were shown
         // (a data server's runtime goes back to no data between requests, and comes back with the same tables).
-        if let tables = seen.tables, tables != installedGlobals.tables {
+        if let tables = environment.dataAccess?.tableNames, tables != installedGlobals.tables {
             for script in allScripts { installSchema(in: script) }
+            installedGlobals.tables = tables
         }
-        installedGlobals = InstalledGlobals(session: seen.session, isServer: seen.isServer, tables: seen.tables ?? installedGlobals.tables)
     }
 
     /// What the scripts' `session`, `isServer` and `schema` globals were last built from.
-    private struct InstalledGlobals: Equatable {
-        var session: Session
-        var isServer: Bool
-        /// Nil when the environment has no data.
-        var tables: [String]?
-
-        init(_ environment: RuleEnvironment) {
-            session = environment.session
-            isServer = environment.isServer
-            tables = environment.dataAccess?.tableNames
-        }
-
-        init(session: Session, isServer: Bool, tables: [String]?) {
-            self.session = session
-            self.isServer = isServer
-            self.tables = tables
-        }
+    private struct InstalledGlobals {
+        var session = Session()
+        var isServer = false
+        var tables: [String] = []
     }
-    private var installedGlobals = InstalledGlobals(RuleEnvironment())
+    private var installedGlobals = InstalledGlobals()
 
     /// Runs `body` — a unit of work: an apply, a validation — with the rules seeing
     /// `environment`; the previous environment is back afterwards.
