@@ -1,0 +1,241 @@
+// The schema's rule scripts, run in the page as rows change — the same scripts, events, order and
+// globals as on every other site (Documentation/Rules.md). The page's own JavaScript engine runs
+// them; a data server runs them again on the user's edits, so nothing here is trusted.
+
+import { RelataError } from './errors.js';
+import { describe } from './values.js';
+
+/** The row events, in the order a post runs them, with their parameters. */
+export const rowEvents = Object.freeze(['onNewRow', 'beforePost', 'beforeInsert', 'beforeUpdate', 'beforeDelete']);
+
+/** The events a script may define (all of them, so a script's other handlers are found by name too). */
+const allEvents = [...rowEvents, 'beforeProcessDelta', 'beforeProcessDeltaChange', 'afterProcessDeltaChange', 'afterProcessDelta',
+    'beforeCommit', 'afterCommit', 'afterRollback', 'beforeGetData', 'afterGetData', 'afterLogin'];
+
+/** The globals a script sees, as the parameters of the function its text becomes. */
+const globalNames = ['fail', 'log', 'newGuid', 'isServer', 'session', 'lda', 'schema'];
+
+const identifier = /^[A-Za-z_$][\w$]*$/;
+
+/** A `fail(…)`: a refusal on purpose, carried up to the call that ran the event. */
+class Refusal {
+    constructor(message, location) {
+        this.message = message;
+        this.location = location;
+    }
+}
+
+/** How many lines a `new Function` puts before its body in this engine (2 in V8), found once. */
+let bodyLineOffset = null;
+function lineOffset() {
+    if (bodyLineOffset === null) {
+        const probe = new Function('return new Error().stack;\n//# sourceURL=relata-probe.js');
+        const match = /relata-probe\.js:(\d+):\d+/.exec(String(probe()));
+        bodyLineOffset = match ? Number(match[1]) - 1 : 0;
+    }
+    return bodyLineOffset;
+}
+
+/** The first place in a stack that is in one of the rule scripts: `{file, line, column}`. */
+function scriptLocation(stack, files) {
+    for (const line of String(stack ?? '').split('\n')) {
+        const match = /\(?([^\s()]+):(\d+):(\d+)\)?\s*$/.exec(line);
+        if (match && files.has(match[1])) {
+            return { file: match[1], line: Number(match[2]) - lineOffset(), column: Number(match[3]) };
+        }
+    }
+    return {};
+}
+
+/** A script's text made into the function that runs its top level and returns its handlers. */
+function compile(script, extraNames) {
+    const names = [...new Set([...allEvents, ...extraNames])].filter((name) => identifier.test(name));
+    const handlers = names.map((name) => `${JSON.stringify(name)}: typeof ${name} === 'function' ? ${name} : undefined`).join(', ');
+    const file = script.name.replace(/[\s()]/g, '_');
+    const body = `${script.source}\n;return {${handlers}};\n//# sourceURL=${file}`;
+    try {
+        return { file, run: new Function(...globalNames, body) };
+    } catch (error) {
+        throw new RelataError('ruleError', `${script.name}: ${error.message}`, { file: script.name });
+    }
+}
+
+/**
+ * The rules of a schema, compiled once: each table's script and the schema-wide script, each in a
+ * scope of its own with the globals `fail`, `log`, `newGuid`, `isServer` (false), `session`,
+ * `lda` and `schema`.
+ *
+ * @example
+ * const rules = new RuleSet(schemaAnswer.schema, { session, tables: () => client.tables });
+ * orders.rules = rules;     // what fetchTables does for every table it makes
+ */
+export class RuleSet {
+    /**
+     * @param {object} schema the `schema` of a GetSchema answer
+     * @param {{session?: {values: object, roles: string[]}, tables?: () => Map<string, import('./table.js').DataTable>,
+     *          log?: (line: string, details: object) => void}} [environment]
+     */
+    constructor(schema, environment = {}) {
+        this.schema = schema;
+        this.environment = environment;
+        this.files = new Set();
+        this.scopes = new Map();
+        const calculatedFunctions = schema.tables.flatMap((table) => (table.calculatedFields ?? []).map((field) => field.function));
+        this.globals = this.makeGlobals();
+        const load = (script) => {
+            if (!script || typeof script.source !== 'string') return null;
+            const compiled = compile(script, calculatedFunctions);
+            this.files.add(compiled.file);
+            let handlers;
+            try {
+                handlers = this.call(() => compiled.run(...globalNames.map((name) => this.globals[name])), { event: 'load', script: script.name });
+            } catch (error) {
+                throw error instanceof RelataError ? error : new RelataError('ruleError', String(error));
+            }
+            return { name: script.name, handlers };
+        };
+        this.schemaScope = load(schema.script);
+        for (const table of schema.tables) this.scopes.set(table.name.toLowerCase(), load(table.script));
+    }
+
+    /** The scripts an event of a table runs in: the table's, then the schema-wide one. */
+    scopesOf(table) {
+        return [this.scopes.get(table.toLowerCase()), this.schemaScope].filter(Boolean);
+    }
+
+    /**
+     * Runs a row event of a table's row in each of its scripts. A `fail()` throws a `RelataError`
+     * (`refused`), anything else a script throws one with code `ruleError`; both name the event,
+     * table, row, script file, line and column.
+     */
+    run(event, table, row, old) {
+        const view = this.rowView(table, row);
+        const oldView = old ? Object.freeze(old) : undefined;
+        for (const scope of this.scopesOf(table.name)) {
+            const handler = scope.handlers[event];
+            if (!handler) continue;
+            const result = this.call(() => handler(view, oldView), { event, table: table.name, row: row.label, script: scope.name });
+            if (result && typeof result.then === 'function') {
+                throw new RelataError('ruleError', `${event} returned a promise: handlers run synchronously (a fail() after an await would be lost)`,
+                    { event, table: table.name, row: row.label, file: scope.name });
+            }
+        }
+    }
+
+    /** A calculated field's value: its function of the table's script, given the row. */
+    calculate(table, row, field) {
+        const scope = this.scopes.get(table.name.toLowerCase());
+        let fn = scope?.handlers[field.function];
+        if (!fn && /^\s*function\s*\(/.test(field.function)) {
+            fn = new Function(`return (${field.function});`)();
+        }
+        if (!fn) throw new RelataError('calculationFailed', `the script has no function ${field.function}`, { table: table.name, field: field.name });
+        return this.call(() => fn(this.rowView(table, row)), { event: 'calculate', table: table.name, row: row.label, script: scope?.name });
+    }
+
+    /** Runs script code, turning what it throws into a `RelataError` with its place. */
+    call(body, place) {
+        try {
+            return body();
+        } catch (thrown) {
+            // A refusal or broken rule of a nested event (a write through lda) keeps its own place.
+            if (thrown instanceof RelataError && (thrown.code === 'refused' || thrown.code === 'ruleError')) throw thrown;
+            const details = { event: place.event, table: place.table, row: place.row };
+            if (thrown instanceof Refusal) {
+                throw new RelataError('refused', thrown.message, { ...details, ...thrown.location });
+            }
+            const location = thrown instanceof Error ? scriptLocation(thrown.stack, this.files) : {};
+            // A bad write or read of a field (RelataError) says what it is; a script's own error its kind.
+            const message = thrown instanceof RelataError ? thrown.message : thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : `${describeThrown(thrown)}`;
+            if (thrown instanceof RelataError && thrown.field) details.field = thrown.field;
+            throw new RelataError('ruleError', message, { ...details, file: location.file ?? place.script, line: location.line, column: location.column });
+        }
+    }
+
+    /** The object a script gets as `row`: a property per field (and per calculated or lookup field), nothing else. */
+    rowView(table, row) {
+        if (row.view && row.view.table === table) return row.view.object;
+        const object = Object.create(null);
+        const fieldError = (name) => new RelataError('unknownField', `${table.name} has no field '${String(name)}'`, { table: table.name, field: String(name) });
+        for (const field of table.fields) {
+            Object.defineProperty(object, field.name, {
+                enumerable: true,
+                get: () => row.get(field.name),
+                set: (value) => row.setFromRule(field.name, value),
+            });
+        }
+        for (const field of [...table.lookupFields, ...table.calculatedFields]) {
+            Object.defineProperty(object, field.name, { enumerable: false, get: () => row.get(field.name), set: () => { throw new RelataError('readOnlyField', 'the field is calculated', { table: table.name, field: field.name }); } });
+        }
+        const proxy = new Proxy(object, {
+            get(target, name) {
+                if (typeof name === 'symbol') return name === Symbol.toPrimitive ? undefined : target[name];
+                if (name in target) return target[name];
+                if (name === 'toJSON') return undefined;
+                throw fieldError(name);
+            },
+            set(target, name, value) {
+                if (typeof name !== 'symbol' && name in target) { target[name] = value; return true; }
+                throw fieldError(name);
+            },
+            has(target, name) {
+                if (typeof name !== 'symbol' && !(name in target)) throw fieldError(name);
+                return true;
+            },
+        });
+        row.view = { table, object: proxy };
+        return proxy;
+    }
+
+    makeGlobals() {
+        const environment = this.environment;
+        const rules = this;
+        const session = Object.assign(Object.create(null), environment.session?.values ?? {});
+        Object.defineProperty(session, 'roles', { value: Object.freeze([...(environment.session?.roles ?? [])]) });
+        Object.defineProperty(session, 'hasRole', { value: (role) => session.roles.includes(role) });
+        const schema = { tables: this.schema.tables.map((table) => table.name) };
+        for (const table of this.schema.tables) {
+            schema[table.name] = Object.freeze({
+                fields: Object.freeze(table.fields.map((field) => Object.freeze({
+                    name: field.name, type: field.type, size: field.size ?? 0, required: !!field.required,
+                    readOnly: !!field.readOnly, primaryKey: !!field.primaryKey,
+                }))),
+            });
+        }
+        return {
+            fail(message) {
+                const text = typeof message === 'string' ? message : JSON.stringify(message) ?? String(message);
+                throw new Refusal(text, scriptLocation(new Error().stack, rules.files));
+            },
+            log(...values) {
+                const line = values.map((value) => (typeof value === 'string' ? value : describeThrown(value))).join(' ');
+                const location = scriptLocation(new Error().stack, rules.files);
+                (environment.log ?? ((text) => console.info(text)))(line, location);
+            },
+            newGuid() {
+                return crypto.randomUUID().toUpperCase();
+            },
+            isServer: false,
+            session: Object.freeze(session),
+            lda: Object.freeze({
+                select(tableName, ...key) {
+                    const table = environment.tables?.().get(String(tableName).toLowerCase());
+                    if (!table) {
+                        throw new RelataError('unknownTable', `lda.select: the page has not fetched ${tableName} (fetch it before the rules need it)`, { table: String(tableName) });
+                    }
+                    const keys = key.length === 1 && Array.isArray(key[0]) ? key[0] : key;
+                    const match = table.rows.find((row) => row.state !== 'deleted' && row.state !== 'addedInEditMode'
+                        && table.keyIndexes.every((index, position) => row.values[index] === keys[position]));
+                    return match ? rules.rowView(table, match) : null;
+                },
+            }),
+            schema: Object.freeze(schema),
+        };
+    }
+}
+
+function describeThrown(value) {
+    if (value instanceof Error) return `${value.name}: ${value.message}`;
+    if (typeof value === 'string') return value;
+    try { return JSON.stringify(value) ?? String(value); } catch { return describe(value); }
+}

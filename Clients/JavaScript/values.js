@@ -1,0 +1,224 @@
+// Field values: how the protocol's JSON carries them, and how a row holds them.
+//
+// A row holds each value as a rule script sees it on every other site (Documentation/Rules.md):
+// integers, floats and decimals as numbers, booleans, strings, dates as `Date`, GUIDs as
+// upper-case strings, blobs as `Uint8Array`, and `null`.
+
+import { RelataError } from './errors.js';
+
+/** @typedef {'integer'|'double'|'decimal'|'boolean'|'string'|'date'|'guid'|'blob'} Storage */
+
+/** @type {Record<string, Storage>} */
+const storageByType = {
+    autoInc: 'integer', largeAutoInc: 'integer', integer: 'integer', smallInt: 'integer', shortInt: 'integer',
+    byte: 'integer', word: 'integer', cardinal: 'integer', largeInt: 'integer', largeUInt: 'integer',
+    float: 'double', singleFloat: 'double', currency: 'decimal', decimal: 'decimal', boolean: 'boolean',
+    dateTime: 'date', guid: 'guid', blob: 'blob',
+    xml: 'string', string: 'string', fixedChar: 'string', memo: 'string', wideString: 'string',
+    fixedWideChar: 'string', wideMemo: 'string',
+};
+
+/** The integer types' ranges (as the server's; beyond 2^53 a JavaScript number is not exact). */
+const integerRanges = {
+    shortInt: [-128, 127], byte: [0, 255], smallInt: [-32768, 32767], word: [0, 65535],
+    integer: [-2147483648, 2147483647], autoInc: [-2147483648, 2147483647], cardinal: [0, 4294967295],
+    largeInt: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+    largeAutoInc: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER], largeUInt: [0, Number.MAX_SAFE_INTEGER],
+};
+
+/**
+ * The kind of value a field of a type holds.
+ * @param {string} type a field type of the schema (`autoInc`, `currency`, `dateTime`, …)
+ * @returns {Storage}
+ */
+export function storageOf(type) {
+    const storage = storageByType[type];
+    if (!storage) throw new RelataError('invalidSchema', `'${type}' is not a field type`);
+    return storage;
+}
+
+const guidPattern = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+
+/** Base64 to bytes, in a browser and in Node alike. */
+export function bytesFromBase64(text) {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+    return bytes;
+}
+
+/** Bytes to Base64. */
+export function base64FromBytes(bytes) {
+    let binary = '';
+    for (let start = 0; start < bytes.length; start += 0x8000) {
+        binary += String.fromCharCode.apply(null, bytes.subarray(start, start + 0x8000));
+    }
+    return btoa(binary);
+}
+
+/**
+ * A date as the protocol writes it: ISO 8601 in UTC, fractions only when there are any.
+ * @param {Date} date
+ */
+export function isoString(date) {
+    const text = date.toISOString();
+    return text.endsWith('.000Z') ? text.slice(0, -5) + 'Z' : text.replace(/0+Z$/, 'Z');
+}
+
+/**
+ * A value of a GetData answer's JSON rows (plain JSON, read by the field's type) as a row holds it.
+ * @param {unknown} json
+ * @param {{name: string, type: string}} field
+ */
+export function fromPlainJSON(json, field) {
+    if (json === null || json === undefined) return null;
+    switch (storageOf(field.type)) {
+    case 'date': return new Date(String(json));
+    case 'blob': return bytesFromBase64(String(json));
+    case 'guid': return String(json).toUpperCase();
+    default: return json;
+    }
+}
+
+/**
+ * A tagged value of a delta or a parameter (`{"integer": 7}`, `{"date": "…"}`, `null`) as a row holds it.
+ * @param {unknown} tagged
+ */
+export function fromTagged(tagged) {
+    if (tagged === null || tagged === undefined) return null;
+    if (typeof tagged !== 'object') throw new RelataError('invalidResponse', `${JSON.stringify(tagged)} is not a tagged value`);
+    const [tag] = Object.keys(tagged);
+    const content = tagged[tag];
+    switch (tag) {
+    case 'integer': case 'double': case 'boolean': case 'string': return content;
+    case 'decimal': return Number(content);
+    case 'date': return typeof content === 'number' ? new Date(Date.UTC(2001, 0, 1) + content * 1000) : new Date(content);
+    case 'guid': return String(content).toUpperCase();
+    case 'blob': return bytesFromBase64(content);
+    default: throw new RelataError('invalidResponse', `'${tag}' is not a value's tag`);
+    }
+}
+
+/**
+ * A value as the protocol's tagged JSON, by the field's type (a checked value: see `checkValue`).
+ * @param {unknown} value
+ * @param {{name: string, type: string}} field
+ */
+export function toTagged(value, field) {
+    if (value === null || value === undefined) return null;
+    switch (storageOf(field.type)) {
+    case 'integer': return { integer: value };
+    case 'double': return { double: value };
+    case 'decimal': return { decimal: String(value) };
+    case 'boolean': return { boolean: value };
+    case 'string': return { string: value };
+    case 'date': return { date: isoString(value) };
+    case 'guid': return { guid: value };
+    case 'blob': return { blob: base64FromBytes(value) };
+    }
+    return null;
+}
+
+/**
+ * A value a user or a rule writes to a field, checked and converted as the server's tables do:
+ * an integral number for an integer field within its type's range, a finite number for a float or
+ * decimal, a boolean, a string without NUL, a `Date` (or ISO 8601 text) for a date, a GUID (or its
+ * text), a `Uint8Array` (or an `ArrayBuffer` or Base64 text) for a blob.
+ * @param {unknown} value
+ * @param {{name: string, type: string}} field
+ * @param {string} table
+ * @returns {unknown} the value as the row holds it
+ */
+export function checkValue(value, field, table) {
+    if (value === null || value === undefined) return null;
+    const storage = storageOf(field.type);
+    const mismatch = () => new RelataError('typeMismatch', `${describe(value)} is not a valid ${field.type} value`, { table, field: field.name });
+    switch (storage) {
+    case 'integer': {
+        const number = typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value) ? Number(value) : value;
+        if (typeof number !== 'number' || !Number.isInteger(number)) throw mismatch();
+        const [low, high] = integerRanges[field.type];
+        if (number < low || number > high) {
+            throw new RelataError('valueOutOfRange', `${number} is out of range for ${field.type} (${low}...${high})`, { table, field: field.name });
+        }
+        return number === 0 ? 0 : number;
+    }
+    case 'double': case 'decimal': {
+        const number = typeof value === 'string' && value.trim() !== '' && /^[-+0-9.eE\s]+$/.test(value) ? Number(value) : value;
+        if (typeof number !== 'number') throw mismatch();
+        if (!Number.isFinite(number)) {
+            const name = Number.isNaN(number) ? 'NaN' : number > 0 ? 'Infinity' : '-Infinity';
+            throw new RelataError('valueOutOfRange', `${name} is not a number a ${field.type} field can hold`, { table, field: field.name });
+        }
+        const stored = field.type === 'singleFloat' ? Math.fround(number) : number;
+        return stored === 0 ? 0 : stored;
+    }
+    case 'boolean':
+        if (typeof value !== 'boolean') throw mismatch();
+        return value;
+    case 'string':
+        if (typeof value !== 'string') throw mismatch();
+        if (value.includes('\u0000')) {
+            throw new RelataError('typeMismatch', 'text holding NUL (U+0000) cannot be stored: SQL databases end text there', { table, field: field.name });
+        }
+        if (field.size && field.size > 0 && [...value].length > field.size) {
+            throw new RelataError('valueTooLong', `${[...value].length} characters is longer than the field's size ${field.size}`, { table, field: field.name });
+        }
+        return value;
+    case 'date': {
+        const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : null;
+        if (!date || Number.isNaN(date.getTime())) throw mismatch();
+        return new Date(Math.round(date.getTime()));
+    }
+    case 'guid': {
+        if (typeof value !== 'string') throw mismatch();
+        const bare = value.startsWith('{') && value.endsWith('}') ? value.slice(1, -1) : value;
+        if (!guidPattern.test(bare)) throw mismatch();
+        return bare.toUpperCase();
+    }
+    case 'blob':
+        if (value instanceof Uint8Array) return new Uint8Array(value);
+        if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
+        if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
+        if (typeof value === 'string') {
+            try { return bytesFromBase64(value.trim()); } catch { throw mismatch(); }
+        }
+        throw mismatch();
+    }
+    throw mismatch();
+}
+
+/**
+ * Whether two values a row holds are the same value (dates by time, blobs by bytes).
+ * @param {unknown} a
+ * @param {unknown} b
+ */
+export function sameValue(a, b) {
+    if (a === b) return true;
+    if (a === null || b === null || a === undefined || b === undefined) return false;
+    if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+    if (a instanceof Uint8Array && b instanceof Uint8Array) {
+        if (a.length !== b.length) return false;
+        for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+        return true;
+    }
+    return typeof a === 'number' && typeof b === 'number' && Number.isNaN(a) && Number.isNaN(b);
+}
+
+/** A copy of a value, so no caller changes what a row holds. */
+export function copyValue(value) {
+    if (value instanceof Date) return new Date(value.getTime());
+    if (value instanceof Uint8Array) return new Uint8Array(value);
+    return value;
+}
+
+/** A value as a message shows it. */
+export function describe(value) {
+    if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid date' : isoString(value);
+    if (value instanceof Uint8Array) return `${value.length} bytes`;
+    if (typeof value === 'string') return `'${value.length > 60 ? value.slice(0, 60) + '…' : value}'`;
+    if (typeof value === 'object') {
+        try { return JSON.stringify(value).slice(0, 60); } catch { return 'an object'; }
+    }
+    return String(value);
+}
