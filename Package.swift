@@ -88,6 +88,9 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+        ], resources: [
+            // The web console and the JavaScript client (Clients/JavaScript, linked here), built into the binary.
+            .embedInCode("Web/Files"),
         ]),
         // Assertions on rule outcomes for the users' own XCTest and Swift Testing suites.
         .target(name: "RelataTesting", dependencies: ["Relata", "RelataScript", "RelataTools"]),

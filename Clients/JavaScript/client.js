@@ -5,7 +5,7 @@ import { RelataError } from './errors.js';
 import { RowStreamDecoder } from './rowstream.js';
 import { RuleSet } from './rules.js';
 import { DataTable } from './table.js';
-import { fromPlainJSON } from './values.js';
+import { fromPlainJSON, fromTagged } from './values.js';
 
 const rowStreamType = 'application/vnd.relata.rows';
 
@@ -65,7 +65,10 @@ export class RelataClient {
                 .map(([key, value]) => `${key}=${value}`).join(';');
         const answer = await this.call('LoginService', 'Login', { loginString });
         this.token = answer.token;
-        this.session = answer.session;
+        // The session's values come tagged (`{"string": "ann"}`); the page and the rules see them plain.
+        const values = {};
+        for (const [key, value] of Object.entries(answer.session?.values ?? {})) values[key] = fromTagged(value);
+        this.session = { values, roles: answer.session?.roles ?? [] };
         this.rules = null;
         this.schemaAnswer = null;
         return this.session;
@@ -91,7 +94,9 @@ export class RelataClient {
 
     useSchema(answer) {
         const changed = this.schemaAnswer && this.schemaAnswer.version !== answer.version;
+        const same = this.rules && !changed;
         this.schemaAnswer = answer;
+        if (same) return;
         this.rules = new RuleSet(answer.schema, { session: this.session ?? undefined, tables: () => this.tables, log: this.log });
         for (const table of this.tables.values()) this.attach(table);
         if (changed && this.onRulesChanged) this.onRulesChanged(answer.version);
@@ -214,7 +219,8 @@ export class RelataClient {
         for (let attempt = 0; ; attempt++) {
             const deltas = this.deltasOf(tables);
             if (deltas.length === 0) return { deltas: [], failed: [] };
-            const batch = { apply: { id: newApplyId(), madeAt: Math.floor(Date.now() / 1000) }, deltas, version: this.schemaAnswer.version };
+            const byName = new Map(tables.map((table) => [table.name.toLowerCase(), table]));
+            const batch = { apply: { id: newApplyId(), madeAt: Math.floor(Date.now() / 1000) }, deltas, version: this.schemaAnswer.version, tables: byName };
             try {
                 const answered = await this.deliver(batch);
                 return { deltas: answered, failed: this.failuresOf(tables) };
@@ -304,10 +310,11 @@ export class RelataClient {
             if (this.unansweredApply !== batch) this.lockRows(locked, false);
         }
         this.unansweredApply = null;
+        const others = [...new Set([...batch.tables.values(), ...this.tables.values()])];
         for (const sent of batch.deltas) {
-            const table = this.tables.get(sent.tableName.toLowerCase());
+            const table = batch.tables.get(sent.tableName.toLowerCase());
             const processed = (answer.deltas ?? []).find((delta) => delta.tableName.toLowerCase() === sent.tableName.toLowerCase());
-            if (table && processed) table.accept(processed, [...this.tables.values()]);
+            if (table && processed) table.accept(processed, others);
         }
         return answer.deltas ?? [];
     }
@@ -315,7 +322,7 @@ export class RelataClient {
     /** Marks (or unmarks) the rows of a batch as locked: no edit while its answer is awaited. */
     lockRows(batch, locked) {
         for (const delta of batch.deltas) {
-            const table = this.tables.get(delta.tableName.toLowerCase());
+            const table = batch.tables.get(delta.tableName.toLowerCase());
             const ids = new Set(delta.changes.map((change) => change.changeId));
             for (const row of [...(table?.rows ?? []), ...(table?.vanished ?? [])]) if (ids.has(row.changeId)) row.locked = locked;
         }
@@ -325,7 +332,7 @@ export class RelataClient {
     /** A refusal of the whole request: every change of the batch fails with the server's words. */
     failAll(batch, error) {
         for (const delta of batch.deltas) {
-            const table = this.tables.get(delta.tableName.toLowerCase());
+            const table = batch.tables.get(delta.tableName.toLowerCase());
             table?.accept({ ...delta, changes: delta.changes.map((change) => ({ ...change, status: 'failed', message: error.message, failure: { kind: 'refusal', message: error.message } })) });
         }
     }

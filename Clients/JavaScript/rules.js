@@ -82,8 +82,9 @@ export class RuleSet {
         this.scopes = new Map();
         const calculatedFunctions = schema.tables.flatMap((table) => (table.calculatedFields ?? []).map((field) => field.function));
         this.globals = this.makeGlobals();
-        const load = (script) => {
-            if (!script || typeof script.source !== 'string') return null;
+        const load = (shared) => {
+            if (!shared || typeof shared.source !== 'string') return null;
+            const script = { name: shared.fileName ?? shared.name ?? 'script.js', source: shared.source };
             const compiled = compile(script, calculatedFunctions);
             this.files.add(compiled.file);
             let handlers;

@@ -262,7 +262,7 @@ export class DataTable {
      */
     addRow(values = {}, { inEditMode = false } = {}) {
         this.checkWritable();
-        const initial = this.fields.map((field) => (field.defaultValue !== undefined && field.defaultValue !== null ? checkValue(field.defaultValue, field, this.name) : null));
+        const initial = this.fields.map((field) => this.defaultValue(field));
         const row = new DataRow(this, null, initial);
         for (const index of this.keyIndexes) {
             if (this.fields[index].type === 'autoInc' || this.fields[index].type === 'largeAutoInc') initial[index] = this.nextTemporaryKey--;
@@ -282,6 +282,13 @@ export class DataTable {
             }
         }
         return row;
+    }
+
+    /** A field's default (the schema tags it: `{"string": "open"}`). */
+    defaultValue(field) {
+        const value = field.defaultValue;
+        if (value === undefined || value === null) return null;
+        return checkValue(typeof value === 'object' && !(value instanceof Date) ? fromTagged(value) : value, field, this.name);
     }
 
     /** Posts a row's edit through the rules, and records the user's edit. */
@@ -402,7 +409,7 @@ export class DataTable {
         return {
             tableName: this.name,
             keyFields: this.keyIndexes.map((index) => this.fields[index].name),
-            loggedFields: this.fields.filter((field) => field.logChanges || field.primaryKey).map((field) => field.name),
+            loggedFields: this.fields.filter((field) => field.logChanges !== false || field.primaryKey).map((field) => field.name),
             changes,
         };
     }

@@ -89,6 +89,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How long requests in flight may take to finish when the server is stopped.", valueName: "seconds"))
     var shutdownGrace: Double = 10
 
+    @Option(name: .customLong("cors-allow-origin"),
+            help: ArgumentHelp("An origin whose pages may call the server from a browser ('https://shop.example.com', or '*' for any); repeat for more. Adds to a --config file's cors.allowOrigins.",
+                               valueName: "origin"))
+    var corsAllowOrigins: [String] = []
+
     @OptionGroup(title: "Logging")
     var log: LogOptions
 
@@ -121,6 +126,11 @@ struct ServeCommand: AsyncParsableCommand {
         if config != nil && (schema != nil || database != nil || users != nil) {
             throw ValidationError("--config gives the schemas, databases and users; leave out the schema file, --database and --users")
         }
+        do {
+            _ = try CORSPolicy(allowOrigins: corsAllowOrigins)
+        } catch {
+            throw ValidationError("--cors-allow-origin: \(describe(error))")
+        }
     }
 
     func run() async throws {
@@ -128,14 +138,23 @@ struct ServeCommand: AsyncParsableCommand {
         let logger = Logger(label: "relata.server")
         let prepared: (services: ServerServices, schemaName: String, watched: [any ServeWatch])
         var host = self.host, port = self.port
+        let cors: CORSPolicy
         do {
+            var origins = corsAllowOrigins
             if let config {
                 let file = try ServerConfigFile(contentsOf: URL(fileURLWithPath: config))
                 prepared = try prepare(file, logger: logger)
                 host = file.contents.host ?? host
                 port = file.contents.port ?? port
+                origins = (file.contents.cors?.allowOrigins ?? []) + origins
+                do {
+                    cors = try CORSPolicy(allowOrigins: origins)
+                } catch let error as RelataError {
+                    throw RelataError(error.code, error.message, location: file.url.path)
+                }
             } else {
                 prepared = try prepare(logger: logger)
+                cors = try CORSPolicy(allowOrigins: origins)
             }
         } catch {
             logger.audit(.startRefused, "the server did not start: \(describe(error))", level: .critical)
@@ -146,7 +165,7 @@ struct ServeCommand: AsyncParsableCommand {
                                                 maxBodyBytesInFlight: maxBodyBytesInFlight,
                                                 idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
-                                                shutdownGrace: Self.duration(shutdownGrace))
+                                                shutdownGrace: Self.duration(shutdownGrace), cors: cors)
         // Rules and users files reload while the server runs: they are checked every second.
         // Every few seconds, the sessions of accounts removed or given other roles (in a login table) end.
         let watcher = Task { [watched = prepared.watched, services = prepared.services] in

@@ -34,9 +34,11 @@ public enum RelataHTTPServer {
         let router = Router(context: RelataRequestContext.self)
         router.addMiddleware {
             RequestLogMiddleware(metrics: metrics)
+            CORSMiddleware(policy: configuration.cors)
             ProtocolErrorMiddleware()
         }
         HealthRoutes(services: services, metrics: metrics).add(to: router)
+        WebRoutes().add(to: router)
         let openAPI = (try? JSONSerialization.data(withJSONObject: OpenAPIDocument.make(for: services), options: [.sortedKeys])) ?? Data("{}".utf8)
         router.get("openapi.json") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: openAPI)))

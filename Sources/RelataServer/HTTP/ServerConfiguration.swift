@@ -28,11 +28,14 @@ public struct ServerConfiguration: Sendable {
     public var loginQueue: Int
     /// How long requests in flight may take to finish when the server is asked to stop.
     public var shutdownGrace: Duration
+    /// Which other origins' pages may call the server from a browser (none by default; the
+    /// server's own console needs none).
+    public var cors: CORSPolicy
 
     public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20, maxBodyBytesBeforeSession: Int = 64 << 10, maxQueryBodyBytes: Int = 1 << 20,
                 maxBodyBytesInFlight: Int = 256 << 20, idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(15),
                 loginWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), loginQueue: Int = 16,
-                shutdownGrace: Duration = .seconds(10)) {
+                shutdownGrace: Duration = .seconds(10), cors: CORSPolicy = .none) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
@@ -45,5 +48,6 @@ public struct ServerConfiguration: Sendable {
         self.loginWorkers = loginWorkers
         self.loginQueue = loginQueue
         self.shutdownGrace = shutdownGrace
+        self.cors = cors
     }
 }

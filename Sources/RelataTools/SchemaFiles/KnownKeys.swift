@@ -58,7 +58,7 @@ indirect enum KnownKeys: Sendable {
 
     /// A server configuration file (`relata serve --config`).
     static let serverConfig: KnownKeys = .object([
-        "host": .any, "port": .any, "sessions": .any,
+        "host": .any, "port": .any, "sessions": .any, "cors": .object(["allowOrigins": .any]),
         "domains": .array(.object([
             "name": .any, "database": .any, "users": users, "usersFile": .any, "roles": .any,
             "loginTable": .object(["schema": .any, "table": .any, "userField": .any, "passwordField": .any, "rolesField": .any, "valueFields": .any, "writers": .any]),

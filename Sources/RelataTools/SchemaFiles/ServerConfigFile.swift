@@ -57,10 +57,18 @@ public struct ServerConfigFile: Sendable {
         public var schemas: [SchemaEntry]
     }
 
+    /// Which other origins' pages may call the server from a browser.
+    public struct CORS: Codable, Sendable, Hashable {
+        /// Origins as a browser sends them (`https://shop.example.com`), or `*` for every origin.
+        public var allowOrigins: [String]
+    }
+
     /// The file's contents.
     public struct Contents: Codable, Sendable, Hashable {
         public var host: String?
         public var port: Int?
+        /// Cross-origin access for browser pages served elsewhere (none when left out).
+        public var cors: CORS?
         /// The session database; `sessions.sqlite` beside the configuration when left out.
         public var sessions: String?
         public var domains: [Domain]
