@@ -40,6 +40,10 @@ bounded() {
 # Rules run on JavaScriptCore (WebKitGTK's javascriptcoregtk-4.1); the
 # benchmarks package (type-checked here so it cannot rot, not run) uses SQLite's header.
 require_packages libjavascriptcoregtk-4.1-dev libsqlite3-dev
+# The JavaScript client's tests run on Node (Debian's nodejs, or a newer one already installed);
+# the console's in headless Chromium, driven by chromedriver.
+command -v node > /dev/null || require_packages nodejs
+require_packages chromium chromium-driver
 
 # The server suite runs on SQLite and on PostgreSQL: a throwaway cluster (Debian's PostgreSQL,
 # a temporary folder, a loopback port) for this run, stopped when the script ends.
@@ -68,6 +72,15 @@ else
 fi
 
 if [ $# -eq 0 ]; then
+    # The JavaScript client (Clients/JavaScript): its unit tests, and its tests against a
+    # `relata serve` each test file starts on a free port and stops.
+    echo "The JavaScript client's tests (node --test)…"
+    RELATA_BIN="$(swift build --show-bin-path)/relata" bounded 300 node --test Clients/JavaScript/test/
+    echo "The web console in headless Chromium (a screenshot is kept in .build/artifacts)…"
+    RELATA_BIN="$(swift build --show-bin-path)/relata" RELATA_ARTIFACTS="$root/.build/artifacts" \
+        bounded 300 node --test Clients/JavaScript/browser-tests/
+    pkill -f "chromedriver --port=" 2> /dev/null || true
+
     echo "The hostile mix: every kind of bad client at once, on SQLite and on PostgreSQL…"
     bounded 600 python3 Scripts/hostile_mix.py "$(swift build --show-bin-path)/relata" hostile.sqlite
     "$RELATA_POSTGRES_BIN/psql" "$RELATA_POSTGRES_URL" -qc "CREATE DATABASE relata_hostile" > /dev/null

@@ -214,7 +214,7 @@ export class RuleSet {
                 (environment.log ?? ((text) => console.info(text)))(line, location);
             },
             newGuid() {
-                return crypto.randomUUID().toUpperCase();
+                return (globalThis.crypto?.randomUUID?.() ?? fallbackUUID()).toUpperCase();
             },
             isServer: false,
             session: Object.freeze(session),
@@ -239,4 +239,13 @@ function describeThrown(value) {
     if (value instanceof Error) return `${value.name}: ${value.message}`;
     if (typeof value === 'string') return value;
     try { return JSON.stringify(value) ?? String(value); } catch { return describe(value); }
+}
+
+/** A random (version 4) UUID where the engine has no `crypto.randomUUID` (Node 18, pages not served over HTTPS). */
+function fallbackUUID() {
+    const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16));
+    hex[12] = '4';
+    hex[16] = (8 + Math.floor(Math.random() * 4)).toString(16);
+    const text = hex.join('');
+    return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
 }

@@ -1,0 +1,101 @@
+// The web console in headless Chromium against a real `relata serve` of PCTrade: log in, browse,
+// an edit the page's rules refuse (message and script line beside the field, the input kept),
+// an edit applied and stored, a DA SQL query, and the notice when the server's rules change.
+// A screenshot of the page is kept in $RELATA_ARTIFACTS (.build/artifacts by default).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { RelataClient } from '../relata.js';
+import { startServer } from '../test/support/server.js';
+import { Browser, Keys } from '../test/support/webdriver.js';
+
+let server;
+let browser;
+const artifacts = resolve(process.env.RELATA_ARTIFACTS ?? join(import.meta.dirname ?? '.', '../../../.build/artifacts'));
+
+before(async () => {
+    server = await startServer();
+    browser = await Browser.start();
+}, { timeout: 120_000 });
+
+after(async () => {
+    try {
+        if (browser) {
+            mkdirSync(artifacts, { recursive: true });
+            writeFileSync(join(artifacts, 'console.png'), await browser.screenshot());
+        }
+    } finally {
+        await browser?.stop();
+        await server?.stop();
+    }
+});
+
+/** The text of the element a selector finds ('' when none). */
+const textOf = (selector) => browser.run('const e = document.querySelector(arguments[0]); return e ? e.textContent : "";', selector);
+
+test('the console edits PCTrade with the server\'s rules running in the page', { timeout: 120_000 }, async () => {
+    await browser.open(`${server.url}/`);
+    await browser.waitFor('the login form', 'return document.querySelector("#login-form") !== null;');
+    await browser.type('#login-form input[name=user]', 'demo');
+    await browser.type('#login-form input[name=password]', 'wrong');
+    await browser.click('#login-form button');
+    await browser.waitFor('a refused login', 'return document.querySelector("#login-error").textContent.includes("wrong");');
+
+    await browser.type('#login-form input[name=password]', 'demo');
+    await browser.click('#login-form button');
+    await browser.waitFor('the tables', 'return document.querySelectorAll("#tables button").length === 5;');
+    assert.match(await textOf('#who'), /demo \(Sales, Manager\)/);
+    assert.match(await textOf('#rules-version'), /^rules sha256:/);
+
+    // Browse: the first page of Clients, then a where expression.
+    await browser.click('#tables li:nth-child(1) button');
+    await browser.waitFor('the Clients rows', 'return document.querySelectorAll("#grid tbody tr").length === 25;');
+    assert.match(await textOf('#page'), /page 1 of 2/);
+    await browser.type('#filter input[name=where]', 'ClientId <= 3');
+    await browser.click('#filter button');
+    await browser.waitFor('three rows', 'return document.querySelectorAll("#grid tbody tr").length === 3;');
+
+    // An edit the rules refuse: the message and the script's line beside the field, the input kept.
+    await browser.type('input[aria-label="CreditLimit of row 1"]', `-5${Keys.tab}`);
+    const refusal = await browser.waitFor('the refusal', 'const e = document.querySelector("#grid [role=alert]"); return e && e.textContent;');
+    assert.equal(refusal, 'refused by beforePost: the credit limit cannot be negative (rules/Clients.js:15:9)');
+    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row 1"]\').value;'), '-5');
+    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row 1"]\').getAttribute("aria-invalid");'), 'true');
+    assert.equal(await textOf('#grid tbody tr:nth-child(1) td.state'), 'unchanged');
+
+    // An edit the rules accept, applied: the verdict, and the stored row.
+    await browser.type('input[aria-label="ContactPhone of row 2"]', `555-0199${Keys.tab}`);
+    await browser.waitFor('a modified row', 'return document.querySelector("#grid tbody tr:nth-child(2)").className === "modified";');
+    await browser.click('#apply');
+    const verdict = await browser.waitFor('the verdict', 'const e = document.querySelector("#verdicts li"); return e && e.textContent;');
+    assert.match(verdict, /^Clients update \(change \d+\): resolved$/);
+    const reader = new RelataClient({ baseURL: server.url });
+    await reader.login({ user: 'demo', password: 'demo' });
+    const stored = await reader.fetchTable('Clients', { where: 'ClientId = 2' });
+    assert.equal(stored.rows[0].get('ContactPhone'), '555-0199');
+
+    // DA SQL.
+    await browser.type('#sql-text', 'SELECT Status, COUNT(*) AS N FROM Orders GROUP BY Status ORDER BY Status');
+    await browser.click('#sql-form button');
+    await browser.waitFor('the query\'s answer', 'return document.querySelectorAll("#sql-result tbody tr").length >= 2;');
+    assert.equal(await textOf('#sql-result thead'), 'StatusN');
+    await browser.type('#sql-text', 'SELECT Nope FROM Orders');
+    await browser.click('#sql-form button');
+    assert.match(await browser.waitFor('the query\'s error', 'return document.querySelector("#sql-error").textContent;'), /Nope/);
+
+    // The server's rules change: the next apply is refused as stale, the page takes the new rules and says so.
+    const before = reader.schemaAnswer?.version ?? (await reader.getSchema()).version;
+    appendFileSync(join(server.folder, 'PCTrade/rules/Clients.js'), '\n// reviewed\n');
+    const deadline = Date.now() + 30_000;
+    while ((await reader.getSchema()).version === before) {
+        if (Date.now() > deadline) throw new Error('the server did not take the new rules within 30 s');
+        await new Promise((resolvePause) => setTimeout(resolvePause, 200));
+    }
+    await browser.type('input[aria-label="ContactPhone of row 3"]', `555-0198${Keys.tab}`);
+    await browser.waitFor('a modified row', 'return document.querySelector("#grid tbody tr:nth-child(3)").className === "modified";');
+    await browser.click('#apply');
+    const notice = await browser.waitFor('the rules notice', 'const e = document.querySelector("#notice"); return !e.hidden && e.textContent;');
+    assert.match(notice, /The server's rules changed \(version sha256:/);
+    assert.match(await browser.waitFor('the verdict', 'const e = document.querySelector("#verdicts li"); return e && e.textContent;'), /resolved/);
+});
