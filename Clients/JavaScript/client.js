@@ -125,7 +125,7 @@ export class RelataClient {
      * @param {{binary?: boolean}} [options] `binary` (the default) asks for the row stream
      * @returns {Promise<DataTable[]>}
      */
-    async fetchTables(requests, { binary = true } = {}) {
+    async fetchTables(requests, { binary = true, withRuleTables = true } = {}) {
         if (!this.schemaAnswer) await this.getSchema();
         const tables = binary ? await this.readRowStream('GetData', { requests }) : await this.readJSON('GetData', { requests });
         tables.forEach((table, index) => {
@@ -136,7 +136,34 @@ export class RelataClient {
             this.attach(table);
             this.tables.set(table.name.toLowerCase(), table);
         });
+        if (withRuleTables) {
+            const missing = this.tablesTheRulesRead().filter((name) => !this.tables.has(name.toLowerCase()));
+            if (missing.length > 0) await this.fetchTables(missing.map((table) => ({ table })), { binary, withRuleTables });
+        }
         return tables;
+    }
+
+    /**
+     * The tables the rules of the tables held read or write through `lda` (named as a string
+     * literal: `lda.select('Clients', …)`) and their lookup fields show, which the page fetches
+     * with them so the rules run as they do where the data is.
+     */
+    tablesTheRulesRead() {
+        const schema = this.schemaAnswer.schema;
+        const named = new Set();
+        const scan = (script) => {
+            for (const match of String(script?.source ?? '').matchAll(/\blda\s*\.\s*(?:select|selectWhere|insert|update|remove)\s*\(\s*(['"])([^'"\\]+)\1/g)) named.add(match[2].toLowerCase());
+        };
+        const held = [...this.tables.keys()];
+        if (held.length > 0) scan(schema.script);
+        for (const name of held) {
+            const definition = this.definition(name);
+            if (!definition) continue;
+            scan(definition.script);
+            for (const lookup of definition.lookupFields ?? []) named.add(lookup.lookupTable.toLowerCase());
+        }
+        const readable = (definition) => !this.schemaAnswer.allowed || (this.schemaAnswer.allowed[definition.name] ?? []).includes('read');
+        return schema.tables.filter((definition) => named.has(definition.name.toLowerCase()) && readable(definition)).map((definition) => definition.name);
     }
 
     /** One table: `fetchTable('Orders', {where: 'ClientId = :c', parameters: {c: {integer: 7}}})`. */

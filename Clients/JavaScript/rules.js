@@ -3,6 +3,8 @@
 // them; a data server runs them again on the user's edits, so nothing here is trusted.
 
 import { RelataError } from './errors.js';
+import { rowsWhere } from './expressions.js';
+import { asRules } from './table.js';
 import { describe } from './values.js';
 
 /** The row events, in the order a post runs them, with their parameters. */
@@ -137,7 +139,7 @@ export class RuleSet {
     /** Runs script code, turning what it throws into a `RelataError` with its place. */
     call(body, place) {
         try {
-            return body();
+            return asRules(body);
         } catch (thrown) {
             // A refusal or broken rule of a nested event (a write through lda) keeps its own place.
             if (thrown instanceof RelataError && (thrown.code === 'refused' || thrown.code === 'ruleError')) throw thrown;
@@ -188,6 +190,73 @@ export class RuleSet {
         return proxy;
     }
 
+    /**
+     * `lda`: the tables the page has fetched, read and written as the rules see them. A row being
+     * posted is found by its values before the change; a row being inserted is not found.
+     */
+    makeDataAccess() {
+        const rules = this;
+        const environment = this.environment;
+        const tableNamed = (name, call) => {
+            const table = environment.tables?.().get(String(name).toLowerCase());
+            if (!table) {
+                throw new RelataError('unknownTable', `lda.${call}: the page has not fetched ${name} (fetch it before the rules read it; the client fetches the tables a table's rules name with it)`, { table: String(name) });
+            }
+            return table;
+        };
+        const visible = (row) => row.state !== 'deleted' && row.state !== 'addedInEditMode';
+        const byKey = (table, key, call) => {
+            if (key !== null && typeof key === 'object' && !Array.isArray(key) && !(key instanceof Date)) {
+                const row = table.rows.find((candidate) => candidate.view?.object === key);
+                if (!row) throw new RelataError('rowNotFound', `lda.${call}: the row given is not a row of ${table.name}`, { table: table.name });
+                return row;
+            }
+            const keys = Array.isArray(key) ? key : [key];
+            if (keys.length !== table.keyIndexes.length) {
+                throw new RelataError('invalidArgument', `lda.${call}: ${table.name} has ${table.keyIndexes.length} key field(s); ${keys.length} value(s) given`, { table: table.name });
+            }
+            return table.rows.find((row) => visible(row) && table.keyIndexes.every((index, position) => row.values[index] === keys[position])) ?? null;
+        };
+        const valuesObject = (values, call) => {
+            if (values === null || typeof values !== 'object') throw new RelataError('invalidArgument', `lda.${call}: the values are not an object`);
+            return Object.entries(values);
+        };
+        return {
+            select(tableName, ...key) {
+                const table = tableNamed(tableName, 'select');
+                const row = byKey(table, key.length === 1 ? key[0] : key, 'select');
+                return row ? rules.rowView(table, row) : null;
+            },
+            selectWhere(tableName, where, parameters = {}) {
+                const table = tableNamed(tableName, 'selectWhere');
+                const given = {};
+                for (const [name, value] of Object.entries(parameters ?? {})) given[name] = plain(value);
+                return rowsWhere(table, where, given, visible).map((row) => rules.rowView(table, row));
+            },
+            insert(tableName, values = {}) {
+                const table = tableNamed(tableName, 'insert');
+                const row = table.addRow(Object.fromEntries(valuesObject(values, 'insert')));
+                return rules.rowView(table, row);
+            },
+            update(tableName, key, values = {}) {
+                const table = tableNamed(tableName, 'update');
+                const row = byKey(table, key, 'update');
+                if (!row) throw new RelataError('rowNotFound', `lda.update: ${table.name} has no row with key ${JSON.stringify(key)}`, { table: table.name });
+                row.setValues(Object.fromEntries(valuesObject(values, 'update')));
+                return rules.rowView(table, row);
+            },
+            remove(tableName, key) {
+                const table = tableNamed(tableName, 'remove');
+                const row = byKey(table, key, 'remove');
+                if (!row) throw new RelataError('rowNotFound', `lda.remove: ${table.name} has no row with key ${JSON.stringify(key)}`, { table: table.name });
+                row.remove();
+            },
+            sql() {
+                throw new RelataError('invalidArgument', 'lda.sql runs where the data is (offline, on a data server, and in the Swift client); in the browser, the page reads DA SQL with client.query before its rules need the answer');
+            },
+        };
+    }
+
     makeGlobals() {
         const environment = this.environment;
         const rules = this;
@@ -218,21 +287,15 @@ export class RuleSet {
             },
             isServer: false,
             session: Object.freeze(session),
-            lda: Object.freeze({
-                select(tableName, ...key) {
-                    const table = environment.tables?.().get(String(tableName).toLowerCase());
-                    if (!table) {
-                        throw new RelataError('unknownTable', `lda.select: the page has not fetched ${tableName} (fetch it before the rules need it)`, { table: String(tableName) });
-                    }
-                    const keys = key.length === 1 && Array.isArray(key[0]) ? key[0] : key;
-                    const match = table.rows.find((row) => row.state !== 'deleted' && row.state !== 'addedInEditMode'
-                        && table.keyIndexes.every((index, position) => row.values[index] === keys[position]));
-                    return match ? rules.rowView(table, match) : null;
-                },
-            }),
+            lda: Object.freeze(this.makeDataAccess()),
             schema: Object.freeze(schema),
         };
     }
+}
+
+/** A parameter of `lda.selectWhere` as the expression reads it (a row's GUID or date stays what it is). */
+function plain(value) {
+    return value === undefined ? null : value;
 }
 
 function describeThrown(value) {

@@ -2,11 +2,32 @@
 // edit/post/discard, revert, the user's edits (what the server replays), and deltas.
 
 import { RelataError } from './errors.js';
-import { checkValue, copyValue, fromTagged, sameValue, toTagged } from './values.js';
+import { base64FromBytes, checkValue, copyValue, fromTagged, isoString, sameValue, toTagged } from './values.js';
 
 /** Where the user's edits stand across every table of a page: the server replays them in this order. */
 let lastSequence = 0;
 function nextSequence() { return ++lastSequence; }
+
+/** A value as plain text (what a row's label shows). */
+function plainText(value) {
+    if (value === null || value === undefined) return '';
+    if (value instanceof Date) return isoString(value);
+    if (value instanceof Uint8Array) return base64FromBytes(value);
+    return String(value);
+}
+
+/** How deep the rules are running: a change made while they run (through `lda`) is not the user's edit. */
+let ruleDepth = 0;
+
+/** Runs rule code: what it changes in tables is the rules' doing, not an edit the server replays. */
+export function asRules(body) {
+    ruleDepth++;
+    try {
+        return body();
+    } finally {
+        ruleDepth--;
+    }
+}
 
 /**
  * @typedef {{name: string, type: string, primaryKey?: boolean, required?: boolean, size?: number,
@@ -165,9 +186,11 @@ export class DataRow {
 
     /** How messages name the row: its primary key, or its place. */
     get label() {
-        const keys = this.table.keyIndexes.map((index) => this.values[index]);
-        if (keys.length > 0 && keys.every((key) => key !== null && key !== undefined)) return keys.map(String).join(', ');
-        return `#${this.table.rows.indexOf(this) + 1}`;
+        const table = this.table;
+        if (table.keyIndexes.length === 0) return `row #${table.rows.indexOf(this) + 1}`;
+        // A row being edited (a new row before its first post, above all) is named by the key it is getting.
+        const values = this.editing ?? this.values;
+        return `row (${table.keyIndexes.map((index) => `${table.fields[index].name}=${plainText(values[index])}`).join(', ')})`;
     }
 }
 
@@ -294,17 +317,15 @@ export class DataTable {
     /** Posts a row's edit through the rules, and records the user's edit. */
     post(row) {
         const isNew = row.state === 'addedInEditMode' || row.state === 'added';
-        const before = row.values;
         const typed = row.editing.slice();
-        // Rules see the new values; what they write joins the same post.
-        row.values = row.editing;
+        // Rules see the new values (the row reads its edit) and what they write joins the same post;
+        // lda finds the row by its values before the change, as a database's BEFORE trigger does.
         try {
             this.rules?.run('beforePost', this, row);
             if (isNew) this.rules?.run('beforeInsert', this, row);
-            else this.rules?.run('beforeUpdate', this, row, this.oldValues(row, before));
+            else this.rules?.run('beforeUpdate', this, row, this.oldValues(row, row.values));
         } catch (error) {
             // The row stays as it was, in edit mode with what the user typed (not what the rules wrote).
-            row.values = before;
             row.editing = typed;
             throw error;
         }
@@ -315,7 +336,7 @@ export class DataTable {
         row.userSet = null;
         const kind = row.state === 'addedInEditMode' ? 'insert' : 'update';
         if (row.state === 'addedInEditMode') row.state = 'added';
-        if (kind === 'insert' || Object.keys(userValues).length > 0) row.edits.push({ sequence: nextSequence(), kind, values: userValues });
+        if (ruleDepth === 0 && (kind === 'insert' || Object.keys(userValues).length > 0)) row.edits.push({ sequence: nextSequence(), kind, values: userValues });
         if (row.changeId === 0) row.changeId = this.nextChangeId++;
         if (row.state === 'unchanged' || row.state === 'modified') {
             row.state = this.fields.some((_, index) => !sameValue(row.values[index], row.originalValues[index])) ? 'modified' : 'unchanged';
@@ -339,10 +360,11 @@ export class DataTable {
         row.checkUnlocked();
         this.rules?.run('beforeDelete', this, row);
         if (row.changeId === 0) row.changeId = this.nextChangeId++;
-        row.edits.push({ sequence: nextSequence(), kind: 'delete', values: {} });
+        if (ruleDepth === 0) row.edits.push({ sequence: nextSequence(), kind: 'delete', values: {} });
         if (row.state === 'added') {
             this.detach(row);
-            this.vanished.push(row);
+            // The user's removal of a row the server makes too (by replaying the edits) goes there as well.
+            if (ruleDepth === 0) this.vanished.push(row);
         } else {
             row.state = 'deleted';
         }

@@ -39,6 +39,18 @@ export function storageOf(type) {
 
 const guidPattern = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
 
+/**
+ * ISO 8601 text as a date, read as the server reads it: a date alone is midnight UTC, a time
+ * without an offset is UTC (never the browser's time zone); null when it is not such a date.
+ * @param {string} text
+ */
+export function parseDate(text) {
+    const match = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?)?$/i.exec(String(text).trim());
+    if (!match) return null;
+    const date = new Date(`${match[1]}T${match[2] ?? '00:00:00'}${(match[3] ?? 'Z').toUpperCase()}`);
+    return Number.isNaN(date.getTime()) ? null : date;
+}
+
 /** Base64 to bytes, in a browser and in Node alike. */
 export function bytesFromBase64(text) {
     const binary = atob(text);
@@ -73,7 +85,7 @@ export function isoString(date) {
 export function fromPlainJSON(json, field) {
     if (json === null || json === undefined) return null;
     switch (storageOf(field.type)) {
-    case 'date': return new Date(String(json));
+    case 'date': return parseDate(String(json)) ?? new Date(String(json));
     case 'blob': return bytesFromBase64(String(json));
     case 'guid': return String(json).toUpperCase();
     default: return json;
@@ -166,7 +178,7 @@ export function checkValue(value, field, table) {
         }
         return value;
     case 'date': {
-        const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : null;
+        const date = value instanceof Date ? value : typeof value === 'string' ? parseDate(value) : null;
         if (!date || Number.isNaN(date.getTime())) throw mismatch();
         return new Date(Math.round(date.getTime()));
     }

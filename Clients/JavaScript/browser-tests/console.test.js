@@ -57,15 +57,15 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
     await browser.waitFor('three rows', 'return document.querySelectorAll("#grid tbody tr").length === 3;');
 
     // An edit the rules refuse: the message and the script's line beside the field, the input kept.
-    await browser.type('input[aria-label="CreditLimit of row 1"]', `-5${Keys.tab}`);
+    await browser.type('input[aria-label="CreditLimit of row (ClientId=1)"]', `-5${Keys.tab}`);
     const refusal = await browser.waitFor('the refusal', 'const e = document.querySelector("#grid [role=alert]"); return e && e.textContent;');
     assert.equal(refusal, 'refused by beforePost: the credit limit cannot be negative (rules/Clients.js:15:9)');
-    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row 1"]\').value;'), '-5');
-    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row 1"]\').getAttribute("aria-invalid");'), 'true');
+    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row (ClientId=1)"]\').value;'), '-5');
+    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row (ClientId=1)"]\').getAttribute("aria-invalid");'), 'true');
     assert.equal(await textOf('#grid tbody tr:nth-child(1) td.state'), 'unchanged');
 
     // An edit the rules accept, applied: the verdict, and the stored row.
-    await browser.type('input[aria-label="ContactPhone of row 2"]', `555-0199${Keys.tab}`);
+    await browser.type('input[aria-label="ContactPhone of row (ClientId=2)"]', `555-0199${Keys.tab}`);
     await browser.waitFor('a modified row', 'return document.querySelector("#grid tbody tr:nth-child(2)").className === "modified";');
     await browser.click('#apply');
     const verdict = await browser.waitFor('the verdict', 'const e = document.querySelector("#verdicts li"); return e && e.textContent;');
@@ -92,7 +92,7 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
         if (Date.now() > deadline) throw new Error('the server did not take the new rules within 30 s');
         await new Promise((resolvePause) => setTimeout(resolvePause, 200));
     }
-    await browser.type('input[aria-label="ContactPhone of row 3"]', `555-0198${Keys.tab}`);
+    await browser.type('input[aria-label="ContactPhone of row (ClientId=3)"]', `555-0198${Keys.tab}`);
     await browser.waitFor('a modified row', 'return document.querySelector("#grid tbody tr:nth-child(3)").className === "modified";');
     await browser.click('#apply');
     const notice = await browser.waitFor('the rules notice', 'const e = document.querySelector("#notice"); return !e.hidden && e.textContent;');

@@ -53,7 +53,7 @@ test('a refusal leaves the row exactly as it was, and names the script line', ()
         assert.equal(error.message, 'Quantity must be positive, got 0');
         assert.equal(error.event, 'beforePost');
         assert.equal(error.table, 'Orders');
-        assert.equal(error.row, '1');
+        assert.equal(error.row, 'row (OrderId=1)');
         assert.equal(error.file, 'Orders.js');
         assert.equal(error.line, 4);
         return true;
@@ -197,4 +197,60 @@ test('session and schema globals; a handler returning a promise is a broken rule
     table.rows[0].set('Id', 1);
     assert.equal(table.rows[0].get('Who'), 'ann:true:2:false');
     assert.throws(() => table.rows[0].remove(), (error) => error.code === 'ruleError' && /promise/.test(error.message));
+});
+
+/** Two tables whose rules read and write each other through lda. */
+function shop() {
+    const clientFields = [{ name: 'ClientId', type: 'integer', primaryKey: true }, { name: 'Name', type: 'string' }, { name: 'Orders', type: 'integer', defaultValue: 0 }];
+    const orderFields = [{ name: 'OrderId', type: 'autoInc', primaryKey: true }, { name: 'ClientId', type: 'integer' }, { name: 'Status', type: 'string' }];
+    const clients = new DataTable('Clients', clientFields);
+    clients.load([[1, 'Acme', 1], [2, 'Globex', 0]]);
+    const orders = new DataTable('Orders', orderFields);
+    orders.load([[10, 1, 'open']]);
+    const tables = new Map([['clients', clients], ['orders', orders]]);
+    const schema = { name: 'Shop', tables: [
+        { name: 'Clients', fields: clientFields, script: { fileName: 'Clients.js', source: `
+            function beforeDelete(row) {
+                const open = lda.selectWhere('Orders', "ClientId = :id AND Status = 'open'", { id: row.ClientId });
+                if (open.length > 0) fail(row.Name + ' has ' + open.length + ' open orders');
+            }` } },
+        { name: 'Orders', fields: orderFields, script: { fileName: 'Orders.js', source: `
+            function beforePost(row) {
+                const client = lda.select('Clients', row.ClientId);
+                if (client === null) fail('client ' + row.ClientId + ' does not exist');
+                log('seen', lda.selectWhere('Orders', "Status = 'open'").map((order) => order.OrderId + ':' + order.Status).join());
+            }
+            function beforeInsert(row) {
+                const client = lda.select('Clients', row.ClientId);
+                lda.update('Clients', row.ClientId, { Orders: client.Orders + 1 });
+            }
+` } },
+    ] };
+    const logged = [];
+    const rules = new RuleSet(schema, { tables: () => tables, log: (line) => logged.push(line) });
+    clients.rules = rules;
+    orders.rules = rules;
+    return { clients, orders, rules, logged };
+}
+
+test('lda reads the table as a BEFORE trigger does: a row being inserted is not there, one being updated has its old values', () => {
+    const { orders, logged } = shop();
+    orders.rows[0].set('Status', 'held');
+    const added = orders.addRow({ ClientId: 2, Status: 'open' });
+    // The update finds order 10 by its status before the change, and reads it with its new one;
+    // the insert finds neither order 10 (held now) nor itself.
+    assert.deepEqual(logged, ['seen 10:held', 'seen ']);
+    assert.equal(added.state, 'added');
+    assert.throws(() => orders.addRow({ ClientId: 7 }), (error) => error.code === 'refused' && error.message === 'client 7 does not exist');
+});
+
+test('what rules write through lda runs the target\'s rules and is no edit of the user; a refusal through lda names its script', () => {
+    const { clients, orders } = shop();
+    orders.addRow({ ClientId: 2, Status: 'open' });
+    const globex = clients.rows[1];
+    assert.equal(globex.get('Orders'), 1, 'beforeInsert counted the order through lda.update');
+    assert.equal(globex.state, 'modified');
+    assert.deepEqual(globex.edits, [], 'the server\'s rules make this change themselves');
+    assert.deepEqual(clients.makeDelta().changes[0].edits, []);
+    assert.throws(() => clients.rows[0].remove(), (error) => error.code === 'refused' && error.message === 'Acme has 1 open orders' && error.file === 'Clients.js');
 });

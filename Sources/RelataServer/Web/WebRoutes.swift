@@ -41,6 +41,7 @@ struct WebRoutes {
         "/client/rules.js": File(PackageResources.rules_js, javaScript),
         "/client/rowstream.js": File(PackageResources.rowstream_js, javaScript),
         "/client/errors.js": File(PackageResources.errors_js, javaScript),
+        "/client/expressions.js": File(PackageResources.expressions_js, javaScript),
         "/client/relata.d.ts": File(PackageResources.relata_d_ts, "application/typescript; charset=utf-8"),
     ]
 

@@ -148,7 +148,7 @@ function rowElement(table, row, virtual) {
         const isBoolean = storageOf(field.type) === 'boolean';
         const value = row.get(field.name);
         const input = element('input', {
-            type: isBoolean ? 'checkbox' : 'text', ariaLabel: `${field.name} of row ${row.label}`,
+            type: isBoolean ? 'checkbox' : 'text', ariaLabel: `${field.name} of ${row.label}`,
             disabled: row.state === 'deleted' || field.readOnly || row.locked || value instanceof Uint8Array,
         });
         if (isBoolean) input.checked = value === true;
@@ -199,7 +199,7 @@ function edit(row, field, input) {
 }
 
 function focusCell(row, field) {
-    const label = `${field.name} of row ${row.label}`;
+    const label = `${field.name} of ${row.label}`;
     for (const input of $('grid').querySelectorAll('input')) if (input.getAttribute('aria-label') === label) input.focus();
 }
 
