@@ -5,6 +5,7 @@ import { RelataError } from './errors.js';
 import { RowStreamDecoder } from './rowstream.js';
 import { RuleSet } from './rules.js';
 import { DataTable } from './table.js';
+import { validateDeltas } from './validation.js';
 import { fromPlainJSON, fromTagged } from './values.js';
 
 const rowStreamType = 'application/vnd.relata.rows';
@@ -52,6 +53,8 @@ export class RelataClient {
         this.unansweredApply = null;
         /** Called with the new version when the server's rules change under the page. */
         this.onRulesChanged = null;
+        /** Whether an apply is validated in the page first (`validate`): changes that would fail are not sent. */
+        this.validatesChangesLocally = true;
     }
 
     /**
@@ -129,15 +132,23 @@ export class RelataClient {
         if (!this.schemaAnswer) await this.getSchema();
         const tables = binary ? await this.readRowStream('GetData', { requests }) : await this.readJSON('GetData', { requests });
         tables.forEach((table, index) => {
-            if (requests[index]?.sql) {
+            const request = requests[index] ?? {};
+            if (request.sql) {
                 table.readOnly = true;
                 return;
             }
+            // Whole: every row of the table (what a foreign-key check in the page may rely on).
+            table.complete = !request.where && !request.fields && (request.maxRecords === undefined || request.maxRecords === null || table.rows.length < request.maxRecords);
             this.attach(table);
             this.tables.set(table.name.toLowerCase(), table);
         });
         if (withRuleTables) {
-            const missing = this.tablesTheRulesRead().filter((name) => !this.tables.has(name.toLowerCase()));
+            // A table the rules read must be whole (a filtered one would say a row is missing); one with
+            // changes not yet applied is kept as it is.
+            const missing = this.tablesTheRulesRead().filter((name) => {
+                const held = this.tables.get(name.toLowerCase());
+                return !held || (!held.complete && !held.hasChanges && !tables.includes(held));
+            });
             if (missing.length > 0) await this.fetchTables(missing.map((table) => ({ table })), { binary, withRuleTables });
         }
         return tables;
@@ -244,13 +255,14 @@ export class RelataClient {
         if (!this.schemaAnswer) await this.getSchema();
         if (this.unansweredApply) await this.deliver(this.unansweredApply);
         for (let attempt = 0; ; attempt++) {
-            const deltas = this.deltasOf(tables);
-            if (deltas.length === 0) return { deltas: [], failed: [] };
+            const all = this.deltasOf(tables);
+            const { sending: deltas, refused } = this.validatesChangesLocally ? this.refuseLocally(all, tables) : { sending: all, refused: [] };
+            if (deltas.length === 0) return { deltas: refused, failed: this.failuresOf(tables) };
             const byName = new Map(tables.map((table) => [table.name.toLowerCase(), table]));
             const batch = { apply: { id: newApplyId(), madeAt: Math.floor(Date.now() / 1000) }, deltas, version: this.schemaAnswer.version, tables: byName };
             try {
                 const answered = await this.deliver(batch);
-                return { deltas: answered, failed: this.failuresOf(tables) };
+                return { deltas: [...answered, ...refused], failed: this.failuresOf(tables) };
             } catch (error) {
                 if (!(error instanceof RelataError) || error.code !== 'staleRules' || attempt > 0) throw error;
                 await this.getSchema();
@@ -259,8 +271,54 @@ export class RelataClient {
         }
     }
 
+    /**
+     * What an apply of the tables' changes would make of each, found in the page without sending
+     * anything or changing any row: the delta events, foreign keys, update rules and `beforeCommit()`
+     * of the schema's rules, and what the session may do.
+     * @param {DataTable[]} [tables]
+     * @returns {object[]} the deltas with every change `resolved` or `failed` (with its failure)
+     */
+    validate(tables = [...this.tables.values()]) {
+        if (!this.schemaAnswer) throw new RelataError('invalidArgument', 'validate needs the schema: call getSchema (or fetch a table) first');
+        return this.validateDeltas(this.deltasOf(tables, { checkingPermissions: false }));
+    }
+
+    validateDeltas(deltas) {
+        // Rows added and removed again are made and removed by the server's replay; nothing else runs for them.
+        const vanished = new Set(deltas.flatMap((delta) => (this.tables.get(delta.tableName.toLowerCase())?.vanished ?? []).map((row) => `${delta.tableName.toLowerCase()}/${row.changeId}`)));
+        const kept = deltas.map((delta) => ({ ...delta, changes: delta.changes.filter((change) => !vanished.has(`${delta.tableName.toLowerCase()}/${change.changeId}`)) }));
+        return validateDeltas(kept, {
+            rules: this.rules, tables: this.tables, schema: this.schemaAnswer.schema,
+            check: (table, change) => {
+                try {
+                    this.checkAllowed(table, change.type);
+                    return null;
+                } catch (error) {
+                    return { kind: 'refusal', message: error.message };
+                }
+            },
+        });
+    }
+
+    /** The deltas to send, and those whose changes the page's validation refused (recorded on their rows). */
+    refuseLocally(deltas, tables) {
+        const verdicts = this.validateDeltas(deltas);
+        const refused = [];
+        const sending = deltas.map((delta) => {
+            const verdict = verdicts.find((candidate) => candidate.tableName.toLowerCase() === delta.tableName.toLowerCase());
+            const failed = (verdict?.changes ?? []).filter((change) => change.status === 'failed');
+            if (failed.length === 0) return delta;
+            const ids = new Set(failed.map((change) => change.changeId));
+            const local = { ...delta, changes: failed };
+            tables.find((table) => table.name.toLowerCase() === delta.tableName.toLowerCase())?.accept(local);
+            refused.push(local);
+            return { ...delta, changes: delta.changes.filter((change) => !ids.has(change.changeId)) };
+        }).filter((delta) => delta.changes.length > 0);
+        return { sending, refused };
+    }
+
     /** The deltas of the tables' pending changes, in update order; refused here what the session may not do. */
-    deltasOf(tables) {
+    deltasOf(tables, { checkingPermissions = true } = {}) {
         const order = (this.schemaAnswer.schema.updateOrder ?? []).map((name) => name.toLowerCase());
         const rank = (table) => {
             const index = order.indexOf(table.name.toLowerCase());
@@ -270,7 +328,9 @@ export class RelataClient {
         for (const table of [...tables].sort((a, b) => rank(a) - rank(b))) {
             const delta = table.makeDelta();
             if (!delta) continue;
-            for (const type of new Set(delta.changes.map((change) => change.type))) this.checkAllowed(table.name, type);
+            if (checkingPermissions && !this.validatesChangesLocally) {
+                for (const type of new Set(delta.changes.map((change) => change.type))) this.checkAllowed(table.name, type);
+            }
             deltas.push(delta);
         }
         return deltas;

@@ -100,6 +100,8 @@ export class DataTable {
     readOnly: boolean;
     readonly pendingRows: DataRow[];
     readonly hasChanges: boolean;
+    /** Whether the table holds every row of its data source's table (fetched without where or maxRecords). */
+    complete?: boolean;
     rules: RuleSet | null;
     observers: Set<(table: DataTable, row: DataRow | null, what: string) => void>;
     load(rows: FieldValue[][]): void;
@@ -149,10 +151,16 @@ export class RelataClient {
     tables: Map<string, DataTable>;
     unansweredApply: object | null;
     onRulesChanged: ((version: string) => void) | null;
+    /** Whether an apply is validated in the page first; changes that would fail are not sent (true). */
+    validatesChangesLocally: boolean;
+    /** What an apply would make of each change, found in the page: delta events, foreign keys, update rules, beforeCommit, permissions. */
+    validate(tables?: DataTable[]): Delta[];
+    /** The tables the held tables' rules read through `lda` and their lookups show (fetched with them). */
+    tablesTheRulesRead(): string[];
     login(credentials: string | { user: string; password: string; domain?: string; schema?: string }): Promise<Session>;
     logout(): Promise<void>;
     getSchema(): Promise<SchemaAnswer>;
-    fetchTables(requests: DataRequest[], options?: { binary?: boolean }): Promise<DataTable[]>;
+    fetchTables(requests: DataRequest[], options?: { binary?: boolean; withRuleTables?: boolean }): Promise<DataTable[]>;
     fetchTable(name: string, options?: Omit<DataRequest, 'table'>): Promise<DataTable>;
     query(sql: string, options?: { parameters?: Record<string, TaggedValue>; maxRecords?: number; name?: string; binary?: boolean }): Promise<DataTable>;
     executeCommand(command: string, parameters?: Record<string, TaggedValue>): Promise<{ result: unknown; deltas: Delta[] }>;
@@ -164,3 +172,7 @@ export function fromTagged(tagged: TaggedValue): FieldValue;
 export function toTagged(value: FieldValue, field: FieldDefinition): TaggedValue;
 export function storageOf(type: string): 'integer' | 'double' | 'decimal' | 'boolean' | 'string' | 'date' | 'guid' | 'blob';
 export function sameValue(a: unknown, b: unknown): boolean;
+/** The rows of a table a where expression (Documentation/Expressions.md) keeps. */
+export function rowsWhere(table: DataTable, where: string, parameters?: Record<string, FieldValue>): DataRow[];
+/** ISO 8601 text as a date, as the server reads it (no offset means UTC); null when it is not one. */
+export function parseDate(text: string): Date | null;

@@ -10,4 +10,5 @@ export { DataTable, DataRow } from './table.js';
 export { RelataError } from './errors.js';
 export { RowStreamDecoder } from './rowstream.js';
 export { RuleSet, rowEvents } from './rules.js';
-export { checkValue, fromTagged, toTagged, storageOf, sameValue } from './values.js';
+export { checkValue, fromTagged, toTagged, storageOf, sameValue, parseDate } from './values.js';
+export { rowsWhere } from './expressions.js';

@@ -63,6 +63,9 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
     assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row (ClientId=1)"]\').value;'), '-5');
     assert.equal(await browser.run('return document.querySelector(\'input[aria-label="CreditLimit of row (ClientId=1)"]\').getAttribute("aria-invalid");'), 'true');
     assert.equal(await textOf('#grid tbody tr:nth-child(1) td.state'), 'unchanged');
+    await browser.run('window.scrollTo(0, 0);');
+    mkdirSync(artifacts, { recursive: true });
+    writeFileSync(join(artifacts, 'console-refusal.png'), await browser.screenshot());
 
     // An edit the rules accept, applied: the verdict, and the stored row.
     await browser.type('input[aria-label="ContactPhone of row (ClientId=2)"]', `555-0199${Keys.tab}`);
@@ -74,6 +77,41 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
     await reader.login({ user: 'demo', password: 'demo' });
     const stored = await reader.fetchTable('Clients', { where: 'ClientId = 2' });
     assert.equal(stored.rows[0].get('ContactPhone'), '555-0199');
+
+    // An order and its line, made in the page with PCTrade's rules, applied together.
+    await browser.click('#tables li:nth-child(4) button');
+    await browser.waitFor('the Orders rows', 'return document.querySelector("#table-title").textContent === "Orders" && document.querySelectorAll("#grid tbody tr").length > 0;');
+    await browser.click('#add-row');
+    await browser.waitFor('the new order', 'return document.querySelector(\'input[aria-label="ClientId of row (OrderId=-1)"]\') !== null;');
+    assert.equal(await browser.run('return document.querySelector(\'input[aria-label="Status of row (OrderId=-1)"]\').value;'), 'open', 'onNewRow ran in the page');
+    await browser.type('input[aria-label="ClientId of row (OrderId=-1)"]', `9${Keys.tab}`);
+    await browser.click('#grid tbody tr:last-child button');   // Post
+    await browser.waitFor('the posted order', 'return document.querySelector("#grid tbody tr:last-child").className === "added";');
+    await browser.click('#apply');
+    const noLines = await browser.waitFor('the refusal of an order without lines', 'const e = document.querySelector("#verdicts li.failed"); return e && e.textContent;');
+    assert.equal(noLines, 'Orders insert (change 1): refused by beforeProcessDeltaChange: order -1 has no lines; add at least one before applying (rules/Orders.js:34:9)');
+
+    await browser.click('#tables li:nth-child(5) button');
+    await browser.waitFor('the OrderDetails rows', 'return document.querySelector("#table-title").textContent === "OrderDetails" && document.querySelectorAll("#grid tbody tr").length > 0;');
+    await browser.click('#add-row');
+    await browser.waitFor('the new line', 'return document.querySelector(\'input[aria-label="OrderId of row (DetailId=-1)"]\') !== null;');
+    await browser.type('input[aria-label="OrderId of row (DetailId=-1)"]', `-1${Keys.tab}`);
+    await browser.type('input[aria-label="ProductId of row (DetailId=-1)"]', `2${Keys.tab}`);
+    await browser.type('input[aria-label="Quantity of row (DetailId=-1)"]', `0${Keys.tab}`);
+    await browser.click('#grid tbody tr:last-child button');   // Post
+    assert.equal(await browser.waitFor('the line\'s refusal', 'const e = document.querySelector("#grid tbody tr:last-child [role=alert]"); return e && e.textContent;'),
+        'refused by beforePost: the quantity must be at least 1 (rules/OrderDetails.js:15:9)');
+    await browser.type('input[aria-label="Quantity of row (DetailId=-1)"]', `2${Keys.tab}`);
+    await browser.click('#grid tbody tr:last-child button');   // Post
+    await browser.waitFor('the posted line', 'return document.querySelector("#grid tbody tr:last-child").className === "added";');
+    await browser.click('#apply');
+    await browser.waitFor('both verdicts', 'return [...document.querySelectorAll("#verdicts li")].filter((e) => e.className === "resolved").length === 2;');
+    const orderId = await browser.run('return Number(document.querySelector("#grid tbody tr:last-child input").value);');
+    const lines = await reader.query(`SELECT OrderId, ProductId, Quantity FROM OrderDetails WHERE DetailId = ${orderId}`);
+    assert.equal(lines.rows.length, 1, 'the line is stored');
+    assert.deepEqual(lines.rows[0].values.slice(1), [2, 2]);
+    const order = await reader.query(`SELECT ClientId, Status FROM Orders WHERE OrderId = ${lines.rows[0].get('OrderId')}`);
+    assert.deepEqual(order.rows[0].values, [9, 'open'], 'with its order, under its real key');
 
     // DA SQL.
     await browser.type('#sql-text', 'SELECT Status, COUNT(*) AS N FROM Orders GROUP BY Status ORDER BY Status');
@@ -92,6 +130,8 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
         if (Date.now() > deadline) throw new Error('the server did not take the new rules within 30 s');
         await new Promise((resolvePause) => setTimeout(resolvePause, 200));
     }
+    await browser.click('#tables li:nth-child(1) button');
+    await browser.waitFor('the Clients rows', 'return document.querySelector(\'input[aria-label="ContactPhone of row (ClientId=3)"]\') !== null;');
     await browser.type('input[aria-label="ContactPhone of row (ClientId=3)"]', `555-0198${Keys.tab}`);
     await browser.waitFor('a modified row', 'return document.querySelector("#grid tbody tr:nth-child(3)").className === "modified";');
     await browser.click('#apply');

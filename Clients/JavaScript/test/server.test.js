@@ -132,6 +132,50 @@ test('rules changed on the server: the apply is refused as stale, the client tak
     assert.throws(() => clients.addRow({ ClientName: 'Forbidden' }), (error) => error.code === 'refused' && error.message === 'that name is taken');
 });
 
+test('an order with a line is made in the page with every rule PCTrade has, and stored with real keys', { timeout: 30_000 }, async () => {
+    const client = await loggedIn();
+    const [orders, details] = await client.fetchTables([{ table: 'Orders' }, { table: 'OrderDetails' }]);
+    assert.ok(client.tables.has('clients') && client.tables.has('products'), 'the tables the rules read came with them');
+    const order = orders.addRow({ ClientId: 9, OrderDate: new Date('2026-11-20T10:00:00Z'), ShipAddress: '1 Test Rd' });
+    assert.equal(order.get('Status'), 'open', 'onNewRow');
+    assert.equal(order.get('ClientName'), client.tables.get('clients').rows.find((row) => row.get('ClientId') === 9).get('ClientName'), 'a lookup field');
+    const line = details.addRow({ OrderId: order.get('OrderId'), ProductId: 2, Quantity: 3 });
+    const price = client.tables.get('products').rows.find((row) => row.get('ProductId') === 2).get('UnitPrice');
+    assert.equal(line.get('UnitPrice'), price, 'beforePost took the catalogue price');
+    assert.equal(line.get('LineTotal'), Math.round(3 * price * 100) / 100, 'a calculated field of the table\'s script');
+    assert.throws(() => details.addRow({ OrderId: order.get('OrderId'), ProductId: 2, Quantity: 0 }), (error) => error.message === 'the quantity must be at least 1');
+    const verdicts = client.validate();
+    assert.deepEqual(verdicts.flatMap((delta) => delta.changes.map((change) => change.status)), ['resolved', 'resolved']);
+    const { failed } = await client.applyChanges();
+    assert.deepEqual(failed, []);
+    assert.ok(order.get('OrderId') > 0);
+    assert.equal(line.get('OrderId'), order.get('OrderId'), 'the line follows its order\'s real key');
+    const stored = await client.query(`SELECT ProductId, Quantity FROM OrderDetails WHERE OrderId = ${order.get('OrderId')}`);
+    assert.deepEqual(stored.rows.map((row) => row.values), [[2, 3]]);
+});
+
+test('the page refuses what the server would, before sending: an order without lines rolls back every change', { timeout: 30_000 }, async () => {
+    let sent = 0;
+    const counting = async (url, init) => {
+        if (String(url).endsWith('/UpdateData')) sent++;
+        return fetch(url, init);
+    };
+    const client = await loggedIn({ fetch: counting });
+    const [orders, clients] = await client.fetchTables([{ table: 'Orders' }, { table: 'Clients' }]);
+    const order = orders.addRow({ ClientId: 9, OrderDate: new Date('2026-11-20T10:00:00Z') });
+    clients.rows[3].set('ContactPhone', '+1 555 0000');
+    const { deltas, failed } = await client.applyChanges();
+    assert.equal(sent, 0, 'nothing was sent');
+    assert.equal(failed.length, 2);
+    assert.equal(order.failure.message, `order ${order.get('OrderId')} has no lines; add at least one before applying`);
+    assert.equal(order.failure.event, 'beforeProcessDeltaChange');
+    assert.equal(order.failure.file, 'rules/Orders.js');
+    assert.match(clients.rows[3].failure.message, /^not applied: the apply was rolled back \(change \d+ of Orders failed: order -\d+ has no lines/);
+    assert.equal(order.state, 'added', 'the user\'s rows stay, pending');
+    assert.equal(clients.rows[3].get('ContactPhone'), '+1 555 0000');
+    assert.equal(deltas.length, 2);
+});
+
 test('DA SQL answers a read-only table; a syntax error says where', { timeout: 30_000 }, async () => {
     const client = await loggedIn();
     const totals = await client.query('SELECT Status, COUNT(*) AS Orders FROM Orders GROUP BY Status ORDER BY Status');

@@ -254,3 +254,44 @@ test('what rules write through lda runs the target\'s rules and is no edit of th
     assert.deepEqual(clients.makeDelta().changes[0].edits, []);
     assert.throws(() => clients.rows[0].remove(), (error) => error.code === 'refused' && error.message === 'Acme has 1 open orders' && error.file === 'Clients.js');
 });
+
+test('a validation runs the delta events and beforeCommit, and puts back what the rules changed through lda', async () => {
+    const { validateDeltas } = await import('../validation.js');
+    const clientFields = [{ name: 'ClientId', type: 'integer', primaryKey: true }, { name: 'Orders', type: 'integer' }];
+    const orderFields = [{ name: 'OrderId', type: 'autoInc', primaryKey: true }, { name: 'ClientId', type: 'integer' }];
+    const clients = new DataTable('Clients', clientFields);
+    clients.load([[1, 0], [2, 0]]);
+    clients.complete = true;
+    const orders = new DataTable('Orders', orderFields);
+    orders.foreignKeys = [{ field: 'ClientId', references: 'Clients', referencedField: 'ClientId' }];
+    const tables = new Map([['clients', clients], ['orders', orders]]);
+    const schema = { name: 'S', updateOrder: ['Orders'], tables: [
+        { name: 'Clients', fields: clientFields },
+        { name: 'Orders', fields: orderFields, script: { fileName: 'Orders.js', source: `
+            function beforeProcessDeltaChange(delta, change) {
+                if (change.ClientId === 2) fail('client 2 is on hold');
+                const client = lda.select('Clients', change.ClientId);
+                if (client) lda.update('Clients', client.ClientId, { Orders: client.Orders + 1 });
+            }
+            function afterProcessDelta(delta) { log(delta.name, delta.count, delta[0].status, delta[1].status, delta[1].failed); }` } },
+    ] };
+    const logged = [];
+    const rules = new RuleSet(schema, { tables: () => tables, log: (line) => logged.push(line) });
+    orders.rules = rules;
+    orders.addRow({ ClientId: 1 });
+    orders.addRow({ ClientId: 2 });
+    orders.addRow({ ClientId: 7 });
+    const verdicts = validateDeltas([orders.makeDelta()], { rules, tables, schema });
+    const statuses = verdicts.map((delta) => [delta.tableName, delta.changes.map((change) => `${change.status}${change.message ? `: ${change.message}` : ''}`)]);
+    assert.deepEqual(statuses, [
+        ['Orders', ['resolved', 'failed: client 2 is on hold', 'failed: Orders.ClientId = 7 refers to no row of Clients (ClientId)']],
+        ['Clients', ['resolved']],
+    ], 'the change the rules made through lda joined the unit');
+    assert.deepEqual(logged, ['Orders 3 resolved failed true']);
+    assert.equal(verdicts[0].changes[1].failure.event, 'beforeProcessDeltaChange');
+    assert.equal(verdicts[0].changes[1].failure.line, 3);
+    assert.equal(clients.rows[0].get('Orders'), 0, 'what the rules wrote is put back');
+    assert.equal(clients.rows[0].state, 'unchanged');
+    assert.equal(orders.rows.length, 3);
+    assert.deepEqual(orders.rows.map((row) => row.state), ['added', 'added', 'added']);
+});

@@ -42,6 +42,7 @@ struct WebRoutes {
         "/client/rowstream.js": File(PackageResources.rowstream_js, javaScript),
         "/client/errors.js": File(PackageResources.errors_js, javaScript),
         "/client/expressions.js": File(PackageResources.expressions_js, javaScript),
+        "/client/validation.js": File(PackageResources.validation_js, javaScript),
         "/client/relata.d.ts": File(PackageResources.relata_d_ts, "application/typescript; charset=utf-8"),
     ]
 

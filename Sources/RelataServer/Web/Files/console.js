@@ -6,7 +6,7 @@ import { RelataClient, RelataError, storageOf } from '/client/relata.js';
 
 const client = new RelataClient();
 const $ = (id) => document.getElementById(id);
-const view = { table: null, page: 0, pageSize: 25, where: '' };
+const view = { table: null, page: 0, pageSize: 25, where: '', shownWhere: new Map() };
 const cellMessages = new Map();   // row → {field, text}: a refusal shown next to the field
 let schemaPoll = null;
 
@@ -91,7 +91,11 @@ async function openTable(name, where = '') {
     view.page = 0;
     for (const button of $('tables').querySelectorAll('button')) button.setAttribute('aria-current', String(button.textContent === name));
     try {
-        view.table = await client.fetchTable(name, { where: where || null, maxRecords: 10_000 });
+        // A table with changes not yet applied is kept as it is (its changes would be lost); the filter reloads it.
+        const held = client.tables.get(name.toLowerCase());
+        view.table = held && held.hasChanges && where === view.shownWhere.get(name) ? held
+            : await client.fetchTable(name, { where: where || null, maxRecords: 10_000 });
+        view.shownWhere.set(name, where);
     } catch (error) {
         $('table-error').textContent = explain(error);
         return;
@@ -245,7 +249,8 @@ $('apply').addEventListener('click', async () => {
     const verdicts = $('verdicts');
     verdicts.replaceChildren();
     try {
-        const { deltas } = await client.applyChanges([view.table]);
+        // Every table's changes go together: an order and its lines are one apply.
+        const { deltas } = await client.applyChanges();
         if (deltas.length === 0) verdicts.append(element('li', { textContent: 'Nothing to apply.' }));
         for (const delta of deltas) {
             for (const change of delta.changes) {

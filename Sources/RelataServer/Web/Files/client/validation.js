@@ -1,0 +1,1 @@
+../../../../../Clients/JavaScript/validation.js
