@@ -54,6 +54,9 @@ let package = Package(
             "CJavaScriptCore",
             "CRelataProcess",
             .product(name: "Logging", package: "swift-log"),
+        ], resources: [
+            // The rule environment (UTC dates) JavaScriptCore and the JavaScript client both run.
+            .embedInCode("Engine/Environment"),
         ], linkerSettings: [
             .linkedLibrary("javascriptcoregtk-4.1", .when(platforms: [.linux])),
             .linkedFramework("JavaScriptCore", .when(platforms: [.macOS, .iOS])),

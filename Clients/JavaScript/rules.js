@@ -5,7 +5,8 @@
 import { RelataError } from './errors.js';
 import { rowsWhere } from './expressions.js';
 import { asRules } from './table.js';
-import { describe } from './values.js';
+import { installUTCDates } from './rule-environment.js';
+import { copyValue, describe, isDate } from './values.js';
 
 /** The row events, in the order a post runs them, with their parameters. */
 export const rowEvents = Object.freeze(['onNewRow', 'beforePost', 'beforeInsert', 'beforeUpdate', 'beforeDelete']);
@@ -38,6 +39,37 @@ function lineOffset() {
     return bodyLineOffset;
 }
 
+/** Whether a thrown value is an `Error` of any realm. */
+function isError(value) {
+    return Object.prototype.toString.call(value) === '[object Error]' || (value !== null && typeof value === 'object' && typeof value.stack === 'string' && 'message' in value);
+}
+
+/**
+ * Where rules run: in a page, a realm of their own (a hidden frame) whose dates are UTC, as they
+ * are on every other site — the page's own `Date` stays as it is; elsewhere (Node) this realm.
+ */
+let pageRealm = null;
+function defaultRealm() {
+    if (typeof document === 'undefined' || !document.createElement) return globalThis;
+    if (pageRealm) return pageRealm;
+    const frame = document.createElement('iframe');
+    frame.hidden = true;
+    frame.setAttribute('aria-hidden', 'true');
+    frame.title = 'Relata rules';
+    (document.body ?? document.documentElement).appendChild(frame);
+    pageRealm = frame.contentWindow;
+    installUTCDates(pageRealm, {});
+    return pageRealm;
+}
+
+/** A value as a script of `realm` sees it: its own realm's `Date` and `Uint8Array`. */
+function toRealm(value, realm) {
+    if (realm === globalThis || value === null || typeof value !== 'object') return value;
+    if (isDate(value)) return new realm.Date(value.getTime());
+    if (ArrayBuffer.isView(value)) return new realm.Uint8Array(value);
+    return value;
+}
+
 /** The first place in a stack that is in one of the rule scripts: `{file, line, column}`. */
 function scriptLocation(stack, files) {
     for (const line of String(stack ?? '').split('\n')) {
@@ -50,13 +82,13 @@ function scriptLocation(stack, files) {
 }
 
 /** A script's text made into the function that runs its top level and returns its handlers. */
-function compile(script, extraNames) {
+function compile(script, extraNames, realm) {
     const names = [...new Set([...allEvents, ...extraNames])].filter((name) => identifier.test(name));
     const handlers = names.map((name) => `${JSON.stringify(name)}: typeof ${name} === 'function' ? ${name} : undefined`).join(', ');
     const file = script.name.replace(/[\s()]/g, '_');
     const body = `${script.source}\n;return {${handlers}};\n//# sourceURL=${file}`;
     try {
-        return { file, run: new Function(...globalNames, body) };
+        return { file, run: new realm.Function(...globalNames, body) };
     } catch (error) {
         throw new RelataError('ruleError', `${script.name}: ${error.message}`, { file: script.name });
     }
@@ -80,6 +112,7 @@ export class RuleSet {
     constructor(schema, environment = {}) {
         this.schema = schema;
         this.environment = environment;
+        this.realm = environment.realm ?? defaultRealm();
         this.files = new Set();
         this.scopes = new Map();
         const calculatedFunctions = schema.tables.flatMap((table) => (table.calculatedFields ?? []).map((field) => field.function));
@@ -87,7 +120,7 @@ export class RuleSet {
         const load = (shared) => {
             if (!shared || typeof shared.source !== 'string') return null;
             const script = { name: shared.fileName ?? shared.name ?? 'script.js', source: shared.source };
-            const compiled = compile(script, calculatedFunctions);
+            const compiled = compile(script, calculatedFunctions, this.realm);
             this.files.add(compiled.file);
             let handlers;
             try {
@@ -113,7 +146,7 @@ export class RuleSet {
      */
     run(event, table, row, old) {
         const view = this.rowView(table, row);
-        const oldView = old ? Object.freeze(old) : undefined;
+        const oldView = old ? Object.freeze(Object.fromEntries(Object.entries(old).map(([name, value]) => [name, toRealm(value, this.realm)]))) : undefined;
         for (const scope of this.scopesOf(table.name)) {
             const handler = scope.handlers[event];
             if (!handler) continue;
@@ -130,10 +163,10 @@ export class RuleSet {
         const scope = this.scopes.get(table.name.toLowerCase());
         let fn = scope?.handlers[field.function];
         if (!fn && /^\s*function\s*\(/.test(field.function)) {
-            fn = new Function(`return (${field.function});`)();
+            fn = new this.realm.Function(`return (${field.function});`)();
         }
         if (!fn) throw new RelataError('calculationFailed', `the script has no function ${field.function}`, { table: table.name, field: field.name });
-        return this.call(() => fn(this.rowView(table, row)), { event: 'calculate', table: table.name, row: row.label, script: scope?.name });
+        return copyValue(this.call(() => fn(this.rowView(table, row)), { event: 'calculate', table: table.name, row: row.label, script: scope?.name }));
     }
 
     /** Runs script code, turning what it throws into a `RelataError` with its place. */
@@ -147,9 +180,9 @@ export class RuleSet {
             if (thrown instanceof Refusal) {
                 throw new RelataError('refused', thrown.message, { ...details, ...thrown.location });
             }
-            const location = thrown instanceof Error ? scriptLocation(thrown.stack, this.files) : {};
+            const location = isError(thrown) ? scriptLocation(thrown.stack, this.files) : {};
             // A bad write or read of a field (RelataError) says what it is; a script's own error its kind.
-            const message = thrown instanceof RelataError ? thrown.message : thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : `${describeThrown(thrown)}`;
+            const message = thrown instanceof RelataError ? thrown.message : isError(thrown) ? `${thrown.name}: ${thrown.message}` : `${describeThrown(thrown)}`;
             if (thrown instanceof RelataError && thrown.field) details.field = thrown.field;
             throw new RelataError('ruleError', message, { ...details, file: location.file ?? place.script, line: location.line, column: location.column });
         }
@@ -163,12 +196,12 @@ export class RuleSet {
         for (const field of table.fields) {
             Object.defineProperty(object, field.name, {
                 enumerable: true,
-                get: () => row.get(field.name),
+                get: () => toRealm(row.get(field.name), this.realm),
                 set: (value) => row.setFromRule(field.name, value),
             });
         }
         for (const field of [...table.lookupFields, ...table.calculatedFields]) {
-            Object.defineProperty(object, field.name, { enumerable: false, get: () => row.get(field.name), set: () => { throw new RelataError('readOnlyField', 'the field is calculated', { table: table.name, field: field.name }); } });
+            Object.defineProperty(object, field.name, { enumerable: false, get: () => toRealm(row.get(field.name), this.realm), set: () => { throw new RelataError('readOnlyField', 'the field is calculated', { table: table.name, field: field.name }); } });
         }
         const proxy = new Proxy(object, {
             get(target, name) {
@@ -206,7 +239,7 @@ export class RuleSet {
         };
         const visible = (row) => row.state !== 'deleted' && row.state !== 'addedInEditMode';
         const byKey = (table, key, call) => {
-            if (key !== null && typeof key === 'object' && !Array.isArray(key) && !(key instanceof Date)) {
+            if (key !== null && typeof key === 'object' && !Array.isArray(key) && !isDate(key)) {
                 const row = table.rows.find((candidate) => candidate.view?.object === key);
                 if (!row) throw new RelataError('rowNotFound', `lda.${call}: the row given is not a row of ${table.name}`, { table: table.name });
                 return row;
@@ -231,7 +264,7 @@ export class RuleSet {
                 const table = tableNamed(tableName, 'selectWhere');
                 const given = {};
                 for (const [name, value] of Object.entries(parameters ?? {})) given[name] = plain(value);
-                return rowsWhere(table, where, given, visible).map((row) => rules.rowView(table, row));
+                return rules.realm.Array.from(rowsWhere(table, where, given, visible), (row) => rules.rowView(table, row));
             },
             insert(tableName, values = {}) {
                 const table = tableNamed(tableName, 'insert');
@@ -260,7 +293,8 @@ export class RuleSet {
     makeGlobals() {
         const environment = this.environment;
         const rules = this;
-        const session = Object.assign(Object.create(null), environment.session?.values ?? {});
+        const session = Object.create(null);
+        for (const [key, value] of Object.entries(environment.session?.values ?? {})) session[key] = toRealm(value, this.realm);
         Object.defineProperty(session, 'roles', { value: Object.freeze([...(environment.session?.roles ?? [])]) });
         Object.defineProperty(session, 'hasRole', { value: (role) => session.roles.includes(role) });
         const schema = { tables: this.schema.tables.map((table) => table.name) };
@@ -295,11 +329,11 @@ export class RuleSet {
 
 /** A parameter of `lda.selectWhere` as the expression reads it (a row's GUID or date stays what it is). */
 function plain(value) {
-    return value === undefined ? null : value;
+    return value === undefined ? null : copyValue(value);
 }
 
 function describeThrown(value) {
-    if (value instanceof Error) return `${value.name}: ${value.message}`;
+    if (isError(value)) return `${value.name}: ${value.message}`;
     if (typeof value === 'string') return value;
     try { return JSON.stringify(value) ?? String(value); } catch { return describe(value); }
 }

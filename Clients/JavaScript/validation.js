@@ -143,7 +143,7 @@ function processDelta(delta, rules) {
         for (const change of pending()) change.status = 'resolved';
         return;
     }
-    const views = scopes.map(() => deltaView(delta));
+    const views = scopes.map(() => deltaView(delta, rules.realm));
     const show = (index) => { for (const view of views) view.show(index); };
     const run = (event, index) => {
         scopes.forEach((scope, position) => {
@@ -175,10 +175,11 @@ function processDelta(delta, rules) {
 }
 
 /** The delta as a script sees it: `{name, count, changes}` and `delta[i]`; each change with its values and `change.Field`. */
-function deltaView(delta) {
+function deltaView(delta, realm) {
+    const inRealm = (value) => (value instanceof Date && realm !== globalThis ? new realm.Date(value.getTime()) : value);
     const changes = delta.changes.map((change) => {
-        const oldValues = Object.fromEntries(Object.entries(change.oldValues ?? {}).map(([name, value]) => [name, fromTagged(value)]));
-        const newValues = Object.fromEntries(Object.entries(change.newValues ?? {}).map(([name, value]) => [name, fromTagged(value)]));
+        const oldValues = Object.fromEntries(Object.entries(change.oldValues ?? {}).map(([name, value]) => [name, inRealm(fromTagged(value))]));
+        const newValues = Object.fromEntries(Object.entries(change.newValues ?? {}).map(([name, value]) => [name, inRealm(fromTagged(value))]));
         const object = {
             type: change.type, changeId: change.changeId, oldValues, newValues, status: change.status, message: change.message ?? null,
             isInsert: change.type === 'insert', isUpdate: change.type === 'update', isDelete: change.type === 'delete',

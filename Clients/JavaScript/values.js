@@ -8,6 +8,16 @@ import { RelataError } from './errors.js';
 
 /** @typedef {'integer'|'double'|'decimal'|'boolean'|'string'|'date'|'guid'|'blob'} Storage */
 
+/** Whether a value is a `Date` — of this realm or of another (the rules' realm in a page). */
+export function isDate(value) {
+    return Object.prototype.toString.call(value) === '[object Date]';
+}
+
+/** Whether a value is bytes: an `ArrayBuffer` or a typed array, of any realm. */
+export function isBytes(value) {
+    return ArrayBuffer.isView(value) || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
+}
+
 /** @type {Record<string, Storage>} */
 const storageByType = {
     autoInc: 'integer', largeAutoInc: 'integer', integer: 'integer', smallInt: 'integer', shortInt: 'integer',
@@ -178,7 +188,7 @@ export function checkValue(value, field, table) {
         }
         return value;
     case 'date': {
-        const date = value instanceof Date ? value : typeof value === 'string' ? parseDate(value) : null;
+        const date = isDate(value) ? value : typeof value === 'string' ? parseDate(value) : null;
         if (!date || Number.isNaN(date.getTime())) throw mismatch();
         return new Date(Math.round(date.getTime()));
     }
@@ -189,9 +199,8 @@ export function checkValue(value, field, table) {
         return bare.toUpperCase();
     }
     case 'blob':
-        if (value instanceof Uint8Array) return new Uint8Array(value);
-        if (value instanceof ArrayBuffer) return new Uint8Array(value.slice(0));
         if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
+        if (isBytes(value)) return new Uint8Array(value.slice(0));
         if (typeof value === 'string') {
             try { return bytesFromBase64(value.trim()); } catch { throw mismatch(); }
         }
@@ -208,8 +217,8 @@ export function checkValue(value, field, table) {
 export function sameValue(a, b) {
     if (a === b) return true;
     if (a === null || b === null || a === undefined || b === undefined) return false;
-    if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-    if (a instanceof Uint8Array && b instanceof Uint8Array) {
+    if (isDate(a) && isDate(b)) return a.getTime() === b.getTime();
+    if (ArrayBuffer.isView(a) && ArrayBuffer.isView(b)) {
         if (a.length !== b.length) return false;
         for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
         return true;
@@ -219,15 +228,15 @@ export function sameValue(a, b) {
 
 /** A copy of a value, so no caller changes what a row holds. */
 export function copyValue(value) {
-    if (value instanceof Date) return new Date(value.getTime());
-    if (value instanceof Uint8Array) return new Uint8Array(value);
+    if (isDate(value)) return new Date(value.getTime());
+    if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
     return value;
 }
 
 /** A value as a message shows it. */
 export function describe(value) {
-    if (value instanceof Date) return Number.isNaN(value.getTime()) ? 'an invalid date' : isoString(value);
-    if (value instanceof Uint8Array) return `${value.length} bytes`;
+    if (isDate(value)) return Number.isNaN(value.getTime()) ? 'an invalid date' : isoString(value);
+    if (ArrayBuffer.isView(value)) return `${value.byteLength} bytes`;
     if (typeof value === 'string') return `'${value.length > 60 ? value.slice(0, 60) + '…' : value}'`;
     if (typeof value === 'object') {
         try { return JSON.stringify(value).slice(0, 60); } catch { return 'an object'; }

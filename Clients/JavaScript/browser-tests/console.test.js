@@ -16,7 +16,8 @@ const artifacts = resolve(process.env.RELATA_ARTIFACTS ?? join(import.meta.dirna
 
 before(async () => {
     server = await startServer();
-    browser = await Browser.start();
+    // Not UTC, on purpose: the page's rules must still see UTC, as they do on every other site.
+    browser = await Browser.start({ timeZone: 'Asia/Kolkata' });
 }, { timeout: 120_000 });
 
 after(async () => {
@@ -138,4 +139,27 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
     const notice = await browser.waitFor('the rules notice', 'const e = document.querySelector("#notice"); return !e.hidden && e.textContent;');
     assert.match(notice, /The server's rules changed \(version sha256:/);
     assert.match(await browser.waitFor('the verdict', 'const e = document.querySelector("#verdicts li"); return e && e.textContent;'), /resolved/);
+});
+
+test('rules in the page see UTC dates whatever the browser\'s time zone; the page\'s own dates stay local', { timeout: 60_000 }, async () => {
+    await browser.open(`${server.url}/`);
+    const answer = await browser.runAsync(`
+        const done = arguments[arguments.length - 1];
+        import('/client/relata.js').then(({ DataTable, RuleSet }) => {
+            const fields = [{ name: 'Id', type: 'integer', primaryKey: true }, { name: 'Note', type: 'string' }, { name: 'When', type: 'dateTime' }];
+            const table = new DataTable('T', fields);
+            table.load([[1, null, new Date('2026-01-15T09:30:00Z')]]);
+            const source = "function beforePost(row) { row.Note = [new Date(2026, 0, 15, 9, 30).toISOString(), new Date('2026-01-15T09:30').getHours(), " +
+                "row.When.getHours(), row.When.getTimezoneOffset(), String(row.When), row.When.toLocaleString('en-US'), " +
+                "new Intl.DateTimeFormat('en-US', { hour: 'numeric' }).format(row.When), row.When instanceof Date].join('|'); row.When = new Date(2026, 1, 1); }";
+            table.rules = new RuleSet({ name: 'S', tables: [{ name: 'T', fields, script: { fileName: 'T.js', source } }] });
+            table.rows[0].set('Id', 1);
+            done({ note: table.rows[0].get('Note'), written: table.rows[0].get('When').toISOString(),
+                   pageOffset: new Date().getTimezoneOffset(), pageHours: new Date('2026-01-15T09:30:00Z').getHours() });
+        }).catch((error) => done({ error: String(error && error.stack || error) }));`);
+    assert.equal(answer.error, undefined, answer.error);
+    assert.equal(answer.note, '2026-01-15T09:30:00.000Z|9|9|0|Thu Jan 15 2026 09:30:00 GMT+0000 (Coordinated Universal Time)|1/15/2026, 9:30:00 AM|9 AM|true');
+    assert.equal(answer.written, '2026-02-01T00:00:00.000Z', 'a date a rule makes from parts is UTC');
+    assert.equal(answer.pageOffset, -330, 'the browser runs in Asia/Kolkata');
+    assert.equal(answer.pageHours, 15, 'and the page\'s own Date is left alone');
 });

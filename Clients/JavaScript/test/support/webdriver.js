@@ -21,11 +21,11 @@ function freePort() {
 export const Keys = Object.freeze({ tab: '\uE004', enter: '\uE007', control: '\uE009', release: '\uE000' });
 
 export class Browser {
-    /** Starts chromedriver and a headless Chromium session (time zone UTC, as on the server). */
-    static async start() {
+    /** Starts chromedriver and a headless Chromium session in a time zone (the machine's when not given). */
+    static async start({ timeZone } = {}) {
         const port = await freePort();
         const driver = spawn(process.env.CHROMEDRIVER ?? 'chromedriver', [`--port=${port}`], {
-            stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, TZ: 'UTC' },
+            stdio: ['ignore', 'pipe', 'pipe'], env: timeZone ? { ...process.env, TZ: timeZone } : process.env,
         });
         let output = '';
         await new Promise((resolve, reject) => {
@@ -69,6 +69,9 @@ export class Browser {
 
     /** Runs a function's text in the page with arguments; its result. */
     run(script, ...args) { return this.sessionCall('POST', '/execute/sync', { script, args }); }
+
+    /** Runs a function's text in the page that ends by calling its last argument with the result; that result. */
+    runAsync(script, ...args) { return this.sessionCall('POST', '/execute/async', { script, args }); }
 
     async find(selector) {
         const found = await this.sessionCall('POST', '/element', { using: 'css selector', value: selector });

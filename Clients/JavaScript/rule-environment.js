@@ -1,0 +1,1 @@
+../../Sources/RelataScript/Engine/Environment/rule-environment.js

@@ -1,0 +1,1 @@
+../../../../../Clients/JavaScript/rule-environment.js
