@@ -209,22 +209,17 @@ export function parseExpression(text) {
         if (negated) throw error('expected IN, LIKE or BETWEEN after NOT', notOffset);
         return left;
     }
-    function parseSum() {
-        let node = parseProduct();
-        while (current().kind === 'symbol' && ['+', '-', '||'].includes(current().value)) {
+    /** A left-to-right chain of `operand (symbol operand)*` for the given symbols. */
+    function parseChain(symbols, parseOperand) {
+        let node = parseOperand();
+        while (current().kind === 'symbol' && symbols.includes(current().value)) {
             const { offset, value } = tokens[index++];
-            node = { type: 'binary', op: value, left: node, right: parseProduct(), offset };
+            node = { type: 'binary', op: value, left: node, right: parseOperand(), offset };
         }
         return node;
     }
-    function parseProduct() {
-        let node = parseUnary();
-        while (current().kind === 'symbol' && ['*', '/', '%'].includes(current().value)) {
-            const { offset, value } = tokens[index++];
-            node = { type: 'binary', op: value, left: node, right: parseUnary(), offset };
-        }
-        return node;
-    }
+    const parseSum = () => parseChain(['+', '-', '||'], parseProduct);
+    const parseProduct = () => parseChain(['*', '/', '%'], parseUnary);
     function parseUnary() {
         const offset = current().offset;
         if (acceptSymbol('-')) {
