@@ -5,7 +5,7 @@ import { RelataError } from './errors.js';
 import { RowStreamDecoder } from './rowstream.js';
 import { RuleSet } from './rules.js';
 import { DataTable } from './table.js';
-import { validateDeltas } from './validation.js';
+import { failureOf, validateDeltas } from './validation.js';
 import { fromPlainJSON, fromTagged } from './values.js';
 
 const rowStreamType = 'application/vnd.relata.rows';
@@ -55,6 +55,8 @@ export class RelataClient {
         this.onRulesChanged = null;
         /** Whether an apply is validated in the page first (`validate`): changes that would fail are not sent. */
         this.validatesChangesLocally = true;
+        /** Rows the server's new rules refused when they replaced stale ones (their changes fail in the page). */
+        this.refusedByNewRules = null;
     }
 
     /**
@@ -257,11 +259,15 @@ export class RelataClient {
         for (let attempt = 0; ; attempt++) {
             const all = this.deltasOf(tables);
             const { sending: deltas, refused } = this.validatesChangesLocally ? this.refuseLocally(all, tables) : { sending: all, refused: [] };
-            if (deltas.length === 0) return { deltas: refused, failed: this.failuresOf(tables) };
+            if (deltas.length === 0) {
+                this.refusedByNewRules = null;
+                return { deltas: refused, failed: this.failuresOf(tables) };
+            }
             const byName = new Map(tables.map((table) => [table.name.toLowerCase(), table]));
             const batch = { apply: { id: newApplyId(), madeAt: Math.floor(Date.now() / 1000) }, deltas, version: this.schemaAnswer.version, tables: byName };
             try {
                 const answered = await this.deliver(batch);
+                this.refusedByNewRules = null;
                 return { deltas: [...answered, ...refused], failed: this.failuresOf(tables) };
             } catch (error) {
                 if (!(error instanceof RelataError) || error.code !== 'staleRules' || attempt > 0) throw error;
@@ -290,6 +296,10 @@ export class RelataClient {
         return validateDeltas(kept, {
             rules: this.rules, tables: this.tables, schema: this.schemaAnswer.schema,
             check: (table, change) => {
+                const held = this.tables.get(table.toLowerCase());
+                const row = held?.rows.find((candidate) => candidate.changeId === change.changeId);
+                const refused = row && this.refusedByNewRules?.get(row);
+                if (refused) return refused;
                 try {
                     this.checkAllowed(table, change.type);
                     return null;
@@ -346,17 +356,31 @@ export class RelataClient {
         throw new RelataError('permissionDenied', `${type} on ${table} is not allowed for roles [${roles.join(', ')}]${suffix}`, { table });
     }
 
-    /** After the rules changed: every pending row's post rules run again with the new rules. */
+    /**
+     * After the rules changed: every pending row's row rules run again with the new rules, as the
+     * server will replay them; a row they refuse is remembered, and its change fails in the page.
+     */
     revalidate(tables) {
+        this.refusedByNewRules = new Map();
         for (const table of tables) {
             for (const row of table.pendingRows) {
-                if (row.state === 'deleted') {
-                    table.rules?.run('beforeDelete', table, row);
-                    continue;
+                try {
+                    if (row.state === 'deleted') {
+                        table.rules?.run('beforeDelete', table, row);
+                        continue;
+                    }
+                    // The row's rules run over its values as they are; what they would write is not kept.
+                    row.edit();
+                    try {
+                        table.rules?.run('beforePost', table, row);
+                        if (row.state === 'added') table.rules?.run('beforeInsert', table, row);
+                        else table.rules?.run('beforeUpdate', table, row, table.oldValues(row, row.values));
+                    } finally {
+                        row.discard();
+                    }
+                } catch (error) {
+                    this.refusedByNewRules.set(row, failureOf(error));
                 }
-                table.rules?.run('beforePost', table, row);
-                if (row.state === 'added') table.rules?.run('beforeInsert', table, row);
-                else table.rules?.run('beforeUpdate', table, row, table.oldValues(row, row.values));
             }
         }
     }
@@ -364,7 +388,7 @@ export class RelataClient {
     /** Sends a batch until an answer comes, then folds it back into the tables. */
     async deliver(batch) {
         this.unansweredApply = batch;
-        const locked = this.lockRows(batch, true);
+        this.lockRows(batch, true);
         const body = { apply: batch.apply, deltas: batch.deltas };
         let answer;
         try {
@@ -393,10 +417,13 @@ export class RelataClient {
                 if (error.code !== 'staleRules') this.failAll(batch, error);
                 throw error;
             }
-        } finally {
-            if (this.unansweredApply !== batch) this.lockRows(locked, false);
+        } catch (error) {
+            // An answer that refused the batch ends it; without an answer its rows stay locked until one comes.
+            if (this.unansweredApply !== batch) this.lockRows(batch, false);
+            throw error;
         }
         this.unansweredApply = null;
+        this.lockRows(batch, false);
         const others = [...new Set([...batch.tables.values(), ...this.tables.values()])];
         for (const sent of batch.deltas) {
             const table = batch.tables.get(sent.tableName.toLowerCase());

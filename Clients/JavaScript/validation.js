@@ -36,7 +36,7 @@ function restore(saved) {
 }
 
 /** A failure as a change carries it. */
-function failureOf(error) {
+export function failureOf(error) {
     if (error instanceof RelataError) {
         const kind = error.code === 'refused' || error.code === 'permissionDenied' ? 'refusal'
             : error.code === 'ruleError' ? 'ruleError' : error.code === 'constraintViolation' ? 'constraint' : 'invalidValue';

@@ -66,6 +66,10 @@ test('an apply stores an update and an insert; the new row gets its real key, an
     assert.equal(clients.hasChanges, false);
     const stored = await client.fetchTable('Clients', { where: 'ClientId = :id', parameters: { id: { integer: added.get('ClientId') } } });
     assert.deepEqual(stored.rows[0].values, added.values);
+    // The applied rows are the user's again.
+    added.set('ContactPhone', '555-0110');
+    clients.rows[1].set('ContactPhone', '555-0111');
+    assert.equal(clients.pendingRows.length, 2);
 });
 
 test('a change the server refuses keeps what the user typed, with the server\'s words', { timeout: 30_000 }, async () => {
@@ -81,6 +85,38 @@ test('a change the server refuses keeps what the user typed, with the server\'s 
     assert.equal(shipped.get('Status'), 'open');
     assert.match(shipped.failure.message, /has shipped; it cannot become open/);
     assert.equal(shipped.failure.file, 'rules/Orders.js');
+    shipped.revert();   // a refused row is the user's to change or revert
+    assert.equal(shipped.state, 'unchanged');
+});
+
+test('an apply whose answer never comes stays unanswered with its rows locked, and goes first with the next apply', { timeout: 30_000 }, async () => {
+    let online = false;
+    const sentIds = [];
+    const flakyFetch = async (url, init) => {
+        if (String(url).endsWith('/UpdateData')) {
+            sentIds.push(JSON.parse(init.body).apply.id);
+            if (!online) throw new TypeError('fetch failed: the network is down');
+        }
+        return fetch(url, init);
+    };
+    const client = await loggedIn({ fetch: flakyFetch, retries: 1 });
+    const [clients] = await client.fetchTables([{ table: 'Clients' }]);
+    const row = clients.rows[5];
+    row.set('ContactPhone', '555-0120');
+    await assert.rejects(client.applyChanges([clients]), (error) => error.code === 'unavailable');
+    assert.equal(sentIds.length, 2, 'the first send and one retry');
+    assert.ok(client.unansweredApply);
+    assert.throws(() => row.set('ContactPhone', '555-0121'), (error) => error.code === 'rowLocked');
+    online = true;
+    const other = clients.rows[6];
+    other.set('ContactPhone', '555-0122');
+    await client.applyChanges([clients]);
+    assert.equal(sentIds[2], sentIds[0], 'the unanswered batch went first, with its id');
+    assert.notEqual(sentIds[3], sentIds[0], 'then the new change, under a new id');
+    assert.equal(row.state, 'unchanged');
+    assert.equal(other.state, 'unchanged');
+    row.set('ContactPhone', '555-0123');
+    assert.equal(row.state, 'modified', 'unlocked once answered');
 });
 
 test('an apply whose answer is lost is sent again with the same apply id and stored once', { timeout: 30_000 }, async () => {
@@ -108,6 +144,8 @@ test('an apply whose answer is lost is sent again with the same apply id and sto
     assert.ok(added.get('ClientId') > 0);
     const stored = await client.query(`SELECT COUNT(*) AS N FROM Clients WHERE ClientName = '${name}'`);
     assert.equal(stored.rows[0].get('N'), 1, 'stored once');
+    added.set('ContactPhone', '555-0112');
+    assert.equal(client.unansweredApply, null);
 });
 
 test('rules changed on the server: the apply is refused as stale, the client takes the new rules and resends', { timeout: 60_000 }, async () => {
@@ -117,6 +155,7 @@ test('rules changed on the server: the apply is refused as stale, the client tak
     const [clients] = await client.fetchTables([{ table: 'Clients' }]);
     const before = client.schemaAnswer.version;
     clients.rows[2].set('ContactPhone', '555-0102');
+    const forbidden = clients.addRow({ ClientName: 'Forbidden' });   // fine under the rules the page has
     appendFileSync(join(server.folder, 'PCTrade/rules/Clients.js'), '\nfunction beforeInsert(row) { if (row.ClientName === "Forbidden") fail("that name is taken"); }\n');
     // The server reads rules files again within a second or so.
     const deadline = Date.now() + 30_000;
@@ -126,7 +165,10 @@ test('rules changed on the server: the apply is refused as stale, the client tak
         await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const { failed } = await client.applyChanges([clients]);
-    assert.deepEqual(failed, []);
+    assert.deepEqual(failed.map((entry) => entry.row), [forbidden], 'the new rules refuse the new row, in the page');
+    assert.equal(forbidden.failure.message, 'that name is taken');
+    assert.equal(forbidden.state, 'added');
+    assert.equal(clients.rows[2].state, 'unchanged', 'the other change was applied');
     assert.notEqual(client.schemaAnswer.version, before);
     assert.deepEqual(versions, [client.schemaAnswer.version]);
     assert.throws(() => clients.addRow({ ClientName: 'Forbidden' }), (error) => error.code === 'refused' && error.message === 'that name is taken');
