@@ -43,6 +43,7 @@ $('login-form').addEventListener('submit', async (event) => {
     try {
         await client.login({ user: form.get('user'), password: form.get('password'), domain: form.get('domain') || undefined });
         await client.getSchema();
+        $('notice').hidden = true;
         showWorkspace();
     } catch (error) {
         $('login-error').textContent = explain(error);
@@ -79,7 +80,12 @@ function showWorkspace() {
         list.append(element('li', {}, element('button', { type: 'button', textContent: table.name, onclick: () => openTable(table.name) })));
     }
     // The rules may change while the page is open: ask for the version now and then.
-    schemaPoll = setInterval(() => client.getSchema().catch(() => {}), 10_000);
+    schemaPoll = setInterval(() => client.getSchema().catch((error) => {
+        if (error.code !== 'sessionNotFound') return;
+        clearInterval(schemaPoll);
+        showNotice('Your session has ended (logged out elsewhere, or expired): log in again. Changes not applied are kept until you reload.');
+        $('login').hidden = false;
+    }), 10_000);
 }
 
 // MARK: Browsing and editing
