@@ -154,7 +154,7 @@ export function toTagged(value, field) {
 export function checkValue(value, field, table) {
     if (value === null || value === undefined) return null;
     const storage = storageOf(field.type);
-    const mismatch = () => new RelataError('typeMismatch', `${describe(value)} is not a valid ${field.type} value`, { table, field: field.name });
+    const mismatch = () => new RelataError('typeMismatch', `${valueText(value)} (${kindName(value)}) is not a valid ${field.type} value`, { table, field: field.name });
     switch (storage) {
     case 'integer': {
         const number = typeof value === 'string' && /^\s*[-+]?\d+\s*$/.test(value) ? Number(value) : value;
@@ -231,6 +231,30 @@ export function copyValue(value) {
     if (isDate(value)) return new Date(value.getTime());
     if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
     return value;
+}
+
+/** The kind of value the server would make of a JavaScript value (as messages name it). */
+export function kindName(value) {
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'number') return Number.isInteger(value) && Math.abs(value) <= 2 ** 53 ? 'integer' : 'double';
+    if (typeof value === 'boolean') return 'boolean';
+    if (typeof value === 'string') return 'string';
+    if (isDate(value)) return 'date';
+    if (isBytes(value)) return 'blob';
+    return 'object';
+}
+
+/** A value as the server's messages show it: strings in single quotes, dates in ISO 8601, blobs by size. */
+export function valueText(value) {
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value === 'string') return `'${value}'`;
+    if (typeof value === 'number' && kindName(value) === 'double' && Number.isInteger(value)) return value.toFixed(1);
+    if (isDate(value)) return Number.isNaN(value.getTime()) ? 'an invalid date' : isoString(value);
+    if (isBytes(value)) return `<${value.byteLength} bytes>`;
+    if (typeof value === 'object') {
+        try { return JSON.stringify(value).slice(0, 60); } catch { return 'an object'; }
+    }
+    return String(value);
 }
 
 /** A value as a message shows it. */
