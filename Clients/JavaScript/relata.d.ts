@@ -176,3 +176,27 @@ export function sameValue(a: unknown, b: unknown): boolean;
 export function rowsWhere(table: DataTable, where: string, parameters?: Record<string, FieldValue>): DataRow[];
 /** ISO 8601 text as a date, as the server reads it (no offset means UTC); null when it is not one. */
 export function parseDate(text: string): Date | null;
+
+/** What became of one edit of an edits file (as `relata run --json` reports it). */
+export interface EditVerdict {
+    index: number;
+    edit: string;
+    row?: string;
+    verdict: 'applied' | 'validated' | 'pending' | 'undone' | 'refused' | 'failed';
+    kind?: ChangeFailure['kind'];
+    message?: string;
+    location?: string;
+    event?: string;
+    values?: Record<string, unknown>;
+}
+
+/** Edits of an edits file (Documentation/Schema.md) made through the tables' rules, with a verdict each. */
+export class EditRun {
+    constructor(edits: object[], tables: Map<string, DataTable> | DataTable[]);
+    /** What an apply (or a validation, with `passing = 'validated'`) made of the edits' changes. */
+    record(deltas: Delta[], passing?: 'applied' | 'validated'): void;
+    report(): { verdicts: EditVerdict[]; summary: Record<string, number> };
+}
+
+/** `insert Orders`, `update Products (key 7)`. */
+export function editSummary(edit: object): string;

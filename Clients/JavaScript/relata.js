@@ -12,3 +12,4 @@ export { RowStreamDecoder } from './rowstream.js';
 export { RuleSet, rowEvents } from './rules.js';
 export { checkValue, fromTagged, toTagged, storageOf, sameValue, parseDate } from './values.js';
 export { rowsWhere } from './expressions.js';
+export { EditRun, editSummary } from './edits.js';

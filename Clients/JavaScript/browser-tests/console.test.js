@@ -4,10 +4,12 @@
 // A screenshot of the page is kept in $RELATA_ARTIFACTS (.build/artifacts by default).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { join, resolve } from 'node:path';
 import { RelataClient } from '../relata.js';
-import { startServer } from '../test/support/server.js';
+import { relataBinary, startServer } from '../test/support/server.js';
 import { Browser, Keys } from '../test/support/webdriver.js';
 
 let server;
@@ -163,3 +165,35 @@ test('rules in the page see UTC dates whatever the browser\'s time zone; the pag
     assert.equal(answer.pageOffset, -330, 'the browser runs in Asia/Kolkata');
     assert.equal(answer.pageHours, 15, 'and the page\'s own Date is left alone');
 });
+
+test('an edits file in the page gives the verdicts relata run gives offline on JavaScriptCore', { timeout: 120_000 }, async () => {
+    const fresh = await startServer();   // the data as offline: the test above changed the other server's
+    try {
+        await editsInThePage(fresh);
+    } finally {
+        await fresh.stop();
+    }
+});
+
+async function editsInThePage(server) {
+    const folder = join(server.folder, 'PCTrade');
+    const path = join(folder, 'edits/scenario.json');
+    const { stdout } = await promisify(execFile)(relataBinary(), ['run', join(folder, 'PCTrade.schema.json'), '--edits', path, '--json'], { timeout: 60_000 })
+        .catch((error) => error);
+    const offline = JSON.parse(stdout);
+    await browser.open(`${server.url}/`);
+    const answer = await browser.runAsync(`
+        const [edits, done] = [arguments[0], arguments[arguments.length - 1]];
+        import('/client/relata.js').then(async ({ RelataClient, EditRun }) => {
+            const client = new RelataClient();
+            await client.login({ user: 'demo', password: 'demo' });
+            const schema = await client.getSchema();
+            await client.fetchTables(schema.schema.tables.map((table) => ({ table: table.name })));
+            const run = new EditRun(edits, client.tables);
+            run.record((await client.applyChanges()).deltas);
+            done(run.report());
+        }).catch((error) => done({ error: String(error && error.stack || error) }));`, JSON.parse(readFileSync(path, 'utf8')));
+    assert.equal(answer.error, undefined, answer.error);
+    assert.deepEqual(answer.verdicts, offline.verdicts);
+    assert.deepEqual(answer.summary, offline.summary);
+}

@@ -44,6 +44,7 @@ struct WebRoutes {
         "/client/expressions.js": File(PackageResources.expressions_js, javaScript),
         "/client/validation.js": File(PackageResources.validation_js, javaScript),
         "/client/rule-environment.js": File(PackageResources.rule_environment_js, javaScript),
+        "/client/edits.js": File(PackageResources.edits_js, javaScript),
         "/client/relata.d.ts": File(PackageResources.relata_d_ts, "application/typescript; charset=utf-8"),
     ]
 

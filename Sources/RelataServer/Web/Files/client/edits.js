@@ -1,0 +1,1 @@
+../../../../../Clients/JavaScript/edits.js
