@@ -2,7 +2,7 @@
 // the tables' rules, and what became of it — the verdicts `relata run` and `relata apply` print.
 
 import { RelataError } from './errors.js';
-import { isoString, isDate, isBytes, base64FromBytes } from './values.js';
+import { base64FromBytes, isBytes, isDate, isoString, valueFromJSON } from './values.js';
 
 const operations = ['insert', 'update', 'delete'];
 
@@ -121,7 +121,7 @@ export class EditRun {
             }
             throw new RelataError('unknownField', `the table has no such field (fields: ${table.fields.map((field) => field.name).join(', ')})`, { table: table.name, field: name });
         }
-        return value;
+        return valueFromJSON(value, table.fields[table.fieldIndex(name)], table.name);
     }
 
     /** A new row's delete removed it before it was stored: the edits that made and changed it are undone. */

@@ -98,16 +98,21 @@ export class DataRow {
         if (this.state === 'deleted') {
             throw new RelataError('invalidRowState', 'the row is deleted; cancel the deletion before changing it', { table: this.table.name, field: definition.name, row: this.label });
         }
+        this.checkUnlocked();
+        if (definition.type === 'autoInc' || definition.type === 'largeAutoInc') {
+            throw new RelataError('readOnlyField', 'the field is auto-increment; the data source assigns its value', { table: this.table.name, field: definition.name, row: this.label });
+        }
         if (definition.readOnly) {
             throw new RelataError('readOnlyField', 'the field is read-only', { table: this.table.name, field: definition.name, row: this.label });
         }
-        this.checkUnlocked();
-        const checked = checkValue(value, definition, this.table.name);
+        const checked = this.checked(value, definition);
         if (this.editing) {
             this.editing[index] = checked;
             this.userSet.add(index);
             return;
         }
+        // A direct write of the value the row has changes nothing: no edit, no rules.
+        if (sameValue(this.values[index], checked)) return;
         this.edit();
         this.editing[index] = checked;
         this.userSet.add(index);
@@ -129,18 +134,32 @@ export class DataRow {
         if (definition.readOnly) {
             throw new RelataError('readOnlyField', 'the field is read-only', { table: this.table.name, field: definition.name, row: this.label });
         }
-        (this.editing ?? this.values)[index] = checkValue(value, definition, this.table.name);
+        (this.editing ?? this.values)[index] = this.checked(value, definition);
+    }
+
+    /** A value checked for a field of this row: an error names the table, field and row. */
+    checked(value, definition) {
+        try {
+            return checkValue(value, definition, this.table.name);
+        } catch (error) {
+            if (error instanceof RelataError && !error.row) error.row = this.label;
+            throw error;
+        }
     }
 
     /** Writes several fields under one check (edit, set each, post). */
     setValues(values) {
-        const wasEditing = this.isEditing;
-        if (!wasEditing) this.edit();
+        const entries = Object.entries(values).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        if (entries.length === 1 || this.isEditing) {
+            for (const [field, value] of entries) this.set(field, value);
+            return;
+        }
+        this.edit();
         try {
-            for (const [field, value] of Object.entries(values)) this.set(field, value);
-            if (!wasEditing) this.post();
+            for (const [field, value] of entries) this.set(field, value);
+            this.post();
         } catch (error) {
-            if (!wasEditing) this.discard();
+            this.discard();
             throw error;
         }
     }
@@ -160,7 +179,7 @@ export class DataRow {
      */
     post() {
         if (!this.editing) return;
-        this.table.post(this);
+        this.table.post(this, { checkingRequired: true });
     }
 
     /** Leaves edit mode without posting; an added row never posted leaves the table. */
@@ -180,7 +199,7 @@ export class DataRow {
     /** A row whose change was sent and not yet answered cannot change. */
     checkUnlocked() {
         if (this.locked) {
-            throw new RelataError('rowLocked', 'the row\'s change was sent and its answer has not come; wait for the apply to end', { table: this.table.name, row: this.label });
+            throw new RelataError('rowLocked', 'the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)', { table: this.table.name, row: this.label });
         }
     }
 
@@ -298,7 +317,7 @@ export class DataTable {
         this.rows.push(row);
         if (!inEditMode) {
             try {
-                row.post();
+                this.post(row, { checkingRequired: false });
             } catch (error) {
                 row.discard();
                 throw error;
@@ -314,8 +333,12 @@ export class DataTable {
         return checkValue(typeof value === 'object' && !(value instanceof Date) ? fromTagged(value) : value, field, this.name);
     }
 
-    /** Posts a row's edit through the rules, and records the user's edit. */
-    post(row) {
+    /**
+     * Posts a row's edit through the rules, then checks what the table guarantees — a new row's
+     * required fields (when it is posted explicitly; a row added directly is checked when the delta
+     * is made) and a unique primary key — and records the user's edit.
+     */
+    post(row, { checkingRequired = true } = {}) {
         const isNew = row.state === 'addedInEditMode' || row.state === 'added';
         const typed = row.editing.slice();
         // Rules see the new values (the row reads its edit) and what they write joins the same post;
@@ -324,6 +347,13 @@ export class DataTable {
             this.rules?.run('beforePost', this, row);
             if (isNew) this.rules?.run('beforeInsert', this, row);
             else this.rules?.run('beforeUpdate', this, row, this.oldValues(row, row.values));
+            if (row.state === 'addedInEditMode' && checkingRequired) {
+                const missing = this.fields.findIndex((field, index) => field.required && field.type !== 'autoInc' && field.type !== 'largeAutoInc' && row.editing[index] === null);
+                if (missing >= 0) {
+                    throw new RelataError('requiredValueMissing', 'the field is required; set it before posting the new row', { table: this.name, field: this.fields[missing].name, row: row.label });
+                }
+            }
+            this.checkPrimaryKey(row);
         } catch (error) {
             // The row stays as it was, in edit mode with what the user typed (not what the rules wrote).
             row.editing = typed;
@@ -343,6 +373,23 @@ export class DataTable {
         }
         row.failure = null;
         this.notify(row, 'posted');
+    }
+
+    /** A posted key must be whole and used by no other row. */
+    checkPrimaryKey(row) {
+        if (this.keyIndexes.length === 0) return;
+        const key = this.keyIndexes.map((index) => row.editing[index]);
+        if (row.state !== 'addedInEditMode' && this.keyIndexes.every((index, position) => sameValue(row.values[index], key[position]))) return;
+        const missing = this.keyIndexes.find((index) => row.editing[index] === null);
+        if (missing !== undefined) {
+            throw new RelataError('constraintViolation', 'the field is part of the primary key and cannot be NULL', { table: this.name, field: this.fields[missing].name, row: row.label });
+        }
+        const holder = this.rows.find((other) => other !== row && other.state !== 'addedInEditMode' && other.state !== 'deleted'
+            && this.keyIndexes.every((index, position) => sameValue(other.values[index], key[position])));
+        if (holder) {
+            const text = this.keyIndexes.map((index, position) => `${this.fields[index].name}=${plainText(key[position])}`).join(', ');
+            throw new RelataError('constraintViolation', `the primary key (${text}) is already used by ${holder.label}`, { table: this.name, row: row.label });
+        }
     }
 
     /** The original values as `old` shows them to `beforeUpdate`. */

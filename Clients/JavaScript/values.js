@@ -152,7 +152,10 @@ export function toTagged(value, field) {
  * @returns {unknown} the value as the row holds it
  */
 export function checkValue(value, field, table) {
-    if (value === null || value === undefined) return null;
+    if (value === null || value === undefined) {
+        if (field.required) throw new RelataError('requiredValueMissing', 'the field is required and cannot be NULL', { table, field: field.name });
+        return null;
+    }
     const storage = storageOf(field.type);
     const mismatch = () => new RelataError('typeMismatch', `${valueText(value)} (${kindName(value)}) is not a valid ${field.type} value`, { table, field: field.name });
     switch (storage) {
@@ -173,20 +176,23 @@ export function checkValue(value, field, table) {
             throw new RelataError('valueOutOfRange', `${name} is not a number a ${field.type} field can hold`, { table, field: field.name });
         }
         const stored = field.type === 'singleFloat' ? Math.fround(number) : number;
+        if (storage === 'decimal') checkDigits(stored, field, table);
         return stored === 0 ? 0 : stored;
     }
     case 'boolean':
         if (typeof value !== 'boolean') throw mismatch();
         return value;
-    case 'string':
+    case 'string': {
         if (typeof value !== 'string') throw mismatch();
         if (value.includes('\u0000')) {
             throw new RelataError('typeMismatch', 'text holding NUL (U+0000) cannot be stored: SQL databases end text there', { table, field: field.name });
         }
-        if (field.size && field.size > 0 && [...value].length > field.size) {
-            throw new RelataError('valueTooLong', `${[...value].length} characters is longer than the field's size ${field.size}`, { table, field: field.name });
+        const length = characterCount(value);
+        if (field.size && field.size > 0 && length > field.size) {
+            throw new RelataError('valueTooLong', `value is ${length} characters, the field allows ${field.size}`, { table, field: field.name });
         }
         return value;
+    }
     case 'date': {
         const date = isDate(value) ? value : typeof value === 'string' ? parseDate(value) : null;
         if (!date || Number.isNaN(date.getTime())) throw mismatch();
@@ -198,7 +204,20 @@ export function checkValue(value, field, table) {
         if (!guidPattern.test(bare)) throw mismatch();
         return bare.toUpperCase();
     }
-    case 'blob':
+    case 'blob': {
+        const bytes = blobOf(value, mismatch);
+        if (field.size && field.size > 0 && bytes.length > field.size) {
+            throw new RelataError('valueTooLong', `value is ${bytes.length} bytes, the field allows ${field.size}`, { table, field: field.name });
+        }
+        return bytes;
+    }
+    }
+    throw mismatch();
+}
+
+/** Bytes a value gives, as a copy. */
+function blobOf(value, mismatch) {
+    {
         if (ArrayBuffer.isView(value)) return new Uint8Array(value.buffer.slice(value.byteOffset, value.byteOffset + value.byteLength));
         if (isBytes(value)) return new Uint8Array(value.slice(0));
         if (typeof value === 'string') {
@@ -206,7 +225,84 @@ export function checkValue(value, field, table) {
         }
         throw mismatch();
     }
-    throw mismatch();
+}
+
+/** Characters as the server counts them: user-perceived characters (grapheme clusters). */
+const graphemes = typeof Intl === 'object' && Intl.Segmenter ? new Intl.Segmenter('en', { granularity: 'grapheme' }) : null;
+function characterCount(text) {
+    if (/^[\x00-\x7f]*$/.test(text)) return text.length;
+    return graphemes ? [...graphemes.segment(text)].length : [...text].length;
+}
+
+/** A decimal's digits against the field's precision and scale, as the server checks them. */
+function checkDigits(number, field, table) {
+    const precision = field.precision ?? 0, scale = field.scale ?? 0;
+    if (precision <= 0 && scale <= 0) return;
+    const text = decimalText(Math.abs(number));
+    const [whole, fraction = ''] = text.split('.');
+    const integerDigits = whole === '0' ? 0 : whole.length;
+    if (scale > 0 && fraction.length > scale) {
+        throw new RelataError('valueOutOfRange', `${decimalText(number)} has ${fraction.length} decimal places, the field allows ${scale}`, { table, field: field.name });
+    }
+    if (precision > 0 && integerDigits > precision - scale) {
+        throw new RelataError('valueOutOfRange', `${decimalText(number)} has ${integerDigits} integer digits, the field allows ${precision - scale} (precision ${precision}, scale ${scale})`, { table, field: field.name });
+    }
+}
+
+/** A number's digits without an exponent (what a decimal's text shows). */
+function decimalText(number) {
+    const text = String(number);
+    if (!/e/i.test(text)) return text;
+    return number.toFixed(20).replace(/\.?0+$/, '');
+}
+
+const booleanWords = { true: true, yes: true, 1: true, t: true, y: true, false: false, no: false, 0: false, f: false, n: false };
+
+/**
+ * A value of an edits or data file (plain JSON) read by the field's type, as the server reads
+ * one: text is parsed (`'many'` is not an integer; `'yes'` is true; a date in ISO 8601), numbers
+ * are checked. Errors name the field.
+ * @param {unknown} raw
+ * @param {{name: string, type: string}} field
+ */
+export function valueFromJSON(raw, field, table) {
+    const unparsable = (text) => new RelataError('typeMismatch', `'${text}' is not a valid ${field.type} value`, { table, field: field.name });
+    if (raw === null || raw === undefined) return null;
+    if (Array.isArray(raw) || typeof raw === 'object') {
+        throw new RelataError('typeMismatch', `a JSON array or object is not a valid ${field.type} value`, { table, field: field.name });
+    }
+    if (typeof raw !== 'string') return raw;
+    const trimmed = raw.trim();
+    switch (storageOf(field.type)) {
+    case 'string': return raw;
+    case 'integer':
+        if (!/^[-+]?\d+$/.test(trimmed)) throw unparsable(raw);
+        return Number(trimmed);
+    case 'double':
+        if (trimmed === '' || Number.isNaN(Number(trimmed)) && !/^[-+]?(nan|inf(inity)?)$/i.test(trimmed)) throw unparsable(raw);
+        return /^[-+]?inf/i.test(trimmed) ? (trimmed.startsWith('-') ? -Infinity : Infinity) : Number(trimmed);
+    case 'decimal':
+        if (trimmed === '' || !/^[0-9.\-+eE]+$/.test(trimmed) || Number.isNaN(Number(trimmed))) throw unparsable(raw);
+        return Number(trimmed);
+    case 'boolean': {
+        const word = booleanWords[trimmed.toLowerCase()];
+        if (word === undefined) throw unparsable(raw);
+        return word;
+    }
+    case 'date': {
+        const date = parseDate(trimmed);
+        if (!date) throw unparsable(raw);
+        return date;
+    }
+    case 'guid': {
+        const bare = trimmed.startsWith('{') && trimmed.endsWith('}') ? trimmed.slice(1, -1) : trimmed;
+        if (!guidPattern.test(bare)) throw unparsable(raw);
+        return bare.toUpperCase();
+    }
+    case 'blob':
+        try { return bytesFromBase64(trimmed); } catch { throw unparsable(raw); }
+    }
+    return raw;
 }
 
 /**

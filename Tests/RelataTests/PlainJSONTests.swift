@@ -17,6 +17,17 @@ import Testing
         #expect(copy.rows[0]["Amount"] == table.rows[0]["Amount"])
     }
 
+    /// A float read from JSON text is the double that text spells, to the last bit (Foundation's
+    /// Decimal-to-Double conversion is not: 0.15000000000000002 became 0.15000000000000005, which
+    /// the browser column of the differential caught).
+    @Test func aFloatFromJSONIsTheDoubleItsDigitsSpell() throws {
+        let field = FieldDefinition("Ratio", .float)
+        for text in ["0.15000000000000002", "0.1", "1e-7", "123456.789012345678", "2.2250738585072014e-308", "-0.30000000000000004"] {
+            let raw = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+            #expect(try field.value(fromJSON: raw) == .double(Double(text)!), "\(text)")
+        }
+    }
+
     @Test func everyValueHasOnePlainForm() throws {
         let date = try #require(ISO8601.date(from: "2026-11-23T10:00:00Z"))
         let values: [(Value, String)] = [

@@ -155,7 +155,7 @@ test('rules in the page see UTC dates whatever the browser\'s time zone; the pag
                 "row.When.getHours(), row.When.getTimezoneOffset(), String(row.When), row.When.toLocaleString('en-US'), " +
                 "new Intl.DateTimeFormat('en-US', { hour: 'numeric' }).format(row.When), row.When instanceof Date].join('|'); row.When = new Date(2026, 1, 1); }";
             table.rules = new RuleSet({ name: 'S', tables: [{ name: 'T', fields, script: { fileName: 'T.js', source } }] });
-            table.rows[0].set('Id', 1);
+            table.rows[0].set('Id', 2);
             done({ note: table.rows[0].get('Note'), written: table.rows[0].get('When').toISOString(),
                    pageOffset: new Date().getTimezoneOffset(), pageHours: new Date('2026-01-15T09:30:00Z').getHours() });
         }).catch((error) => done({ error: String(error && error.stack || error) }));`);

@@ -195,6 +195,8 @@ test('session and schema globals; a handler returning a promise is a broken rule
     table.rules = new RuleSet({ name: 'S', tables: [{ name: 'T', fields: table.fields, script: { name: 'T.js', source } }] },
         { session: { values: { User: 'ann' }, roles: ['Sales'] } });
     table.rows[0].set('Id', 1);
+    assert.equal(table.rows[0].get('Who'), null, 'writing the value a row has is no change: no rules run');
+    table.rows[0].set('Id', 2);
     assert.equal(table.rows[0].get('Who'), 'ann:true:2:false');
     assert.throws(() => table.rows[0].remove(), (error) => error.code === 'ruleError' && /promise/.test(error.message));
 });
@@ -294,4 +296,21 @@ test('a validation runs the delta events and beforeCommit, and puts back what th
     assert.equal(clients.rows[0].state, 'unchanged');
     assert.equal(orders.rows.length, 3);
     assert.deepEqual(orders.rows.map((row) => row.state), ['added', 'added', 'added']);
+});
+
+test('a new row posted explicitly needs its required fields; a key must be whole and free', () => {
+    const table = orders({ withRules: false });
+    const row = table.addRow({}, { inEditMode: true });
+    assert.throws(() => row.post(), (error) => error.code === 'requiredValueMissing' && error.field === 'Status' && error.message === 'the field is required; set it before posting the new row');
+    assert.equal(row.isEditing, true, 'the row waits, in edit mode');
+    row.set('Status', 'open');
+    row.post();
+    const keyed = new DataTable('K', [{ name: 'Code', type: 'string', primaryKey: true }, { name: 'Name', type: 'string' }]);
+    keyed.load([['A', 'first']]);
+    assert.throws(() => keyed.addRow({ Code: 'A', Name: 'again' }), (error) => error.code === 'constraintViolation' && error.message === 'the primary key (Code=A) is already used by row (Code=A)');
+    assert.equal(keyed.rows.length, 1);
+    assert.throws(() => keyed.rows[0].set('Code', null), (error) => error.code === 'constraintViolation' && /part of the primary key/.test(error.message));
+    assert.throws(() => table.rows[0].set('OrderId', 5), (error) => error.code === 'readOnlyField' && /auto-increment/.test(error.message));
+    assert.throws(() => table.rows[0].set('Status', null), (error) => error.code === 'requiredValueMissing' && error.row === 'row (OrderId=1)'
+        && error.message === 'the field is required and cannot be NULL');
 });

@@ -162,7 +162,8 @@ extension FieldDefinition {
             return try type.coerced(.double(double))
         case .decimal(let decimal):
             if type.storage == .decimal { return try type.coerced(.decimal(decimal)) }
-            return try type.coerced(.double(NSDecimalNumber(decimal: decimal).doubleValue))
+            // Through its digits: Foundation's own Decimal-to-Double conversion is off in the last bits.
+            return try type.coerced(.double(Value.decimal(decimal).doubleValue ?? .nan))
         case .array, .object:
             throw CoercionFailure(code: .typeMismatch, message: "a JSON array or object is not a valid \(type.rawValue) value")
         }

@@ -18,13 +18,13 @@ import RelataScript
 /// (a new row's temporary key, typically). `key` is the primary key: one value,
 /// or an array for a key of several fields; each may be a `{"ref": …}` too, to update or
 /// delete a row an earlier insert added.
-public struct Edit: Decodable, Sendable, Equatable {
+public struct Edit: Codable, Sendable, Equatable {
     public enum Operation: String, Sendable, CaseIterable {
         case insert, update, delete
     }
 
     /// A field's new value: a JSON value, or a field of a row inserted earlier.
-    public enum EditValue: Decodable, Sendable, Equatable {
+    public enum EditValue: Codable, Sendable, Equatable {
         case value(JSONValue)
         case reference(alias: String, field: String)
 
@@ -39,6 +39,14 @@ public struct Edit: Decodable, Sendable, Equatable {
                 self = .reference(alias: String(reference[..<dot]), field: String(reference[reference.index(after: dot)...]))
             } else {
                 self = .value(raw)
+            }
+        }
+
+        /// The value as an edits file writes it: the JSON value, or `{"ref": "alias.Field"}`.
+        public func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .value(let value): try value.encode(to: encoder)
+            case .reference(let alias, let field): try ["ref": "\(alias).\(field)"].encode(to: encoder)
             }
         }
     }
@@ -87,6 +95,16 @@ public struct Edit: Decodable, Sendable, Equatable {
         if operation == .update && values.isEmpty {
             throw DecodingError.dataCorruptedError(forKey: .values, in: container, debugDescription: "update needs values")
         }
+    }
+
+    /// The edit as an edits file writes it (`{"update": "Products", "key": 7, "values": {…}}`):
+    /// what ``init(from:)`` reads back.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(table, forKey: CodingKeys(rawValue: operation.rawValue)!)
+        if key.count == 1 { try container.encode(key[0], forKey: .key) } else if !key.isEmpty { try container.encode(key, forKey: .key) }
+        if !values.isEmpty { try container.encode(values, forKey: .values) }
+        try container.encodeIfPresent(alias, forKey: .alias)
     }
 
     /// Reads an edits file: a JSON array of edits.
