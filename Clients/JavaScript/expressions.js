@@ -558,19 +558,14 @@ export function rowsWhere(table, text, parameters = {}, visible = null) {
     const truthOf_ = (node, row) => {
         switch (node.type) {
         case 'binary':
-            if (node.op === 'AND') {
+            if (node.op === 'AND' || node.op === 'OR') {
+                // SQL's three-valued AND and OR: the deciding value wins, else unknown unless both agree.
+                const deciding = node.op === 'AND' ? 'no' : 'yes';
                 const left = truthOf_(node.left, row);
-                if (left === 'no') return 'no';
+                if (left === deciding) return deciding;
                 const right = truthOf_(node.right, row);
-                if (right === 'no') return 'no';
-                return left === 'yes' && right === 'yes' ? 'yes' : 'unknown';
-            }
-            if (node.op === 'OR') {
-                const left = truthOf_(node.left, row);
-                if (left === 'yes') return 'yes';
-                const right = truthOf_(node.right, row);
-                if (right === 'yes') return 'yes';
-                return left === 'no' && right === 'no' ? 'no' : 'unknown';
+                if (right === deciding) return deciding;
+                return left === right ? left : 'unknown';
             }
             if (comparisons[node.op]) return comparison(node.op, node.left, node.right, row, node.offset);
             break;

@@ -87,36 +87,33 @@ function readColumn(reader, count, field) {
         if (elements !== count) throw damaged(`${field.name} has ${elements} values for ${count} rows`);
     };
     const values = new Array(count);
+    /** One element per row, read whether the row is NULL or not, made a value where it is not. */
+    const eachRow = (read, make) => {
+        elementCount();
+        for (let row = 0; row < count; row++) {
+            const element = read();
+            values[row] = isNull(row) ? null : make(element);
+        }
+    };
     switch (storageOf(field.type)) {
     case 'integer':
-        elementCount();
-        for (let row = 0; row < count; row++) {
-            const big = reader.i64(field.name);
-            values[row] = isNull(row) ? null : Number(big);
-        }
+        eachRow(() => reader.i64(field.name), Number);
         break;
-    case 'double': case 'date':
-        elementCount();
-        for (let row = 0; row < count; row++) {
-            const number = reader.f64(field.name);
-            if (isNull(row)) { values[row] = null; continue; }
-            values[row] = field.type === 'dateTime' ? new Date(referenceDate + Math.round(number * 1e6) / 1e3) : number;
-        }
+    case 'double':
+        eachRow(() => reader.f64(field.name), (number) => number);
+        break;
+    case 'date':
+        eachRow(() => reader.f64(field.name), (seconds) => new Date(referenceDate + Math.round(seconds * 1e6) / 1e3));
         break;
     case 'boolean':
-        elementCount();
-        for (let row = 0; row < count; row++) {
+        eachRow(() => {
             const byte = reader.u8(field.name);
             if (byte > 1) throw damaged(`a boolean of ${field.name} is ${byte}`);
-            values[row] = isNull(row) ? null : byte === 1;
-        }
+            return byte === 1;
+        }, (bool) => bool);
         break;
     case 'decimal':
-        elementCount();
-        for (let row = 0; row < count; row++) {
-            const text = reader.string(field.name);
-            values[row] = isNull(row) ? null : Number(text);
-        }
+        eachRow(() => reader.string(field.name), Number);
         break;
     case 'string': {
         elementCount();
@@ -138,18 +135,10 @@ function readColumn(reader, count, field) {
         break;
     }
     case 'guid':
-        elementCount();
-        for (let row = 0; row < count; row++) {
-            const bytes = reader.bytesOf(16, field.name);
-            values[row] = isNull(row) ? null : guidText(bytes);
-        }
+        eachRow(() => reader.bytesOf(16, field.name), guidText);
         break;
     case 'blob':
-        elementCount();
-        for (let row = 0; row < count; row++) {
-            const bytes = reader.bytesOf(reader.count(field.name), field.name);
-            values[row] = isNull(row) ? null : new Uint8Array(bytes);
-        }
+        eachRow(() => reader.bytesOf(reader.count(field.name), field.name), (bytes) => new Uint8Array(bytes));
         break;
     }
     return values;

@@ -27,11 +27,15 @@ test('the session\'s values are plain; the row stream and JSON read the same row
     const client = await loggedIn();
     assert.equal(client.session.values.User, 'demo');
     assert.deepEqual(client.session.roles, ['Sales', 'Manager']);
-    const [binary] = await client.fetchTables([{ table: 'Orders' }]);
-    const [json] = await client.fetchTables([{ table: 'Orders' }], { binary: false });
-    assert.ok(binary.rows.length > 10);
-    assert.deepEqual(binary.rows.map((row) => row.values), json.rows.map((row) => row.values));
-    assert.ok(binary.rows[0].get('OrderDate') instanceof Date);
+    const requests = ['Clients', 'Providers', 'Products', 'Orders', 'OrderDetails'].map((table) => ({ table }));
+    const binary = await client.fetchTables(requests, { withRuleTables: false });
+    const json = await client.fetchTables(requests, { binary: false, withRuleTables: false });
+    for (const [index, table] of binary.entries()) {
+        assert.ok(table.rows.length > 10);
+        assert.deepEqual(table.rows.map((row) => row.values), json[index].rows.map((row) => row.values), table.name);
+    }
+    assert.ok(binary[3].rows[0].get('OrderDate') instanceof Date);
+    assert.equal(typeof binary[0].rows[0].get('Active'), 'boolean');
 });
 
 test('a where expression with parameters, and an error answer names the field', { timeout: 30_000 }, async () => {
