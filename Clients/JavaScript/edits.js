@@ -14,11 +14,15 @@ export function editSummary(edit) {
     return `${operation} ${edit[operation]}${keys.length > 0 ? ` (key ${keys.map(text).join(', ')})` : ''}`;
 }
 
+/** A script location as `file:line:column`, as far as it is known (undefined without a file). */
+function locationOf({ file, line, column }) {
+    return file ? [file, line, column].filter((part) => part !== undefined && part !== null).join(':') : undefined;
+}
+
 /** A failure as a verdict shows it: kind, message, location (`file:line:column`), event. */
 function verdictOf(error) {
     if (error instanceof RelataError && (error.code === 'refused' || error.code === 'ruleError')) {
-        const location = error.file ? [error.file, error.line, error.column].filter((part) => part !== undefined && part !== null).join(':') : undefined;
-        return { kind: error.code === 'refused' ? 'refusal' : 'ruleError', message: error.message, location, event: error.event };
+        return { kind: error.code === 'refused' ? 'refusal' : 'ruleError', message: error.message, location: locationOf(error), event: error.event };
     }
     if (error instanceof RelataError) {
         const subject = error.table && error.field ? `${error.table}.${error.field}` : error.table ?? error.field;
@@ -148,8 +152,7 @@ export class EditRun {
             if (!change) continue;
             if (change.status === 'failed') {
                 const failure = change.failure ?? {};
-                const location = failure.file ? [failure.file, failure.line, failure.column].filter((part) => part !== undefined && part !== null).join(':') : undefined;
-                Object.assign(verdict, { verdict: 'failed', kind: failure.kind ?? 'refusal', message: change.message, location, event: failure.event });
+                Object.assign(verdict, { verdict: 'failed', kind: failure.kind ?? 'refusal', message: change.message, location: locationOf(failure), event: failure.event });
             } else if (change.status === 'resolved') {
                 verdict.verdict = passing;
             }

@@ -8,7 +8,7 @@ import Testing
 extension ServeCommandTests {
     /// `cors.allowOrigins` in a configuration file and `--cors-allow-origin` add up; an origin
     /// that is not one is refused at the start, naming the file or the option.
-    @Test func corsOriginsComeFromTheConfigurationAndTheCommandLine() async throws {
+    @Test(.timeLimit(.minutes(5))) func corsOriginsComeFromTheConfigurationAndTheCommandLine() async throws {
         let folder = try TemporaryFolder()
         _ = try folder.write("users.json", "[]")
         let config = try folder.write("server.json", """
