@@ -43,6 +43,8 @@ export class RelataClient {
         this.token = null;
         /** The session's values and roles. */
         this.session = null;
+        /** Whether the session may call `AdminService` (one of the server's `console.adminRoles`). */
+        this.isAdmin = false;
         /** The last GetSchema answer: `{schema, version, allowed, rolesAllowed}`. */
         this.schemaAnswer = null;
         /** @type {RuleSet|null} */
@@ -74,6 +76,7 @@ export class RelataClient {
         const values = {};
         for (const [key, value] of Object.entries(answer.session?.values ?? {})) values[key] = fromTagged(value);
         this.session = { values, roles: answer.session?.roles ?? [] };
+        this.isAdmin = answer.admin === true;
         this.rules = null;
         this.schemaAnswer = null;
         return this.session;
@@ -87,7 +90,18 @@ export class RelataClient {
         } finally {
             this.token = null;
             this.session = null;
+            this.isAdmin = false;
         }
+    }
+
+    /**
+     * For a session with one of the server's admin roles: the server's health, the sessions of
+     * the session's domain (never their tokens) and the refusals its users met lately, newest first.
+     * @returns {Promise<{server: {protocol: string, started: string, uptimeSeconds: number}, domain: string,
+     *   health: {status: string, checks: object[]}, sessions: object[], refusals: object[]}>}
+     */
+    async serverOverview() {
+        return this.call('AdminService', 'Overview', {});
     }
 
     /** The schema, its rules version and what the session may do; the rules are compiled for the tables. */
@@ -476,6 +490,7 @@ export class RelataClient {
         if (error.code === 'sessionNotFound') {
             this.token = null;
             this.session = null;
+            this.isAdmin = false;
         }
         return error;
     }

@@ -1,7 +1,7 @@
 // Edits files (Documentation/Schema.md) in the page: each edit made as a user makes it, through
 // the tables' rules, and what became of it — the verdicts `relata run` and `relata apply` print.
 
-import { RelataError } from './errors.js';
+import { RelataError, scriptLocation } from './errors.js';
 import { base64FromBytes, isBytes, isDate, isoString, valueFromJSON } from './values.js';
 
 const operations = ['insert', 'update', 'delete'];
@@ -14,15 +14,10 @@ export function editSummary(edit) {
     return `${operation} ${edit[operation]}${keys.length > 0 ? ` (key ${keys.map(text).join(', ')})` : ''}`;
 }
 
-/** A script location as `file:line:column`, as far as it is known (undefined without a file). */
-function locationOf({ file, line, column }) {
-    return file ? [file, line, column].filter((part) => part !== undefined && part !== null).join(':') : undefined;
-}
-
 /** A failure as a verdict shows it: kind, message, location (`file:line:column`), event. */
 function verdictOf(error) {
     if (error instanceof RelataError && (error.code === 'refused' || error.code === 'ruleError')) {
-        return { kind: error.code === 'refused' ? 'refusal' : 'ruleError', message: error.message, location: locationOf(error), event: error.event };
+        return { kind: error.code === 'refused' ? 'refusal' : 'ruleError', message: error.message, location: scriptLocation(error), event: error.event };
     }
     if (error instanceof RelataError) {
         const subject = error.table && error.field ? `${error.table}.${error.field}` : error.table ?? error.field;
@@ -152,7 +147,7 @@ export class EditRun {
             if (!change) continue;
             if (change.status === 'failed') {
                 const failure = change.failure ?? {};
-                Object.assign(verdict, { verdict: 'failed', kind: failure.kind ?? 'refusal', message: change.message, location: locationOf(failure), event: failure.event });
+                Object.assign(verdict, { verdict: 'failed', kind: failure.kind ?? 'refusal', message: change.message, location: scriptLocation(failure), event: failure.event });
             } else if (change.status === 'resolved') {
                 verdict.verdict = passing;
             }

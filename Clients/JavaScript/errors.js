@@ -30,3 +30,11 @@ export class RelataError extends Error {
         return new RelataError(String(code ?? 'unknown'), String(message ?? ''), { ...details, status, retryAfter });
     }
 }
+
+/**
+ * A script location as `file:line:column`, as far as it is known (undefined without a file).
+ * @example scriptLocation({ file: 'Orders.js', line: 4, column: 9 })   // 'Orders.js:4:9'
+ */
+export function scriptLocation({ file, line, column } = {}) {
+    return file ? [file, line, column].filter((part) => part !== undefined && part !== null).join(':') : undefined;
+}

@@ -143,10 +143,22 @@ export class RowStreamDecoder {
     finish(): void;
 }
 
+/** `AdminService/Overview`'s answer. */
+export interface ServerOverview {
+    server: { protocol: string; started: string; uptimeSeconds: number };
+    domain: string;
+    health: { status: 'ready' | 'notReady'; checks: { name: string; ready: boolean; problem?: string; rulesVersion?: string }[] };
+    sessions: { user: string; domain: string; roles: string[]; started: string; expires: string; ends: string }[];
+    refusals: { at: string; user?: string; domain?: string; service?: string; requestId?: string; kind: string; message: string;
+        table?: string; row?: string; event?: string; file?: string; line?: number; column?: number }[];
+}
+
 export class RelataClient {
     constructor(options?: { baseURL?: string; schema?: string; fetch?: typeof fetch; retries?: number; retryDelay?: number; log?: (line: string, location: object) => void });
     token: string | null;
     session: Session | null;
+    /** Whether the session may call `AdminService` (one of the server's `console.adminRoles`). */
+    isAdmin: boolean;
     schemaAnswer: SchemaAnswer | null;
     tables: Map<string, DataTable>;
     unansweredApply: object | null;
@@ -159,6 +171,8 @@ export class RelataClient {
     tablesTheRulesRead(): string[];
     login(credentials: string | { user: string; password: string; domain?: string; schema?: string }): Promise<Session>;
     logout(): Promise<void>;
+    /** For an admin session: the server's health, the domain's sessions (never their tokens), its recent refusals. */
+    serverOverview(): Promise<ServerOverview>;
     getSchema(): Promise<SchemaAnswer>;
     fetchTables(requests: DataRequest[], options?: { binary?: boolean; withRuleTables?: boolean }): Promise<DataTable[]>;
     fetchTable(name: string, options?: Omit<DataRequest, 'table'>): Promise<DataTable>;
@@ -167,6 +181,8 @@ export class RelataClient {
     applyChanges(tables?: DataTable[]): Promise<{ deltas: Delta[]; failed: { table: string; row: DataRow; failure: ChangeFailure }[] }>;
 }
 
+/** A script location as `file:line:column`, as far as it is known (undefined without a file). */
+export function scriptLocation(place?: { file?: string; line?: number; column?: number }): string | undefined;
 export function checkValue(value: unknown, field: FieldDefinition, table: string): FieldValue;
 export function fromTagged(tagged: TaggedValue): FieldValue;
 export function toTagged(value: FieldValue, field: FieldDefinition): TaggedValue;

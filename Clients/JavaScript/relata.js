@@ -7,7 +7,7 @@
 
 export { RelataClient } from './client.js';
 export { DataTable, DataRow } from './table.js';
-export { RelataError } from './errors.js';
+export { RelataError, scriptLocation } from './errors.js';
 export { RowStreamDecoder } from './rowstream.js';
 export { RuleSet, rowEvents } from './rules.js';
 export { checkValue, fromTagged, toTagged, storageOf, sameValue, parseDate } from './values.js';

@@ -94,6 +94,11 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "origin"))
     var corsAllowOrigins: [String] = []
 
+    @Option(name: .customLong("console-admin-role"),
+            help: ArgumentHelp("A role whose users see the console's Server page (health, sessions, recent refusals of their domain) and may call AdminService; repeat for more. Adds to a --config file's console.adminRoles.",
+                               valueName: "role"))
+    var consoleAdminRoles: [String] = []
+
     @OptionGroup(title: "Logging")
     var log: LogOptions
 
@@ -136,9 +141,10 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         log.bootstrap()
         let logger = Logger(label: "relata.server")
-        let prepared: (services: ServerServices, schemaName: String, watched: [any ServeWatch])
+        let prepared: (services: ServerServices, schemaName: String, watched: [any ServeWatch], roles: Set<String>)
         var host = self.host, port = self.port
         let cors: CORSPolicy
+        var adminRoles = consoleAdminRoles
         do {
             var origins = corsAllowOrigins
             if let config {
@@ -147,14 +153,17 @@ struct ServeCommand: AsyncParsableCommand {
                 host = file.contents.host ?? host
                 port = file.contents.port ?? port
                 origins = (file.contents.cors?.allowOrigins ?? []) + origins
+                adminRoles = (file.contents.console?.adminRoles ?? []) + adminRoles
                 do {
                     cors = try CORSPolicy(allowOrigins: origins)
+                    try Self.checkAdminRoles(adminRoles, known: prepared.roles)
                 } catch let error as RelataError {
                     throw RelataError(error.code, error.message, location: file.url.path)
                 }
             } else {
                 prepared = try prepare(logger: logger)
                 cors = try CORSPolicy(allowOrigins: origins)
+                try Self.checkAdminRoles(adminRoles, known: prepared.roles)
             }
         } catch {
             logger.audit(.startRefused, "the server did not start: \(describe(error))", level: .critical)
@@ -165,7 +174,8 @@ struct ServeCommand: AsyncParsableCommand {
                                                 maxBodyBytesInFlight: maxBodyBytesInFlight,
                                                 idleTimeout: Self.duration(idleTimeout), bodyTimeout: Self.duration(bodyTimeout),
                                                 writeTimeout: Self.duration(writeTimeout), loginWorkers: loginWorkers, loginQueue: loginQueue,
-                                                shutdownGrace: Self.duration(shutdownGrace), cors: cors)
+                                                shutdownGrace: Self.duration(shutdownGrace), cors: cors,
+                                                adminRoles: adminRoles)
         // Rules and users files reload while the server runs: they are checked every second.
         // Every few seconds, the sessions of accounts removed or given other roles (in a login table) end.
         let watcher = Task { [watched = prepared.watched, services = prepared.services] in
@@ -199,7 +209,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
     }
 
-    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch]) {
+    private func prepare(logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch], roles: Set<String>) {
         let path = schema ?? "Examples/PCTrade/PCTrade.schema.json"
         guard FileManager.default.fileExists(atPath: path) else {
             throw RelataError(.fileFailed, schema == nil
@@ -234,7 +244,17 @@ struct ServeCommand: AsyncParsableCommand {
         if FileManager.default.fileExists(atPath: usersPath) {
             watched.append(UsersWatch(usersFile: URL(fileURLWithPath: usersPath), place: "the server", provider: staticUsers))
         }
-        return (try ServerServices(dataServices: [service], login: LoginService(providers: [staticUsers], sessions: sessions)), definition.name, watched)
+        return (try ServerServices(dataServices: [service], login: LoginService(providers: [staticUsers], sessions: sessions)), definition.name, watched,
+                Set(userList.flatMap(\.roles)))
+    }
+
+    /// Refuses an admin role no user has: a misspelt one would quietly hide the console's Server page.
+    private static func checkAdminRoles(_ adminRoles: [String], known: Set<String>) throws {
+        for role in adminRoles where !known.contains(role) {
+            let suggestion = Spelling.closest(to: role, among: Array(known)).map { " (did you mean \($0)?)" } ?? ""
+            throw RelataError(.invalidArgument, "console.adminRoles names the role '\(role)', which no user has\(suggestion); known roles: \(known.sorted().joined(separator: ", "))"
+                              + ". Declare a role only future users will have in a domain's \"roles\"")
+        }
     }
 
     /// The one warning a server without permissions gives at its start.
@@ -250,7 +270,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     /// The services a configuration file describes: each domain's users and schemas.
-    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch]) {
+    private func prepare(_ file: ServerConfigFile, logger: Logger) throws -> (services: ServerServices, schemaName: String, watched: [any ServeWatch], roles: Set<String>) {
         let sessions = try SessionStore(database: Self.open(file.contents.sessions.map { Self.isPostgres($0) ? $0 : file.resolve($0).path }
                                                              ?? file.resolve("sessions.sqlite").path, logger: logger, synchronous: false),
                                         lifetime: sessionIdle, maxLifetime: sessionMaximum)
@@ -258,6 +278,7 @@ struct ServeCommand: AsyncParsableCommand {
         var served: [String] = []
         var watched: [any ServeWatch] = []
         var open: [String] = []
+        var everyRole = Set<String>()
         for domain in file.contents.domains {
             let users = try Self.serverUsers(file.users(of: domain))
             var tablesByDatabase: [String: [String: String]] = [:]
@@ -313,6 +334,7 @@ struct ServeCommand: AsyncParsableCommand {
                 roles.formUnion(try tableUsers.rolesInUse())
                 providers.append(tableUsers)
             }
+            everyRole.formUnion(roles)
             for service in services {
                 do {
                     try service.permissions.checkNames(tables: service.storage.schema.tables.map(\.name), roles: roles)
@@ -324,7 +346,7 @@ struct ServeCommand: AsyncParsableCommand {
             domains.append(try ServerDomain(name: domain.name, login: LoginService(providers: providers, sessions: sessions), dataServices: services))
         }
         if !open.isEmpty { Self.warnOpen(open, logger: logger) }
-        return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "), watched)
+        return (try ServerServices(domains: domains, sessions: sessions), served.joined(separator: ", "), watched, everyRole)
     }
 }
 

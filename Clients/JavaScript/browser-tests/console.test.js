@@ -1,6 +1,7 @@
 // The web console in headless Chromium against a real `relata serve` of PCTrade: log in, browse,
 // an edit the page's rules refuse (message and script line beside the field, the input kept),
-// an edit applied and stored, a DA SQL query, and the notice when the server's rules change.
+// an edit applied and stored, a DA SQL query, the notice when the server's rules change, and for
+// an admin role, the server's health, sessions and the refusals its users met.
 // A screenshot of the page is kept in $RELATA_ARTIFACTS (.build/artifacts by default).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +18,7 @@ let browser;
 const artifacts = resolve(process.env.RELATA_ARTIFACTS ?? join(import.meta.dirname ?? '.', '../../../.build/artifacts'));
 
 before(async () => {
-    server = await startServer();
+    server = await startServer(['--console-admin-role', 'Manager']);
     // Not UTC, on purpose: the page's rules must still see UTC, as they do on every other site.
     browser = await Browser.start({ timeZone: 'Asia/Kolkata' });
 }, { timeout: 120_000 });
@@ -141,6 +142,49 @@ test('the console edits PCTrade with the server\'s rules running in the page', {
     const notice = await browser.waitFor('the rules notice', 'const e = document.querySelector("#notice"); return !e.hidden && e.textContent;');
     assert.match(notice, /The server's rules changed \(version sha256:/);
     assert.match(await browser.waitFor('the verdict', 'const e = document.querySelector("#verdicts li"); return e && e.textContent;'), /resolved/);
+});
+
+test('an admin sees the server\'s health, its sessions and a refusal another user met', { timeout: 60_000 }, async () => {
+    // A clerk's hand-made apply (no rules ran before it) that the server's rules refuse.
+    const clerk = new RelataClient({ baseURL: server.url });
+    await clerk.login({ user: 'clerk', password: 'clerk' });
+    const answer = await clerk.call('DataService', 'UpdateData', { deltas: [{ tableName: 'Clients', keyFields: ['ClientId'], loggedFields: ['ClientId'],
+        changes: [{ changeId: 1, type: 'delete', status: 'pending', oldValues: { ClientId: { integer: 1 } }, newValues: {}, refreshedValues: {} }] }] });
+    assert.equal(answer.deltas[0].changes[0].status, 'failed');
+    assert.equal(clerk.isAdmin, false);
+    await assert.rejects(clerk.serverOverview(), (error) => error.code === 'permissionDenied' && /console\.adminRoles/.test(error.message));
+
+    await browser.open(`${server.url}/`);
+    await browser.waitFor('the login form', 'return document.querySelector("#login-form") !== null;');
+    await browser.type('#login-form input[name=user]', 'demo');
+    await browser.type('#login-form input[name=password]', 'demo');
+    await browser.click('#login-form button');
+    await browser.waitFor('the Server entry', 'return !document.querySelector("#admin-nav").hidden;');
+    await browser.click('#server-view');
+    const row = await browser.waitFor('the clerk\'s refusal', `
+        const row = [...document.querySelectorAll("#admin-refusals tbody tr")].find((r) => r.textContent.includes("mark the client inactive"));
+        return row && [...row.cells].map((cell) => cell.textContent);`);
+    assert.equal(row[1], 'clerk');
+    assert.equal(row[2], 'refusal (beforeDelete)');
+    assert.deepEqual(row.slice(3, 5), ['Clients', 'row (ClientId=1)']);
+    assert.match(row[5], /has \d+ orders; mark the client inactive instead/);
+    assert.equal(row[6], 'rules/Clients.js:21:9');
+    const denied = await browser.run(`return [...document.querySelectorAll("#admin-refusals tbody tr")].map((r) => r.textContent).find((t) => t.includes("permissionDenied")) ?? "";`);
+    assert.match(denied, /clerk.*AdminService is for the roles console\.adminRoles names \(\[Manager\]\); this session's roles are \[Clerk\]/);
+    const users = await browser.run('return [...document.querySelectorAll("#admin-sessions tbody tr td:first-child")].map((cell) => cell.textContent);');
+    assert.ok(users.includes('clerk') && users.includes('demo'), `sessions: ${users}`);
+    assert.deepEqual(await browser.run('return [...document.querySelectorAll("#admin-health tbody tr")].map((r) => r.cells[1].textContent);'), ['yes', 'yes']);
+    assert.match(await textOf('#admin-status'), /^Ready · protocol v2 · up \d+ s since .* · domain default$/);
+    const page = await browser.run('return document.body.innerHTML;');
+    assert.ok(!page.includes(clerk.token), 'no session\'s token reaches the page');
+    await browser.run('window.scrollTo(0, 0);');
+    mkdirSync(artifacts, { recursive: true });
+    writeFileSync(join(artifacts, 'console-server.png'), await browser.screenshot());
+
+    // Opening a table leaves the Server page.
+    await browser.click('#tables li:nth-child(1) button');
+    await browser.waitFor('the Clients rows', 'return document.querySelector("#admin").hidden && !document.querySelector("#browser").hidden;');
+    await clerk.logout();
 });
 
 test('rules in the page see UTC dates whatever the browser\'s time zone; the page\'s own dates stay local', { timeout: 60_000 }, async () => {

@@ -15,9 +15,12 @@ public enum ProtocolMessages {
     public struct LoginAnswer: Codable, Sendable {
         public var token: String
         public var session: Session
-        public init(token: String, session: Session) {
+        /// True when the session may call `AdminService` (one of the server's admin roles); left out otherwise.
+        public var admin: Bool?
+        public init(token: String, session: Session, admin: Bool? = nil) {
             self.token = token
             self.session = session
+            self.admin = admin
         }
     }
 

@@ -66,7 +66,8 @@ struct LoginRoutes {
         let token = try await OffCooperativePool.run { try sessions.start(session, accountRoles: accountRoles) }
         context.record.note { $0.login = .succeeded }
         logger.audit(.loginSucceeded, "logged in", metadata: who)
-        return try RelataHTTPServer.json(ProtocolMessages.LoginAnswer(token: token, session: session))
+        return try RelataHTTPServer.json(ProtocolMessages.LoginAnswer(token: token, session: session,
+                                                                           admin: configuration.isAdmin(session) ? true : nil))
     }
 
     @Sendable func logout(_ request: Request, context: RelataRequestContext) async throws -> Response {

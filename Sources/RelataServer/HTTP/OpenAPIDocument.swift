@@ -20,6 +20,9 @@ enum OpenAPIDocument {
                                                          statuses: ["400", "401", "403", "404", "413", "429"])],
             "/v2/LoginService/Logout": ["post": operation("Logout", "End the session of the Authorization header", body: ref("Empty"), answer: ref("Empty"),
                                                           secured: false, statuses: ["400", "413"])],
+            "/v2/AdminService/Overview": ["post": operation("AdminService_Overview",
+                                                            "For a session with one of the server's admin roles (console.adminRoles): health, the domain's sessions, its recent refusals",
+                                                            body: ref("Empty"), answer: ref("AdminOverview"), statuses: ["400", "401", "403", "404", "413"])],
         ]
         var serviceNames = ["DataService"]
         for domain in services.domains {
@@ -115,7 +118,23 @@ enum OpenAPIDocument {
             ]]],
             "LoginRequest": ["type": "object", "required": ["loginString"], "properties": ["loginString": ["type": "string"]]],
             "LoginAnswer": ["type": "object", "required": ["token", "session"],
-                            "properties": ["token": ["type": "string"], "session": ["type": "object"]]],
+                            "properties": ["token": ["type": "string"], "session": ["type": "object"],
+                                           "admin": ["type": "boolean", "description": "True when the session may call AdminService"]]],
+            "AdminOverview": ["type": "object", "required": ["server", "domain", "health", "sessions", "refusals"], "properties": [
+                "server": ["type": "object", "required": ["protocol", "started", "uptimeSeconds"],
+                           "properties": ["protocol": ["type": "string"], "started": ["type": "string", "format": "date-time"], "uptimeSeconds": ["type": "integer"]]],
+                "domain": ["type": "string"],
+                "health": ref("Readiness"),
+                "sessions": ["type": "array", "items": ["type": "object", "required": ["user", "domain", "roles", "started", "expires", "ends"], "properties": [
+                    "user": ["type": "string"], "domain": ["type": "string"], "roles": ["type": "array", "items": ["type": "string"]],
+                    "started": ["type": "string", "format": "date-time"], "expires": ["type": "string", "format": "date-time"],
+                    "ends": ["type": "string", "format": "date-time"]]]],
+                "refusals": ["type": "array", "items": ["type": "object", "required": ["at", "kind", "message"], "properties": [
+                    "at": ["type": "string", "format": "date-time"], "user": ["type": "string"], "domain": ["type": "string"],
+                    "service": ["type": "string"], "requestId": ["type": "string"], "kind": ["type": "string"], "message": ["type": "string"],
+                    "table": ["type": "string"], "row": ["type": "string"], "event": ["type": "string"], "file": ["type": "string"],
+                    "line": ["type": "integer"], "column": ["type": "integer"]]]],
+            ]],
             "SchemaAnswer": ["type": "object", "required": ["schema", "version"],
                              "properties": ["schema": ["type": "object"], "version": ["type": "string"],
                                             "allowed": ["type": "object", "description": "The operations the caller may make, by table",

@@ -16,6 +16,7 @@ enum ProtocolErrorAnswer {
         if let domain = facts.domain { logger[metadataKey: "domain"] = .string(domain) }
         let (status, answer, retryAfter) = self.answer(for: error, logger: logger)
         record.note { $0.errorCode = answer.error.code }
+        if let refusal = RecentRefusals.Refusal(refusing: error, code: answer.error.code) { record.noteRefusal(refusal) }
         var response = (try? RelataHTTPServer.json(answer, status: status)) ?? Response(status: .internalServerError)
         if let retryAfter { response.headers[.retryAfter] = String(retryAfter) }
         // A body that never arrived leaves the connection in no state to read another request.

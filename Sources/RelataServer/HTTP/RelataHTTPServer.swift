@@ -8,7 +8,8 @@ import ServiceLifecycle
 
 /// The HTTP face of a Relata data server: version 2 of the protocol
 /// (`POST /v2/{service}/{method}`, JSON in and out), `GET /health`, `/health/ready` and
-/// `/metrics` (``ServerMetrics``), with a log line per request and audit events (``AuditEvent``).
+/// `/metrics` (``ServerMetrics``), `AdminService` for the configured admin roles, and the web
+/// console at `/`, with a log line per request and audit events (``AuditEvent``).
 ///
 /// ```swift
 /// let app = RelataHTTPServer.application(services: services, configuration: ServerConfiguration(port: 7099))
@@ -32,12 +33,14 @@ public enum RelataHTTPServer {
                                    logger: Logger = Logger(label: "relata.server"),
                                    onServerRunning: @escaping @Sendable (_ port: Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: RelataRequestContext.self)
+        let refusals = RecentRefusals()
         router.addMiddleware {
-            RequestLogMiddleware(metrics: metrics)
+            RequestLogMiddleware(metrics: metrics, refusals: refusals)
             CORSMiddleware(policy: configuration.cors)
             ProtocolErrorMiddleware()
         }
-        HealthRoutes(services: services, metrics: metrics).add(to: router)
+        let health = HealthRoutes(services: services, metrics: metrics)
+        health.add(to: router)
         WebRoutes().add(to: router)
         let openAPI = (try? JSONSerialization.data(withJSONObject: OpenAPIDocument.make(for: services), options: [.sortedKeys])) ?? Data("{}".utf8)
         router.get("openapi.json") { _, _ in
@@ -52,6 +55,8 @@ public enum RelataHTTPServer {
         }
         let api = router.group("v\(protocolVersion)").add(middleware: BodyBudgetMiddleware(budget: BodyBudget(total: configuration.maxBodyBytesInFlight)))
         LoginRoutes(services: services, configuration: configuration).add(to: api.group("LoginService"))
+        AdminRoutes(services: services, configuration: configuration, health: health, refusals: refusals, started: Date())
+            .add(to: api.group("AdminService").add(middleware: SessionMiddleware(services: services)))
         DataServiceRoutes(configuration: configuration).add(to: api.group(":service")
             .add(middleware: SessionMiddleware(services: services))
             .group(context: SessionContext.self))
@@ -97,10 +102,11 @@ public enum RelataHTTPServer {
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: try encode(value))))
     }
 
-    /// A message as the protocol's JSON.
+    /// A message as the protocol's JSON (a `Date` outside field values as ISO 8601 text).
     static func encode(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         return try encoder.encode(value)
     }
 }

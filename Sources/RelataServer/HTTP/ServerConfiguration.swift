@@ -1,4 +1,5 @@
 import Foundation
+import Relata
 
 /// Where and how the server listens, and the limits that keep one client from holding up the
 /// others (`Documentation/Server.md` lists each with its `relata serve` option).
@@ -31,11 +32,14 @@ public struct ServerConfiguration: Sendable {
     /// Which other origins' pages may call the server from a browser (none by default; the
     /// server's own console needs none).
     public var cors: CORSPolicy
+    /// The roles whose sessions may call `AdminService` (the console's *Server* page: health,
+    /// sessions and recent refusals of their domain); none by default.
+    public var adminRoles: [String]
 
     public init(host: String = "127.0.0.1", port: Int = 7099, maxBodyBytes: Int = 32 << 20, maxBodyBytesBeforeSession: Int = 64 << 10, maxQueryBodyBytes: Int = 1 << 20,
                 maxBodyBytesInFlight: Int = 256 << 20, idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(15),
                 loginWorkers: Int = max(1, ProcessInfo.processInfo.activeProcessorCount / 2), loginQueue: Int = 16,
-                shutdownGrace: Duration = .seconds(10), cors: CORSPolicy = .none) {
+                shutdownGrace: Duration = .seconds(10), cors: CORSPolicy = .none, adminRoles: [String] = []) {
         self.host = host
         self.port = port
         self.maxBodyBytes = maxBodyBytes
@@ -49,5 +53,11 @@ public struct ServerConfiguration: Sendable {
         self.loginQueue = loginQueue
         self.shutdownGrace = shutdownGrace
         self.cors = cors
+        self.adminRoles = adminRoles
+    }
+
+    /// Whether a session has one of the ``adminRoles``.
+    public func isAdmin(_ session: Session) -> Bool {
+        session.roles.contains { adminRoles.contains($0) }
     }
 }

@@ -30,9 +30,21 @@ struct HealthRoutes {
         try RelataHTTPServer.json(["status": "ok", "protocol": "v\(RelataHTTPServer.protocolVersion)"])
     }
 
-    /// Each database checked at once; each check given at most ``databaseWait``.
+    /// Whether each database answers and each schema's rules are loaded.
+    struct Readiness: Encodable, Sendable {
+        struct Check: Encodable, Sendable { let name: String; let ready: Bool; var problem: String?; var rulesVersion: String? }
+        let status: String
+        let checks: [Check]
+        var ready: Bool { status == "ready" }
+    }
+
     private func ready() async throws -> Response {
-        struct Check: Encodable { let name: String; let ready: Bool; var problem: String?; var rulesVersion: String? }
+        let readiness = await readiness()
+        return try RelataHTTPServer.json(readiness, status: readiness.ready ? .ok : .serviceUnavailable)
+    }
+
+    /// Each database checked at once; each check given at most ``databaseWait``.
+    func readiness() async -> Readiness {
         var targets: [(name: String, database: any SQLDatabase, service: DataService?)] = [("sessions", services.sessions.database, nil)]
         for domain in services.domains {
             for service in domain.dataServices.values.sorted(by: { $0.storage.schema.name < $1.storage.schema.name }) {
@@ -48,12 +60,10 @@ struct HealthRoutes {
             return problems
         }
         let checks = targets.enumerated().map { index, target in
-            Check(name: target.name, ready: problems[index] == nil, problem: problems[index],
-                  rulesVersion: target.service.map { String($0.versionedSchema.version.prefix(19)) })
+            Readiness.Check(name: target.name, ready: problems[index] == nil, problem: problems[index],
+                            rulesVersion: target.service.map { String($0.versionedSchema.version.prefix(19)) })
         }
-        let ready = checks.allSatisfy(\.ready)
-        struct Answer: Encodable { let status: String; let checks: [Check] }
-        return try RelataHTTPServer.json(Answer(status: ready ? "ready" : "notReady", checks: checks), status: ready ? .ok : .serviceUnavailable)
+        return Readiness(status: checks.allSatisfy(\.ready) ? "ready" : "notReady", checks: checks)
     }
 
     /// Why a database cannot be reached, or nil when it answers `SELECT 1` in time. A database

@@ -8,12 +8,14 @@ import Logging
 /// carries (`hb.request.id`, also the answer's `X-Request-Id`) — and the server's metrics count it.
 ///
 /// Health checks and metric scrapes are logged at `debug`: a probe every second would drown the rest.
+/// What the request refused goes to ``RecentRefusals``.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = RelataRequestContext
     let metrics: ServerMetrics
+    let refusals: RecentRefusals
 
     /// The methods the protocol has; any other name is counted as `other`.
-    static let methods: Set<String> = ["Login", "Logout", "GetSchema", "GetData", "SQLGetData", "UpdateData", "ExecuteCommand"]
+    static let methods: Set<String> = ["Login", "Logout", "GetSchema", "GetData", "SQLGetData", "UpdateData", "ExecuteCommand", "Overview"]
     /// The paths outside the protocol the server answers.
     static let plainPaths: Set<String> = ["/health", "/health/live", "/health/ready", "/metrics", "/openapi.json"]
 
@@ -21,7 +23,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         let start = ContinuousClock.now
         var response = try await next(request, context)
         let end = RequestEnd(method: request.method.rawValue, path: request.uri.path, status: response.status.code,
-                             start: start, record: context.record, logger: context.logger, metrics: metrics)
+                             start: start, record: context.record, logger: context.logger, metrics: metrics,
+                             refusals: refusals, requestId: context.id)
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             do {
@@ -45,12 +48,19 @@ private struct RequestEnd: Sendable {
     let record: RequestRecord
     let logger: Logger
     let metrics: ServerMetrics
+    let refusals: RecentRefusals
+    let requestId: String
 
     func log(cutShort: Bool) {
         let duration = ContinuousClock.now - start
         let facts = record.facts
         let (service, method) = labels(facts)
         metrics.requestEnded(service: service, method: method, status: status, duration: duration, facts: facts)
+        refusals.add(facts.refusals.map { refusal in
+            var refusal = refusal
+            (refusal.user, refusal.domain, refusal.service, refusal.requestId) = (facts.user, facts.domain, facts.service, requestId)
+            return refusal
+        })
         let level: Logger.Level = service == "http" && method != "other" ? .debug : .info
         guard logger.logLevel <= level else { return }
         var metadata: Logger.Metadata = [

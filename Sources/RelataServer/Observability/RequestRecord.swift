@@ -24,7 +24,14 @@ final class RequestRecord: @unchecked Sendable {
         var errorCode: String?
         /// How a login ended.
         var login: LoginOutcome?
+        /// What the request refused — failed changes, or the request itself — for
+        /// ``RecentRefusals`` (at most ``RequestRecord/refusalsKept``).
+        var refusals: [RecentRefusals.Refusal] = []
     }
+
+    /// The most refusals one request leaves for ``RecentRefusals``: an apply refused whole would
+    /// otherwise push out every other user's.
+    static let refusalsKept = 20
 
     /// How a login ended, as the audit log and the metrics name it.
     enum LoginOutcome: String {
@@ -38,6 +45,13 @@ final class RequestRecord: @unchecked Sendable {
     }
 
     func noteRowsRead(_ rows: Int) { note { $0.rowsRead += rows } }
+
+    /// Notes a refusal, unless the request has already noted ``refusalsKept``.
+    func noteRefusal(_ refusal: RecentRefusals.Refusal) {
+        note { facts in
+            if facts.refusals.count < Self.refusalsKept { facts.refusals.append(refusal) }
+        }
+    }
 }
 
 extension RequestRecord {
@@ -48,6 +62,11 @@ extension RequestRecord {
                 let verdict = change.status == .resolved ? "resolved" : change.failure?.kind.rawValue ?? change.status.rawValue
                 facts.changesByVerdict[verdict, default: 0] += 1
                 if change.status == .resolved { facts.rowsChanged += 1 }
+            }
+            for delta in deltas {
+                for change in delta.changes where facts.refusals.count < Self.refusalsKept {
+                    if let failure = change.failure { facts.refusals.append(.init(failure, table: delta.tableName)) }
+                }
             }
         }
     }

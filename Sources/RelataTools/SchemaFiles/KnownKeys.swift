@@ -59,6 +59,7 @@ indirect enum KnownKeys: Sendable {
     /// A server configuration file (`relata serve --config`).
     static let serverConfig: KnownKeys = .object([
         "host": .any, "port": .any, "sessions": .any, "cors": .object(["allowOrigins": .any]),
+        "console": .object(["adminRoles": .any]),
         "domains": .array(.object([
             "name": .any, "database": .any, "users": users, "usersFile": .any, "roles": .any,
             "loginTable": .object(["schema": .any, "table": .any, "userField": .any, "passwordField": .any, "rolesField": .any, "valueFields": .any, "writers": .any]),

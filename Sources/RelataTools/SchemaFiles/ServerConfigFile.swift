@@ -63,12 +63,20 @@ public struct ServerConfigFile: Sendable {
         public var allowOrigins: [String]
     }
 
+    /// The web console's settings.
+    public struct Console: Codable, Sendable, Hashable {
+        /// Roles whose users see the console's Server page and may call `AdminService`.
+        public var adminRoles: [String]?
+    }
+
     /// The file's contents.
     public struct Contents: Codable, Sendable, Hashable {
         public var host: String?
         public var port: Int?
         /// Cross-origin access for browser pages served elsewhere (none when left out).
         public var cors: CORS?
+        /// The web console's settings (no admin roles when left out).
+        public var console: Console?
         /// The session database; `sessions.sqlite` beside the configuration when left out.
         public var sessions: String?
         public var domains: [Domain]

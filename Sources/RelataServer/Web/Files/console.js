@@ -1,8 +1,9 @@
 // The web console: log in, browse the tables the user may read, edit rows with the schema's rules
-// running in the page, apply and see each change's verdict, and run DA SQL. It uses nothing but
+// running in the page, apply and see each change's verdict, and run DA SQL; for a user with one of
+// the server's admin roles, the server's health, sessions and recent refusals. It uses nothing but
 // the JavaScript client the server serves beside it.
 
-import { RelataClient, RelataError, storageOf } from '/client/relata.js';
+import { RelataClient, RelataError, scriptLocation, storageOf } from '/client/relata.js';
 
 const client = new RelataClient();
 const $ = (id) => document.getElementById(id);
@@ -10,10 +11,16 @@ const view = { table: null, page: 0, pageSize: 25, where: '', shownWhere: new Ma
 const cellMessages = new Map();   // row → {field, text}: a refusal shown next to the field
 let schemaPoll = null;
 
+/** ` (file:line:column)` when a script location is known, or nothing. */
+function placeOf(failure) {
+    const location = scriptLocation(failure);
+    return location ? ` (${location})` : '';
+}
+
 /** A refusal or error as one line: what said no, the message, and where in the scripts. */
 function explain(error) {
     if (!(error instanceof RelataError)) return String(error?.message ?? error);
-    const place = error.file ? ` (${error.file}${error.line ? `:${error.line}` : ''}${error.column ? `:${error.column}` : ''})` : '';
+    const place = placeOf(error);
     const by = error.code === 'refused' ? `refused by ${error.event}: ` : error.code === 'ruleError' ? `a rule is broken (${error.event}): ` : '';
     return `${by}${error.message}${place}`;
 }
@@ -79,6 +86,8 @@ function showWorkspace() {
         if (allowed && !(allowed[table.name] ?? []).includes('read')) continue;
         list.append(element('li', {}, element('button', { type: 'button', textContent: table.name, onclick: () => openTable(table.name) })));
     }
+    $('admin-nav-title').hidden = !client.isAdmin;
+    $('admin-nav').hidden = !client.isAdmin;
     // The rules may change while the page is open: ask for the version now and then.
     schemaPoll = setInterval(() => client.getSchema().catch((error) => {
         if (error.code !== 'sessionNotFound') return;
@@ -91,6 +100,8 @@ function showWorkspace() {
 // MARK: Browsing and editing
 
 async function openTable(name, where = '') {
+    $('admin').hidden = true;
+    $('server-view').setAttribute('aria-current', 'false');
     $('table-error').textContent = '';
     $('verdicts').replaceChildren();
     view.where = where;
@@ -191,8 +202,7 @@ function rowElement(table, row, virtual) {
 }
 
 function explainFailure(failure) {
-    const place = failure.file ? ` (${failure.file}${failure.line ? `:${failure.line}` : ''}${failure.column ? `:${failure.column}` : ''})` : '';
-    return `${failure.kind === 'refusal' && failure.event ? `refused by ${failure.event}: ` : ''}${failure.message}${place}`;
+    return `${failure.kind === 'refusal' && failure.event ? `refused by ${failure.event}: ` : ''}${failure.message}${placeOf(failure)}`;
 }
 
 /** A cell's change: written to the row (posted at once unless the row is being edited). */
@@ -288,3 +298,46 @@ $('sql-form').addEventListener('submit', async (event) => {
         $('sql-error').textContent = `${explain(error)}${error.location ? ` at ${error.location}` : ''}`;
     }
 });
+
+// MARK: The server (admin roles only)
+
+/** A moment as the reader's local date and time. */
+function when(text) {
+    const date = new Date(text);
+    return Number.isNaN(date.getTime()) ? String(text) : date.toLocaleString();
+}
+
+function cells(...texts) {
+    return element('tr', {}, ...texts.map((text) => element('td', { className: 'state', textContent: text ?? '' })));
+}
+
+async function showServer() {
+    $('browser').hidden = true;
+    $('admin').hidden = false;
+    for (const button of $('tables').querySelectorAll('button')) button.setAttribute('aria-current', 'false');
+    $('server-view').setAttribute('aria-current', 'true');
+    $('admin-error').textContent = '';
+    $('admin-status').textContent = 'Loading…';
+    let overview;
+    try {
+        overview = await client.serverOverview();
+    } catch (error) {
+        $('admin-status').textContent = '';
+        $('admin-error').textContent = explain(error);
+        return;
+    }
+    const { server, health, sessions, refusals } = overview;
+    $('admin-status').textContent = `${health.status === 'ready' ? 'Ready' : 'Not ready'} · protocol ${server.protocol} · up ${server.uptimeSeconds} s `
+        + `since ${when(server.started)} · domain ${overview.domain}`;
+    $('admin-health').tBodies[0].replaceChildren(...health.checks.map((check) =>
+        cells(check.name, check.ready ? 'yes' : 'no', check.rulesVersion, check.problem)));
+    $('admin-sessions').tBodies[0].replaceChildren(...sessions.map((session) =>
+        cells(session.user, session.roles.join(', '), when(session.started), when(session.expires), when(session.ends))));
+    $('admin-refusals').tBodies[0].replaceChildren(...(refusals.length === 0
+        ? [element('tr', {}, element('td', { className: 'state', colSpan: 7, textContent: 'No refusals since the server started.' }))]
+        : refusals.map((refusal) => cells(when(refusal.at), refusal.user, refusal.event ? `${refusal.kind} (${refusal.event})` : refusal.kind,
+            refusal.table, refusal.row, refusal.message, scriptLocation(refusal)))));
+}
+
+$('server-view').addEventListener('click', showServer);
+$('admin-refresh').addEventListener('click', showServer);
