@@ -1,0 +1,1 @@
+../../Fuzz/Server/Sources/fuzz-update-data/UpdateDataHarness.swift
