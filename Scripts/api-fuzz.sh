@@ -15,7 +15,8 @@ swift build --product relata
 bin="$(swift build --show-bin-path)"
 source Scripts/lib/serve.sh
 folder="$(mktemp -d)"
-start_server "$bin" "$folder"
+# demo is a Manager: AdminService answers it, so its answers are checked against the document too.
+start_server "$bin" "$folder" --console-admin-role Manager
 token="$(python3 - "$port" <<'PY'
 import json, sys, urllib.request
 request = urllib.request.Request(f"http://127.0.0.1:{sys.argv[1]}/v2/LoginService/Login", method="POST",

@@ -1,8 +1,9 @@
 # Starts `relata serve` on a free port for a script, and stops it when the script exits.
-# Usage: source Scripts/lib/serve.sh; start_server BIN FOLDER   # sets $server (pid) and $port
+# Usage: source Scripts/lib/serve.sh; start_server BIN FOLDER [SERVE-OPTION…]   # sets $server (pid) and $port
 start_server() {
     local bin="$1" folder="$2"
-    "$bin/relata" serve --port 0 --database "$folder/pctrade.sqlite" > "$folder/out" 2> "$folder/log" &
+    shift 2
+    "$bin/relata" serve --port 0 --database "$folder/pctrade.sqlite" "$@" > "$folder/out" 2> "$folder/log" &
     server=$!
     trap 'kill "$server" 2>/dev/null || true; rm -rf "'"$folder"'"' EXIT
     port=""
