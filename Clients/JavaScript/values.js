@@ -176,7 +176,10 @@ export function checkValue(value, field, table) {
             throw new RelataError('valueOutOfRange', `${name} is not a number a ${field.type} field can hold`, { table, field: field.name });
         }
         const stored = field.type === 'singleFloat' ? Math.fround(number) : number;
-        if (storage === 'decimal') checkDigits(stored, field, table);
+        if (storage === 'decimal') {
+            if (!fitsDecimal(stored)) throw mismatch();
+            checkDigits(stored, field, table);
+        }
         return stored === 0 ? 0 : stored;
     }
     case 'boolean':
@@ -234,6 +237,16 @@ function characterCount(text) {
     return graphemes ? [...graphemes.segment(text)].length : [...text].length;
 }
 
+/**
+ * Whether a number has a decimal value on the server: its shortest digits, read as Swift's
+ * `Decimal` reads them, need a power of ten from 10^-128 to 10^127 (1e128 and 1e-129 have none).
+ */
+function fitsDecimal(number) {
+    const [mantissa, exponent] = Math.abs(number).toExponential().split('e');
+    const power = Number(exponent) - (mantissa.replace('.', '').length - 1);
+    return power >= -128 && power <= 127;
+}
+
 /** A decimal's digits against the field's precision and scale, as the server checks them. */
 function checkDigits(number, field, table) {
     const precision = field.precision ?? 0, scale = field.scale ?? 0;
@@ -271,6 +284,8 @@ export function valueFromJSON(raw, field, table) {
     if (Array.isArray(raw) || typeof raw === 'object') {
         throw new RelataError('typeMismatch', `a JSON array or object is not a valid ${field.type} value`, { table, field: field.name });
     }
+    // A number beyond a decimal's powers of ten is refused as its text is, as the server reads JSON's digits.
+    if (typeof raw === 'number' && storageOf(field.type) === 'decimal' && Number.isFinite(raw) && !fitsDecimal(raw)) throw unparsable(String(raw));
     if (typeof raw !== 'string') return raw;
     const trimmed = raw.trim();
     switch (storageOf(field.type)) {
@@ -282,7 +297,7 @@ export function valueFromJSON(raw, field, table) {
         if (trimmed === '' || Number.isNaN(Number(trimmed)) && !/^[-+]?(nan|inf(inity)?)$/i.test(trimmed)) throw unparsable(raw);
         return /^[-+]?inf/i.test(trimmed) ? (trimmed.startsWith('-') ? -Infinity : Infinity) : Number(trimmed);
     case 'decimal':
-        if (trimmed === '' || !/^[0-9.\-+eE]+$/.test(trimmed) || Number.isNaN(Number(trimmed))) throw unparsable(raw);
+        if (trimmed === '' || !/^[0-9.\-+eE]+$/.test(trimmed) || Number.isNaN(Number(trimmed)) || !fitsDecimal(Number(trimmed))) throw unparsable(raw);
         return Number(trimmed);
     case 'boolean': {
         const word = booleanWords[trimmed.toLowerCase()];

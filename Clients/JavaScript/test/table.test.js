@@ -109,6 +109,17 @@ test('a row refuses a value of the wrong type, out of range or too long, naming 
     assert.equal(row.state, 'unchanged');
 });
 
+test('a decimal needs a power of ten the server\'s decimals have (10^-128 to 10^127 on its shortest digits)', () => {
+    const row = orders({ withRules: false }).rows[0];
+    for (const beyond of [1e128, 1e300, -1e140, 2.5e-128, 7e-130]) {
+        assert.throws(() => row.set('Price', beyond), (error) => error.code === 'typeMismatch' && /is not a valid currency value/.test(error.message), String(beyond));
+    }
+    for (const within of [1e127, 1.5e128, 1e-127, 1.25e-126, 1e21, 650.12345, 0.1 + 0.2]) {
+        row.set('Price', within);
+        assert.equal(row.get('Price'), within);
+    }
+});
+
 test('a rule reading a field the table lacks throws instead of seeing undefined', () => {
     const table = new DataTable('T', [{ name: 'Id', type: 'integer', primaryKey: true }, { name: 'constructor', type: 'string' }]);
     table.load([[1, 'x']]);

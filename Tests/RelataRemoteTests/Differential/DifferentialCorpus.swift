@@ -117,6 +117,12 @@ enum DifferentialCorpus {
             Scenario(name: "a NaN discount", edits: [M.update("OrderDetails", 415, ["Discount": M.number(.nan)])]),
             Scenario(name: "a discount of -0", edits: [M.update("OrderDetails", 415, ["Discount": M.number(-0.0)])]),
             Scenario(name: "a phone number holding NUL", edits: [M.update("Clients", 1, ["ContactPhone": M.text("555\u{0}1234")])]),
+            // One currency: its scale and range the same on every site (the page included).
+            Scenario(name: "a price to a thousandth of a cent", edits: [M.update("Products", 1, ["UnitPrice": M.number(650.12345)])]),
+            Scenario(name: "a price of 650.1 + 0.2", edits: [M.update("Products", 1, ["UnitPrice": M.number(650.1 + 0.2)])]),
+            Scenario(name: "a credit limit of a quintillion", edits: [M.update("Clients", 5, ["CreditLimit": M.number(1e18)])]),
+            Scenario(name: "a credit limit beyond the currency's range", edits: [M.update("Clients", 5, ["CreditLimit": M.number(1e300)])]),
+            Scenario(name: "a credit limit as text with many digits", edits: [M.update("Clients", 5, ["CreditLimit": M.text("1234.56789")])]),
             // A server-only script (Orders.server.js) runs where the data is kept — offline and on the
             // server — and the client, which never has it, ends with what it stored.
             // The same session gives the same verdict on every site (Clients.js reads session.hasRole).
