@@ -35,15 +35,20 @@ after(async () => {
     }
 });
 
+/** Opens the console and submits the login form (the answer is the caller's to wait for). */
+async function openAndLogIn(user, password) {
+    await browser.open(`${server.url}/`);
+    await browser.waitFor('the login form', 'return document.querySelector("#login-form") !== null;');
+    await browser.type('#login-form input[name=user]', user);
+    await browser.type('#login-form input[name=password]', password);
+    await browser.click('#login-form button');
+}
+
 /** The text of the element a selector finds ('' when none). */
 const textOf = (selector) => browser.run('const e = document.querySelector(arguments[0]); return e ? e.textContent : "";', selector);
 
 test('the console edits PCTrade with the server\'s rules running in the page', { timeout: 120_000 }, async () => {
-    await browser.open(`${server.url}/`);
-    await browser.waitFor('the login form', 'return document.querySelector("#login-form") !== null;');
-    await browser.type('#login-form input[name=user]', 'demo');
-    await browser.type('#login-form input[name=password]', 'wrong');
-    await browser.click('#login-form button');
+    await openAndLogIn('demo', 'wrong');
     await browser.waitFor('a refused login', 'return document.querySelector("#login-error").textContent.includes("wrong");');
 
     await browser.type('#login-form input[name=password]', 'demo');
@@ -154,11 +159,7 @@ test('an admin sees the server\'s health, its sessions and a refusal another use
     assert.equal(clerk.isAdmin, false);
     await assert.rejects(clerk.serverOverview(), (error) => error.code === 'permissionDenied' && /console\.adminRoles/.test(error.message));
 
-    await browser.open(`${server.url}/`);
-    await browser.waitFor('the login form', 'return document.querySelector("#login-form") !== null;');
-    await browser.type('#login-form input[name=user]', 'demo');
-    await browser.type('#login-form input[name=password]', 'demo');
-    await browser.click('#login-form button');
+    await openAndLogIn('demo', 'demo');
     await browser.waitFor('the Server entry', 'return !document.querySelector("#admin-nav").hidden;');
     await browser.click('#server-view');
     const row = await browser.waitFor('the clerk\'s refusal', `
