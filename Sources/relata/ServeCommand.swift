@@ -251,9 +251,7 @@ struct ServeCommand: AsyncParsableCommand {
     /// Refuses an admin role no user has: a misspelt one would quietly hide the console's Server page.
     private static func checkAdminRoles(_ adminRoles: [String], known: Set<String>) throws {
         for role in adminRoles where !known.contains(role) {
-            let suggestion = Spelling.closest(to: role, among: Array(known)).map { " (did you mean \($0)?)" } ?? ""
-            throw RelataError(.invalidArgument, "console.adminRoles names the role '\(role)', which no user has\(suggestion); known roles: \(known.sorted().joined(separator: ", "))"
-                              + ". Declare a role only future users will have in a domain's \"roles\"")
+            throw RoleNames.unknown(role, namedBy: "console.adminRoles names", known: known)
         }
     }
 

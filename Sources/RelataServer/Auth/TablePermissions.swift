@@ -75,10 +75,7 @@ public struct TablePermissions: Sendable, Hashable, Codable {
         for (key, operations) in entries.sorted(by: { $0.key < $1.key }) {
             for (operation, allowed) in operations.sorted(by: { $0.key < $1.key }) {
                 for role in allowed where role != "*" && !roles.contains(role) {
-                    let suggestion = Spelling.closest(to: role, among: Array(roles)).map { " (did you mean \($0)?)" } ?? ""
-                    throw RelataError(.invalidArgument, "permissions of \(spelled[key] ?? key) give \(operation) to the role '\(role)', which no user has\(suggestion); "
-                                      + "known roles: \(roles.sorted().joined(separator: ", ")). Declare a role only future users will have in the domain's \"roles\"",
-                                      table: spelled[key] ?? key)
+                    throw RoleNames.unknown(role, namedBy: "permissions of \(spelled[key] ?? key) give \(operation) to", known: roles, table: spelled[key] ?? key)
                 }
             }
         }

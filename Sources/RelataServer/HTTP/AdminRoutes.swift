@@ -40,7 +40,7 @@ struct AdminRoutes {
     @Sendable func overview(_ request: Request, context: RelataRequestContext) async throws -> Response {
         context.record.note { $0.service = "AdminService" }
         guard let (session, domain) = context.authenticated else {
-            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'")
+            throw ProtocolError.noSession
         }
         guard configuration.isAdmin(session) else {
             let named = configuration.adminRoles.isEmpty ? "this server names none" : "[\(configuration.adminRoles.joined(separator: ", "))]"

@@ -80,6 +80,11 @@ enum ProtocolErrorAnswer {
 enum ProtocolError: Error {
     case badRequest(String), loginFailed(String), sessionNotFound(String), notFound(String), tooLarge(String)
     case timedOut(String)
+
+    /// A request without a live session (``SessionMiddleware`` and the routes behind it).
+    static let noSession = ProtocolError.sessionNotFound(
+        "no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
+
     /// A request of a protocol version this server no longer speaks.
     case oldProtocol(String)
     /// The server is too busy for the request now; the client may retry after `retryAfter` seconds.

@@ -65,7 +65,7 @@ struct SessionContext: ChildRequestContext, ConnectionContext {
     init(context: RelataRequestContext) throws {
         guard let (session, domain) = context.authenticated else {
             // SessionMiddleware runs before every route of the group: this is a route added outside it.
-            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'")
+            throw ProtocolError.noSession
         }
         coreContext = context.coreContext   // the logger, and the path's parameters
         channel = context.channel

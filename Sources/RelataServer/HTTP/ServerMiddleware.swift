@@ -48,7 +48,7 @@ struct SessionMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let sessions = services.sessions
         guard let token = Self.bearerToken(request), let session = try await Self.session(for: token, in: sessions) else {
-            throw ProtocolError.sessionNotFound("no session: log in (LoginService/Login) and send the token as 'Authorization: Bearer …'; a session ends after a logout or when it expires")
+            throw ProtocolError.noSession
         }
         guard let domain = try? services.domain(named: session.values["Domain"]?.stringValue) else {
             throw ProtocolError.sessionNotFound("the session's domain is no longer served: log in again")

@@ -58,14 +58,14 @@ extension RequestRecord {
     /// Notes an apply's or a command's changes: how many were stored, and each one's verdict.
     func noteChanges(of deltas: [Delta]) {
         note { facts in
-            for change in deltas.lazy.flatMap(\.changes) {
-                let verdict = change.status == .resolved ? "resolved" : change.failure?.kind.rawValue ?? change.status.rawValue
-                facts.changesByVerdict[verdict, default: 0] += 1
-                if change.status == .resolved { facts.rowsChanged += 1 }
-            }
             for delta in deltas {
-                for change in delta.changes where facts.refusals.count < Self.refusalsKept {
-                    if let failure = change.failure { facts.refusals.append(.init(failure, table: delta.tableName)) }
+                for change in delta.changes {
+                    let verdict = change.status == .resolved ? "resolved" : change.failure?.kind.rawValue ?? change.status.rawValue
+                    facts.changesByVerdict[verdict, default: 0] += 1
+                    if change.status == .resolved { facts.rowsChanged += 1 }
+                    if let failure = change.failure, facts.refusals.count < Self.refusalsKept {
+                        facts.refusals.append(.init(failure, table: delta.tableName))
+                    }
                 }
             }
         }
