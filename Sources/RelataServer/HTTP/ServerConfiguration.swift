@@ -57,6 +57,10 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Whether a session has one of the ``adminRoles``.
+    ///
+    /// ```swift
+    /// ServerConfiguration(adminRoles: ["Manager"]).isAdmin(Session(roles: ["Sales", "Manager"]))   // true
+    /// ```
     public func isAdmin(_ session: Session) -> Bool {
         session.roles.contains { adminRoles.contains($0) }
     }
