@@ -88,11 +88,12 @@ else
     # and PostgreSQL's limits.
     # The readiness check gives each database two seconds to answer: beside the CPU-bound suites
     # on a busy machine, a database that answers may not get a thread in time.
-    # A query stopped at its time limit, likewise.
-    bounds="HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests|readinessNamesADatabaseThatDoesNotAnswer|aQueryThatRunsTooLongIsStopped"
+    # A query stopped at its time limit, and the admin's overview (it holds each database to that
+    # readiness deadline), likewise.
+    bounds="HostileClientTests|RuntimeConcurrencyTests|PostgresLimitsTests|readinessNamesADatabaseThatDoesNotAnswer|aQueryThatRunsTooLongIsStopped|AdminServiceTests"
     step "Tests (all but those of time bounds and the client's)"
     bounded 1200 swift test --skip-build --skip "RelataRemoteTests|LoginLeakTests|$bounds"
-    step "Tests of order and time bounds, on their own (hostile clients, runtime concurrency, PostgreSQL's limits, readiness, query limits)"
+    step "Tests of order and time bounds, on their own (hostile clients, runtime concurrency, PostgreSQL's limits, readiness, query limits, the admin's overview)"
     bounded 900 swift test --skip-build --filter "$bounds"
     step "Login timing, alone: it compares times of logins, which other work beside it would blur"
     bounded 300 swift test --skip-build --filter LoginLeakTests
