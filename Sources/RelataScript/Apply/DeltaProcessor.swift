@@ -192,20 +192,47 @@ public struct DeltaProcessor {
         do { try run(.beforeProcessDelta, change: nil) } catch {
             for index in delta.changes.indices where delta.changes[index].status != .failed { fail(index, error, in: &delta) }
         }
-        for index in delta.changes.indices where delta.changes[index].status != .failed {
-            do {
-                try run(.beforeProcessDeltaChange, change: index)
-                delta.changes[index].resolve()
-                for view in views { view.show(status: delta.changes[index].status, message: delta.changes[index].message, at: index) }
-                try run(.afterProcessDeltaChange, change: index)
-            } catch {
-                fail(index, error, in: &delta)
+        if scripts.count == 1 {
+            runChangeEvents(of: &delta, in: scripts[0], view: views[0]) { index, error, delta in fail(index, error, in: &delta) }
+        } else {
+            for index in delta.changes.indices where delta.changes[index].status != .failed {
+                do {
+                    try run(.beforeProcessDeltaChange, change: index)
+                    delta.changes[index].resolve()
+                    for view in views { view.show(status: delta.changes[index].status, message: delta.changes[index].message, at: index) }
+                    try run(.afterProcessDeltaChange, change: index)
+                } catch {
+                    fail(index, error, in: &delta)
+                }
             }
         }
         do { try run(.afterProcessDelta, change: nil) } catch {
             for index in delta.changes.indices where delta.changes[index].status != .failed { fail(index, error, in: &delta) }
         }
         views.removeAll()
+    }
+
+    /// The change events of a delta one script handles, many changes per call into JavaScript
+    /// (``RuleRuntime/runChangeEvents(in:table:view:from:to:)``): the same order, verdicts and
+    /// statuses shown as one call per event and change gives. A change that came in failed is skipped.
+    private func runChangeEvents(of delta: inout Delta, in script: RuleRuntime.CompiledScript, view: DeltaView,
+                                 fail: (Int, any Error, inout Delta) -> Void) {
+        var index = 0
+        while index < delta.changes.count {
+            guard delta.changes[index].status != .failed else {
+                index += 1
+                continue
+            }
+            var end = index + 1
+            while end < delta.changes.count && delta.changes[end].status != .failed { end += 1 }
+            let run = runtime.runChangeEvents(in: script, table: delta.tableName, view: view, from: index, to: end)
+            for passed in index..<run.reached { delta.changes[passed].resolve() }
+            index = run.reached
+            guard let failure = run.failure else { continue }
+            if failure.afterResolving { delta.changes[index].resolve() }
+            fail(index, failure.error, &delta)
+            index += 1
+        }
     }
 
     private func fireTransactionEvent(_ event: RuleEvent, deltas: [Delta]) throws {

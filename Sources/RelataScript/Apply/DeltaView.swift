@@ -7,8 +7,8 @@ final class DeltaView {
     let object: JSObjectRef
     /// The change objects, kept alive by ``kept``: a script may replace `delta[i]` or `delta.changes[i]`.
     let changes: [JSObjectRef]
-    /// An array no script sees, holding every change object.
-    private let kept: JSObjectRef
+    /// An array no script sees, holding every change object (in the delta's order).
+    let kept: JSObjectRef
 
     init(delta: Delta, context: ScriptContext) throws {
         self.context = context

@@ -83,6 +83,38 @@ extension RuleRuntime {
             for (let i = 0; i < changes.length; i++) delta[i] = changes[i];
             return delta;
         };
+        // A delta's change events for `changes[start..<end]` in one call (`RuleRuntime.runChangeEvents`):
+        // for each change, `before(delta, change)`, the change shown resolved, `after(delta, change)`
+        // (either may be null). Returns [next] when every change before `next` passed — it stops
+        // after `slice` ms, so the time limit still bounds about one change's run — or
+        // [index, phase, thrown, promised] for the first change whose handler threw (phase 0:
+        // before, 1: after) or returned a promise. `at` is [the change running, its phase], for a
+        // stop no script can catch (the time limit).
+        const now = Date.now;
+        const thenable = (value) => (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
+        relata.runChanges = function (before, after, delta, changes, start, end, slice, at) {
+            const stop = now() + slice;
+            for (let i = start; i < end; i++) {
+                const change = changes[i];
+                at[0] = i;
+                at[1] = 0;
+                if (before !== null) {
+                    let returned;
+                    try { returned = before(delta, change); } catch (thrown) { return [i, 0, thrown, false]; }
+                    if (thenable(returned)) return [i, 0, undefined, true];
+                }
+                change.status = 'resolved';
+                change.message = null;
+                if (after !== null) {
+                    at[1] = 1;
+                    let returned;
+                    try { returned = after(delta, change); } catch (thrown) { return [i, 1, thrown, false]; }
+                    if (thenable(returned)) return [i, 1, undefined, true];
+                }
+                if (now() >= stop) return [i + 1];
+            }
+            return [end];
+        };
         \(PackedValues.unpackScript)
         const fail = function fail(message) {
             const error = new Error(message === undefined ? 'the rule failed' : relata.show(message));

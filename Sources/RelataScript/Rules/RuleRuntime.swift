@@ -313,13 +313,18 @@ public final class RuleRuntime {
             let returned = try RuleScope.run { try script.context.call(handler) { try arguments(script.context, &$0) } }
             if script.context.isPromise(returned) { throw Self.asyncHandler(event.handlerName) }
         } catch let thrown as ScriptError {
-            var error = script.locatingFailCall(thrown)
-            error.event = event.handlerName
-            error.table = error.table ?? table
-            error.row = error.row ?? row()
-            if error.file == nil { error.file = script.script.fileName }
-            throw error
+            throw located(thrown, event: event, in: script, table: table, row: row())
         }
+    }
+
+    /// An error a handler threw, with its event, table, row and script, and a refusal located at its `fail(` call.
+    func located(_ thrown: ScriptError, event: RuleEvent, in script: CompiledScript, table: String?, row: String?) -> ScriptError {
+        var error = script.locatingFailCall(thrown)
+        error.event = event.handlerName
+        error.table = error.table ?? table
+        error.row = error.row ?? row
+        if error.file == nil { error.file = script.script.fileName }
+        return error
     }
 
     /// The error for a handler that returned a promise: its `fail()` would be lost, so it is refused.

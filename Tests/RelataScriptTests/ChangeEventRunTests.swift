@@ -1,0 +1,149 @@
+import Foundation
+import Relata
+import RelataTestSupport
+import Testing
+@testable import RelataScript
+
+/// A delta's change events run many changes per call into JavaScript: what each handler sees,
+/// the verdicts, and the time limit must be what one call per event and change gives.
+@Suite struct ChangeEventRunTests {
+    /// An adapter whose `Lines` table has rows 1…count with quantity 0, each changed to its id
+    /// with the rules off, so only the delta events run.
+    func changedLines(_ count: Int, script: String, schemaScript: String? = nil, timeLimit: Duration = .seconds(2),
+                      recorder: LogRecorder = LogRecorder()) throws -> (LocalDataAdapter, DataTable) {
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: timeLimit), logger: recorder.logger)
+        if let schemaScript { try adapter.setSchemaScript(RuleScript(schemaScript, fileName: "schema.js")) }
+        let lines = try DataTable(name: "Lines", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Quantity", .integer)])
+        try lines.loadRows((1...count).map { [.integer(Int64($0)), .integer(0)] })
+        try adapter.addTable(lines, script: RuleScript(script, fileName: "Lines.js"))
+        try lines.withoutRules {
+            for row in lines.rows { try row.setValue(row["Id"], forKey: "Quantity") }
+        }
+        return (adapter, lines)
+    }
+
+    /// What the log says `seen` held (the script logs it as JSON from `afterProcessDelta`).
+    func seen(_ recorder: LogRecorder) throws -> [String] {
+        let line = try #require(recorder.messages.last { $0.hasPrefix("[") })
+        return try JSONDecoder().decode([String].self, from: Data(line.utf8))
+    }
+
+    @Test func eachChangeSeesTheVerdictsOfTheChangesBeforeIt() throws {
+        let recorder = LogRecorder()
+        let (adapter, lines) = try changedLines(5_000, script: """
+            const seen = [];
+            function beforeProcessDeltaChange(delta, change) {
+                const i = seen.length, previous = delta[i - 1];
+                seen.push(i === 0 ? 'first' : previous.status + ':' + (previous.message || ''));
+                if (change.newValues.Quantity % 7 === 0) fail('seven ' + change.newValues.Quantity);
+            }
+            function afterProcessDeltaChange(delta, change) {
+                if (change.status !== 'resolved' || change.message !== null) fail('after saw ' + change.status);
+                if (change.newValues.Quantity % 11 === 0) fail('eleven');
+            }
+            function afterProcessDelta(delta) { log(JSON.stringify(seen)); }
+            """, recorder: recorder)
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        func message(_ quantity: Int) -> String? {
+            quantity % 7 == 0 ? "seven \(quantity)" : quantity % 11 == 0 ? "eleven" : nil
+        }
+        #expect(verdicts.map(\.message) == (1...5_000).map(message))
+        #expect(verdicts.map(\.status) == (1...5_000).map { message($0) == nil ? .resolved : .failed })
+        let expected = ["first"] + (1..<5_000).map { quantity in message(quantity).map { "failed:\($0)" } ?? "resolved:" }
+        #expect(try seen(recorder) == expected)
+    }
+
+    @Test func aChangeThatCameInFailedIsSkipped() throws {
+        let recorder = LogRecorder()
+        let (adapter, lines) = try changedLines(6, script: """
+            const seen = [];
+            function beforeProcessDelta(delta) { }
+            function beforeProcessDeltaChange(delta, change) { seen.push(String(change.newValues.Quantity)); }
+            function afterProcessDelta(delta) { log(JSON.stringify(seen)); }
+            """, recorder: recorder)
+        var delta = try lines.makeDelta()
+        delta.changes[2].fail("refused before the delta events")
+        delta.changes[3].fail("refused before the delta events")
+        let processed = try adapter.runtime.withEnvironment(RuleEnvironment(dataAccess: adapter.data)) {
+            try DeltaProcessor(runtime: adapter.runtime).validate([delta], store: TableStore(data: adapter.data))
+        }
+        #expect(processed[0].changes.map(\.status) == [.resolved, .resolved, .failed, .failed, .resolved, .resolved])
+        #expect(try seen(recorder) == ["1", "2", "5", "6"])
+    }
+
+    @Test func aHandlerThatReturnsAPromiseFailsItsChangeOnly() throws {
+        let (adapter, lines) = try changedLines(4, script: """
+            function beforeProcessDeltaChange(delta, change) { if (change.newValues.Quantity === 2) return Promise.resolve(); }
+            async function afterProcessDeltaChange(delta, change) { if (change.newValues.Quantity !== 4) return; }
+            """)
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        #expect(verdicts.map(\.status) == [.failed, .failed, .failed, .failed])
+        #expect(verdicts[1].message?.contains("beforeProcessDeltaChange returned a promise") == true)
+        #expect(verdicts[0].message?.contains("afterProcessDeltaChange returned a promise") == true)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRunawayChangeFailsAloneAndTheNextChangesRun() throws {
+        let (adapter, lines) = try changedLines(10, script: """
+            function beforeProcessDeltaChange(delta, change) { if (change.newValues.Quantity === 3) while (true) {} }
+            function afterProcessDeltaChange(delta, change) { if (change.newValues.Quantity === 7) for (;;) {} }
+            """, timeLimit: .milliseconds(200))
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        #expect(verdicts.map(\.status) == (1...10).map { [3, 7].contains($0) ? .failed : .resolved })
+        for failed in [verdicts[2], verdicts[6]] {
+            #expect(failed.failure?.kind == .ruleError)
+            #expect(failed.message?.contains("time limit") == true)
+            #expect(failed.message?.hasPrefix("Lines.js: ") == true)
+        }
+        #expect(verdicts[2].message?.contains("beforeProcessDeltaChange") == true)
+        #expect(verdicts[6].message?.contains("afterProcessDeltaChange") == true)
+    }
+
+    /// The time limit bounds one change's run, as with a call per change: many changes that
+    /// together run longer than the limit all pass.
+    @Test(.timeLimit(.minutes(1)))
+    func changesThatTogetherRunPastTheTimeLimitAllPass() throws {
+        let (adapter, lines) = try changedLines(400, script: """
+            function beforeProcessDeltaChange(delta, change) {
+                const start = Date.now();
+                while (Date.now() - start < 1) {}
+            }
+            """, timeLimit: .milliseconds(150))
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        #expect(verdicts.allSatisfy { $0.status == .resolved }, "\(verdicts.compactMap(\.message).prefix(2))")
+    }
+
+    /// The same delta through the batched path (one script handles the change events) and
+    /// through one call per event and change (a schema-wide script handles them too, doing
+    /// nothing): the verdicts, messages, kinds and locations agree.
+    @Test(.timeLimit(.minutes(1)))
+    func bothPathsGiveTheSameVerdicts() throws {
+        let script = """
+            let calls = 0;
+            function beforeProcessDeltaChange(delta, change) {
+                calls++;
+                const q = change.newValues.Quantity;
+                if (q % 13 === 0) fail('thirteen');
+                if (q % 17 === 0) throw 'a string ' + q;
+                if (q % 19 === 0) null.field;
+                if (q === 40) while (true) {}
+                if (q === 41) return Promise.resolve();
+                if (q > 1 && delta[q - 2].status === 'failed' && q % 2 === 0) fail('after a failure: ' + delta[q - 2].message);
+                change.status = 'tampered';
+            }
+            function afterProcessDeltaChange(delta, change) {
+                if (change.newValues.Quantity % 23 === 0) fail('twenty-three, ' + change.status);
+            }
+            """
+        let (batched, batchedLines) = try changedLines(120, script: script, timeLimit: .milliseconds(200))
+        let (single, singleLines) = try changedLines(120, script: script, schemaScript: "function beforeProcessDeltaChange(delta, change) { }",
+                                                     timeLimit: .milliseconds(200))
+        let fast = try batched.validateApply(for: [batchedLines])[0].changes
+        let slow = try single.validateApply(for: [singleLines])[0].changes
+        #expect(fast.filter { $0.status == .failed }.count > 20)
+        #expect(fast.map(\.status) == slow.map(\.status))
+        #expect(fast.map(\.message) == slow.map(\.message))
+        #expect(fast.map(\.failure?.kind) == slow.map(\.failure?.kind))
+        #expect(fast.map(\.failure?.location) == slow.map(\.failure?.location))
+    }
+}
