@@ -26,7 +26,7 @@ extension LocalDataAdapter {
     ///   cannot be built (a new row lacks a required value); nothing is applied then.
     @discardableResult
     public func applyChanges(for tables: [DataTable]) throws -> [Delta] {
-        let processed = try runUnit(for: tables) { processor, deltas, store in try processor.process(deltas, store: store) }
+        let processed = try runUnit(for: tables) { processor, deltas, store in try processor.process(consume deltas, store: store) }
         // Rows added and removed again matter only to a data server replaying the user's edits.
         for table in tables { table.discardVanishedChanges() }
         return processed
@@ -45,11 +45,11 @@ extension LocalDataAdapter {
     /// ```
     /// - Returns: the deltas as the apply would process them, every change resolved or failed.
     public func validateApply(for tables: [DataTable]) throws -> [Delta] {
-        try runUnit(for: tables) { processor, deltas, store in try processor.validate(deltas, store: store) }
+        try runUnit(for: tables) { processor, deltas, store in try processor.validate(consume deltas, store: store) }
     }
 
     /// Builds the tables' deltas and runs `body` with a processor over the adapter's tables.
-    private func runUnit(for tables: [DataTable], _ body: (DeltaProcessor, [Delta], TableStore) throws -> [Delta]) throws -> [Delta] {
+    private func runUnit(for tables: [DataTable], _ body: (DeltaProcessor, consuming [Delta], TableStore) throws -> [Delta]) throws -> [Delta] {
         for table in tables where !self.tables.contains(where: { $0 === table }) { throw unknownTable(table.name) }
         guard !isApplying else {
             throw RelataError(.applyInProgress, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
@@ -63,6 +63,6 @@ extension LocalDataAdapter {
         isApplying = true
         defer { isApplying = false }
         let processor = DeltaProcessor(runtime: runtime, updateOrder: updateOrder, updateRules: updateRules)
-        return try body(processor, deltas, TableStore(data: data))
+        return try body(processor, consume deltas, TableStore(data: data))
     }
 }

@@ -49,8 +49,8 @@ public struct DeltaProcessor {
     ///   in failed (refused by ``EditReplay``) stays failed and is not stored.
     /// - Throws: only when ``DeltaStore/begin(_:)`` throws; nothing was processed then.
     ///   Anything that goes wrong later fails changes instead.
-    public func process(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {
-        var (work, rollback) = try runUntilCommit(deltas, store: store)
+    public func process(_ deltas: consuming [Delta], store: some DeltaStore) throws -> [Delta] {
+        var (work, rollback) = try runUntilCommit(consume deltas, store: store)
         if rollback == nil {
             do {
                 try store.commit(work)
@@ -79,8 +79,8 @@ public struct DeltaProcessor {
     /// let verdicts = try processor.validate([try orders.makeDelta()], store: TableStore(data: data))
     /// let refused = verdicts.flatMap(\.failedChanges)
     /// ```
-    public func validate(_ deltas: [Delta], store: some DeltaStore) throws -> [Delta] {
-        var (work, rollback) = try runUntilCommit(deltas, store: store)
+    public func validate(_ deltas: consuming [Delta], store: some DeltaStore) throws -> [Delta] {
+        var (work, rollback) = try runUntilCommit(consume deltas, store: store)
         if let rollback { roll(&work, back: rollback) }
         for item in work.indices {
             for change in work[item].changes.indices { work[item].changes[change].refreshedValues = [:] }
@@ -92,8 +92,10 @@ public struct DeltaProcessor {
     /// Begins the unit and runs it up to the commit: the delta events (and those of the
     /// changes rules make), the store, the update rules and `beforeCommit()`.
     /// - Returns: the deltas, and why the unit must roll back (nil when it may commit).
-    private func runUntilCommit(_ deltas: [Delta], store: some DeltaStore) throws -> (work: [Delta], rollback: ChangeFailure?) {
-        var work = ordered(deltas.filter { !$0.changes.isEmpty })
+    /// Taking `deltas` lets a caller that keeps no copy spare the unit a copy of every change:
+    /// the first verdict would otherwise copy the changes the caller still shares.
+    private func runUntilCommit(_ deltas: consuming [Delta], store: some DeltaStore) throws -> (work: [Delta], rollback: ChangeFailure?) {
+        var work = ordered((consume deltas).filter { !$0.changes.isEmpty })
         try store.begin(work)
 
         var index = 0

@@ -95,13 +95,15 @@ final class DeltaView {
         var values = PackedValues()
         var messages: [(index: Int, message: String)] = []
         var old: Int?, new: Int?
+        var inOrder: [Value] = []
         for (index, change) in changes.enumerated() {
-            let oldList = lists.index(of: change.oldValues, after: old), newList = lists.index(of: change.newValues, after: new)
+            let oldList = lists.index(of: change.oldValues, after: old, values: &inOrder)
+            for value in inOrder { values.append(value) }
+            let newList = lists.index(of: change.newValues, after: new, values: &inOrder)
+            for value in inOrder { values.append(value) }
             (old, new) = (oldList, newList)
             header += [Double(change.changeId), code(change.type.rawValue), code(change.status.rawValue),
                        Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
-            for name in lists.all[oldList] { values.append(change.oldValues[name] ?? .null) }
-            for name in lists.all[newList] { values.append(change.newValues[name] ?? .null) }
             if let message = change.message { messages.append((index, message)) }
         }
         let made = try context.call(context.helper("changes")) { arguments in
@@ -134,10 +136,21 @@ final class DeltaView {
             let new: Int
         }
 
-        /// The list of the names of `values`; `last` is the list the previous change had.
-        mutating func index(of values: [String: Value], after last: Int?) -> Int {
-            if let last, all[last].count == values.count, all[last].allSatisfy({ values[$0] != nil }) { return last }
-            return index(of: values.keys.sorted())
+        /// The list of the names of `values`, and in `inOrder` the values in the list's order;
+        /// `last` is the list the previous change had. Each name is looked up once.
+        mutating func index(of values: [String: Value], after last: Int?, values inOrder: inout [Value]) -> Int {
+            inOrder.removeAll(keepingCapacity: true)
+            if let last, all[last].count == values.count {
+                for name in all[last] {
+                    guard let value = values[name] else { break }
+                    inOrder.append(value)
+                }
+                if inOrder.count == values.count { return last }
+                inOrder.removeAll(keepingCapacity: true)
+            }
+            let names = values.keys.sorted()
+            for name in names { inOrder.append(values[name] ?? .null) }
+            return index(of: names)
         }
 
         /// The list of every name of either list, sorted.
