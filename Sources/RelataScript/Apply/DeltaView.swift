@@ -83,14 +83,11 @@ final class DeltaView {
     private static func changeObjects(of changes: ArraySlice<DeltaChange>, table: String, in context: ScriptContext) throws -> JSObjectRef {
         var header: [Double] = []
         header.reserveCapacity(changes.count * 6)
-        var strings: [String] = []
-        var stringIndexes: [String: Int] = [:]
-        func code(_ text: String) -> Double {
-            if let known = stringIndexes[text] { return Double(known) }
-            strings.append(text)
-            stringIndexes[text] = strings.count - 1
-            return Double(strings.count - 1)
-        }
+        // Types and statuses by their place in `strings`: every type's name, then every status's.
+        let types = DeltaChange.ChangeType.allCases, statuses = DeltaChange.Status.allCases
+        let strings = types.map(\.rawValue) + statuses.map(\.rawValue)
+        func code(_ type: DeltaChange.ChangeType) -> Double { Double(types.firstIndex(of: type) ?? 0) }
+        func code(_ status: DeltaChange.Status) -> Double { Double(types.count + (statuses.firstIndex(of: status) ?? 0)) }
         var lists = NameLists()
         var values = PackedValues()
         var messages: [(index: Int, message: String)] = []
@@ -102,7 +99,7 @@ final class DeltaView {
             let newList = lists.index(of: change.newValues, after: new, values: &inOrder)
             for value in inOrder { values.append(value) }
             (old, new) = (oldList, newList)
-            header += [Double(change.changeId), code(change.type.rawValue), code(change.status.rawValue),
+            header += [Double(change.changeId), code(change.type), code(change.status),
                        Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
             if let message = change.message { messages.append((index, message)) }
         }
