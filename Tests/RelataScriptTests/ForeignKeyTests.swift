@@ -13,6 +13,24 @@ import Testing
         return adapter
     }
 
+    @Test func aTableKnowsWhetherAForeignKeyInvolvesIt() throws {
+        let adapter = try adapter()
+        #expect(try #require(adapter.table(named: "Clients")).hasForeignKeys, "a parent")
+        #expect(try #require(adapter.table(named: "Orders")).hasForeignKeys, "a child and a parent")
+        #expect(try #require(adapter.table(named: "OrderDetails")).hasForeignKeys, "a child")
+        #expect(try makeAdapter().table(named: "Orders")?.hasForeignKeys == false)
+    }
+
+    /// A unit whose only foreign key is between tables it does not change still checks it
+    /// through the parent it changes.
+    @Test func aParentChangedAloneIsStillChecked() throws {
+        let adapter = try makeAdapter()
+        let clients = try #require(adapter.table(named: "Clients")), orders = try #require(adapter.table(named: "Orders"))
+        try orders.addForeignKey("ClientId", references: clients, field: "ClientId")
+        try clients.removeRow(try #require(try clients.row(forPrimaryKey: 2)))
+        #expect(try adapter.applyChanges(for: clients).failedChanges.count == 1)
+    }
+
     @Test func aRowWhoseParentIsMissingFailsNamingBothTables() throws {
         let adapter = try adapter()
         let orders = try #require(adapter.table(named: "Orders"))

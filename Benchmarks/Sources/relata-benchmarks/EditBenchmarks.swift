@@ -58,6 +58,32 @@ func runEditBenchmarks(count: Int) throws {
         try withExtendedLifetime(adapter) { try table.withoutRules { try edit(table) } }
     }
 
+    // What the rules' machinery costs with no rule work: the same edits with an empty beforeUpdate.
+    let emptySchema = try SchemaDefinition(name: "Bench", tables: [
+        TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript("function beforeUpdate(row, old) {}", fileName: "lines.js")),
+    ])
+    tables = try (0..<3).map { _ in
+        let adapter = try LocalDataAdapter(schema: emptySchema, tables: [try ItemTable.table(count, name: "Lines")], logger: quietLogger)
+        return (adapter, adapter.table(named: "Lines")!)
+    }
+    let emptyRule = try measure(repetitions: 3) {
+        let (adapter, table) = tables.removeLast()
+        try withExtendedLifetime(adapter) { try edit(table) }
+    }
+
+    // What entering JavaScriptCore costs, whatever Relata does around it: an empty function
+    // called once per row through the public engine (its time limit armed, as the rules' is),
+    // and alone the CPU-time clock its watchdog reads on every entry.
+    let bare = try ScriptEngine(timeLimit: .seconds(60))
+    _ = try bare.evaluate("function empty() {}", fileName: "empty.js")
+    let bareCalls = try measure(repetitions: 3) {
+        for _ in 0..<count { try bare.call("empty") }
+    }
+    let cpuClock = measure(repetitions: 3) {
+        var time = timespec()
+        for _ in 0..<count { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time) }
+    }
+
     let (adapter, table) = try freshAdapter()
     try edit(table)
     var passed = 0
@@ -85,5 +111,8 @@ func runEditBenchmarks(count: Int) throws {
     print("|---|---|---|---|---|---|")
     print("| edit with beforeUpdate vs the rule called by a JavaScript loop on plain objects (best of 5) | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(floor)) | \(perRow(floor)) | \(ratio(withRules, floor)) |")
     print("| edit with beforeUpdate vs the same edits with the rules off | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(withRules, withoutRules)) |")
+    print("| edit with an empty beforeUpdate (the rules' machinery, no rule work) vs the rules off | \(milliseconds(emptyRule)) | \(perRow(emptyRule)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(emptyRule, withoutRules)) |")
+    print("| a call per row into an empty JavaScript function (ScriptEngine.call, time limit armed) | \(milliseconds(bareCalls)) | \(perRow(bareCalls)) | | | |")
+    print("| … of which the watchdog's CPU-time clock (clock_gettime, CLOCK_THREAD_CPUTIME_ID) | \(milliseconds(cpuClock)) | \(perRow(cpuClock)) | | | |")
     print("| validateApply (beforeProcessDeltaChange per change, foreign keys) | \(milliseconds(validate)) | \(perRow(validate)) | | | |")
 }

@@ -42,6 +42,15 @@ extension DataTable {
         zip(keyFieldIndexes, key).map { "\(fields[$0].name)=\($1.text)" }.joined(separator: ", ")
     }
 
+    /// True when a declared foreign key involves this table, as the child or as the parent:
+    /// only then can its changes break one (``foreignKeyViolations(in:committing:)``).
+    ///
+    /// ```swift
+    /// try details.addForeignKey("OrderId", references: orders, field: "OrderId")
+    /// orders.hasForeignKeys   // true
+    /// ```
+    public var hasForeignKeys: Bool { !parentReferences.isEmpty || !constrainingReferences.isEmpty }
+
     /// The fields of other tables that must refer to existing rows of this one (declared
     /// with ``addForeignKey(_:references:field:)``; lookups alone do not constrain).
     var constrainingReferences: [TableReference] {

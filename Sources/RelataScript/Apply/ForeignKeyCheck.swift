@@ -15,10 +15,16 @@ public enum ForeignKeyCheck {
     /// ForeignKeyCheck.failViolations(in: &deltas, tables: deltas.map { data.table(named: $0.tableName)! })
     /// ```
     public static func failViolations(in deltas: inout [Delta], tables: [DataTable]) {
+        // Most applies touch no table a foreign key involves: nothing to gather then.
+        guard tables.contains(where: \.hasForeignKeys) else { return }
         while true {
             var committing: [ObjectIdentifier: Set<Int>] = [:]
             for (delta, table) in zip(deltas, tables) {
-                committing[ObjectIdentifier(table), default: []].formUnion(delta.changes.lazy.filter { $0.status != .failed }.map { $0.changeId })
+                var ids = committing[ObjectIdentifier(table)] ?? []
+                ids.reserveCapacity(ids.count + delta.changes.count)
+                // By index: a change is not copied (with its values) to read two numbers.
+                for index in delta.changes.indices where delta.changes[index].status != .failed { ids.insert(delta.changes[index].changeId) }
+                committing[ObjectIdentifier(table)] = ids
             }
             var failedAny = false
             for index in deltas.indices {
