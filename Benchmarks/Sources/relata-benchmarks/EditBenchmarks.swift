@@ -45,6 +45,13 @@ func runEditBenchmarks(count: Int) throws {
         let (adapter, table) = tables.removeLast()
         try withExtendedLifetime(adapter) { try edit(table) }   // the adapter holds the rules
     }
+    // The same edits as one batch of updates (DataTable.performBatchUpdates): observers are told
+    // once at the end instead of twice per edit — how an import or a bulk change is written.
+    tables = try (0..<3).map { _ in try freshAdapter() }
+    let batched = try measure(repetitions: 3) {
+        let (adapter, table) = tables.removeLast()
+        try withExtendedLifetime(adapter) { try table.performBatchUpdates { try edit(table) } }
+    }
     if profile == "edit" {
         for _ in 0..<10 {
             let (adapter, table) = try freshAdapter()
@@ -69,6 +76,13 @@ func runEditBenchmarks(count: Int) throws {
     let emptyRule = try measure(repetitions: 3) {
         let (adapter, table) = tables.removeLast()
         try withExtendedLifetime(adapter) { try edit(table) }
+    }
+    if profile == "empty" {
+        for _ in 0..<10 {
+            let adapter = try LocalDataAdapter(schema: emptySchema, tables: [try ItemTable.table(count, name: "Lines")], logger: quietLogger)
+            try edit(adapter.table(named: "Lines")!)
+        }
+        return
     }
 
     // What entering JavaScriptCore costs, whatever Relata does around it: an empty function
@@ -111,6 +125,7 @@ func runEditBenchmarks(count: Int) throws {
     print("|---|---|---|---|---|---|")
     print("| edit with beforeUpdate vs the rule called by a JavaScript loop on plain objects (best of 5) | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(floor)) | \(perRow(floor)) | \(ratio(withRules, floor)) |")
     print("| edit with beforeUpdate vs the same edits with the rules off | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(withRules, withoutRules)) |")
+    print("| edit with beforeUpdate in one performBatchUpdates (observers told once) vs the rules off | \(milliseconds(batched)) | \(perRow(batched)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(batched, withoutRules)) |")
     print("| edit with an empty beforeUpdate (the rules' machinery, no rule work) vs the rules off | \(milliseconds(emptyRule)) | \(perRow(emptyRule)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(emptyRule, withoutRules)) |")
     print("| a call per row into an empty JavaScript function (ScriptEngine.call, time limit armed) | \(milliseconds(bareCalls)) | \(perRow(bareCalls)) | | | |")
     print("| … of which the watchdog's CPU-time clock (clock_gettime, CLOCK_THREAD_CPUTIME_ID) | \(milliseconds(cpuClock)) | \(perRow(cpuClock)) | | | |")
