@@ -128,11 +128,15 @@ import Testing
                 if (q % 19 === 0) null.field;
                 if (q === 40) while (true) {}
                 if (q === 41) return Promise.resolve();
+                if (q === 42) return new Proxy({}, { get() { throw new Error('no then here'); } });
+                if (q === 43) Object.defineProperty(change, 'status', { get() { return 'mine'; }, set() { throw new Error('no status'); } });
+                if (q === 44) Object.defineProperty(change, 'message', { value: 'kept', writable: false });
                 if (q > 1 && delta[q - 2].status === 'failed' && q % 2 === 0) fail('after a failure: ' + delta[q - 2].message);
                 change.status = 'tampered';
             }
             function afterProcessDeltaChange(delta, change) {
                 if (change.newValues.Quantity % 23 === 0) fail('twenty-three, ' + change.status);
+                if (change.newValues.Quantity === 45) fail('44 shows ' + delta[43].status + ', ' + delta[43].message + '; 45 follows ' + delta[42].status);
             }
             """
         let (batched, batchedLines) = try changedLines(120, script: script, timeLimit: .milliseconds(200))

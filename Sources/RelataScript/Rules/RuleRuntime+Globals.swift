@@ -90,8 +90,17 @@ extension RuleRuntime {
         // [index, phase, thrown, promised] for the first change whose handler threw (phase 0:
         // before, 1: after) or returned a promise. `at` is [the change running, its phase], for a
         // stop no script can catch (the time limit).
+        // As a call per change does from Swift: a `then` that cannot be read is no promise, and a
+        // status or message a script made impossible to write is left as it is.
         const now = Date.now;
-        const thenable = (value) => (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
+        const thenable = (value) => {
+            try { return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function'; }
+            catch (ignored) { return false; }
+        };
+        const show = (change) => {
+            try { change.status = 'resolved'; } catch (ignored) {}
+            try { change.message = null; } catch (ignored) {}
+        };
         relata.runChanges = function (before, after, delta, changes, start, end, slice, at) {
             const stop = now() + slice;
             for (let i = start; i < end; i++) {
@@ -103,8 +112,7 @@ extension RuleRuntime {
                     try { returned = before(delta, change); } catch (thrown) { return [i, 0, thrown, false]; }
                     if (thenable(returned)) return [i, 0, undefined, true];
                 }
-                change.status = 'resolved';
-                change.message = null;
+                show(change);
                 if (after !== null) {
                     at[1] = 1;
                     let returned;
