@@ -124,12 +124,13 @@ if [ $# -eq 0 ]; then
     # server's tests reach the same code through the engine's API and take three times as long
     # so (over ten minutes on two cores): they run so with RELATA_DEEP=1.
     # Tests of time bounds (hostile clients, PostgreSQL limits, runtime concurrency, queries stopped
-    # at their limit, the readiness check's 2 s deadline) are left out here: under a collection every
+    # at their limit, the readiness check's 2 s deadline, change events against the rules' time
+    # limit) are left out here: under a collection every
     # few allocations they measure the collector, not the server; the run above holds them to their bounds.
     collected="RelataScriptTests|RelataToolsTests|RelataTestingTests"
     [ -n "${RELATA_DEEP:-}" ] && collected="$collected|RelataServerTests"
     JSC_slowPathAllocsBetweenGCs=5 bounded 1500 swift test --skip-build --filter "$collected" \
-        --skip "HostileClientTests|PostgresLimitsTests|RuntimeConcurrencyTests|RunsTooLong|LoginLeakTests|readinessNamesADatabaseThatDoesNotAnswer"
+        --skip "HostileClientTests|PostgresLimitsTests|RuntimeConcurrencyTests|RunsTooLong|LoginLeakTests|readinessNamesADatabaseThatDoesNotAnswer|RunPastTheTimeLimit|aRunawayChangeFailsAlone"
 
     step "Rules tests under the address sanitizer"
     # The package without its server half (RELATA_RULES_ONLY, see Package.swift): the sanitizer
