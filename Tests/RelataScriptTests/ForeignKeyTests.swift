@@ -4,7 +4,7 @@ import Testing
 @testable import RelataScript
 
 /// An apply fails the changes that would break a declared foreign key, as the data server's database would.
-@Suite struct ForeignKeyTests {
+@Suite(.timeLimit(.minutes(1))) struct ForeignKeyTests {
     func adapter(clients: String? = nil) throws -> LocalDataAdapter {
         let adapter = try makeAdapter(clients: clients)
         let orders = try #require(adapter.table(named: "Orders")), details = try #require(adapter.table(named: "OrderDetails"))

@@ -57,15 +57,18 @@ extension RuleRuntime {
               let index = context.integer(from: context.element(0, of: answer)), (start...end).contains(index) else { return unanswered }
         guard context.length(of: answer) > 1, index < end else { return index > start ? ChangeEventRun(reached: index) : unanswered }
         let phase = context.integer(from: context.element(1, of: answer)) ?? 0
-        let event: RuleEvent = phase == 0 ? .beforeProcessDeltaChange : .afterProcessDeltaChange
         let error = JSValueToBoolean(context.ref, context.element(3, of: answer))
-            ? Self.asyncHandler(event.handlerName)
+            ? Self.asyncHandler(Self.changeEvent(phase: phase).handlerName)
             : context.error(from: context.element(2, of: answer), file: nil)
         return failed(index, phase: phase, error, script: script, table: table)
     }
 
+    /// The event a run's phase stands for: 0 before the change is resolved, 1 after.
+    private static func changeEvent(phase: Int) -> RuleEvent {
+        phase == 0 ? .beforeProcessDeltaChange : .afterProcessDeltaChange
+    }
+
     private func failed(_ index: Int, phase: Int, _ error: ScriptError, script: CompiledScript, table: String) -> ChangeEventRun {
-        let event: RuleEvent = phase == 0 ? .beforeProcessDeltaChange : .afterProcessDeltaChange
-        return ChangeEventRun(reached: index, failure: (located(error, event: event, in: script, table: table, row: nil), phase != 0))
+        ChangeEventRun(reached: index, failure: (located(error, event: Self.changeEvent(phase: phase), in: script, table: table, row: nil), phase != 0))
     }
 }
