@@ -73,7 +73,7 @@ require_packages chromium chromium-driver
 # a temporary folder, a loopback port) for this run, stopped when the script ends.
 source Scripts/lib/postgres.sh
 start_postgres
-trap 'kill_leftovers; stop_postgres' EXIT
+trap 'status=$?; [ $status -eq 0 ] || postgres_log_excerpt; kill_leftovers; stop_postgres' EXIT
 
 step "Building (the package and its tests)"
 swift build --build-tests

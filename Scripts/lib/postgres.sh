@@ -33,9 +33,10 @@ start_postgres() {
     cp "$RELATA_POSTGRES_DIR/data/server.crt" "$RELATA_POSTGRES_DIR/ca.pem"
     chmod 644 "$RELATA_POSTGRES_DIR/ca.pem"
     [ ${#RELATA_POSTGRES_RUN[@]} -gt 0 ] && chown postgres "$RELATA_POSTGRES_DIR/data/server.key" "$RELATA_POSTGRES_DIR/data/server.crt"
-    # fsync off: the cluster is thrown away; durability is not what the tests measure.
+    # fsync off: the cluster is thrown away; durability is not what the tests measure. Waits for
+    # locks and statements over 10 s are logged, for postgres_log_excerpt after a failed run.
     "${RELATA_POSTGRES_RUN[@]}" "$bin/pg_ctl" -D "$RELATA_POSTGRES_DIR/data" -l "$RELATA_POSTGRES_DIR/server.log" -w \
-        -o "-p $port -k $RELATA_POSTGRES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c ssl=on" start > /dev/null \
+        -o "-p $port -k $RELATA_POSTGRES_DIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200 -c ssl=on -c log_lock_waits=on -c log_min_duration_statement=10000" start > /dev/null \
         || { cat "$RELATA_POSTGRES_DIR/server.log"; return 1; }
     export RELATA_POSTGRES_CA="$RELATA_POSTGRES_DIR/ca.pem"
     RELATA_POSTGRES_BIN="$bin"
@@ -43,6 +44,15 @@ start_postgres() {
     PGPASSWORD="$password" "$bin/psql" -h 127.0.0.1 -p "$port" -U relata -d postgres -qc "CREATE DATABASE relata" > /dev/null
     export RELATA_POSTGRES_URL="postgres://relata:$password@127.0.0.1:$port/relata"
     echo "PostgreSQL $("$bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (data in $RELATA_POSTGRES_DIR)"
+}
+
+# What the cluster logged that may explain a stalled or failed test: waits for locks and for
+# backends, statements over 10 s, sessions ended by force, crashes (the last 60 such lines).
+postgres_log_excerpt() {
+    [ -n "${RELATA_POSTGRES_DIR:-}" ] && [ -f "$RELATA_POSTGRES_DIR/server.log" ] || return 0
+    echo "PostgreSQL's log, what may explain a failure (waits, slow statements, ended sessions):"
+    grep -E "still waiting|acquired .* after|deadlock|duration: |terminat|PANIC|server process .* was|could not" \
+        "$RELATA_POSTGRES_DIR/server.log" | tail -60 | sed 's/^/  /' || true
 }
 
 stop_postgres() {

@@ -82,19 +82,35 @@ public enum TestPostgres {
     }
 
     /// The URL of a database of its own (`relata_test_…`), for a server process to open; `drop` removes it.
+    ///
+    /// `drop` returns at once and the database is dropped in the background: PostgreSQL's
+    /// `DROP DATABASE` waits until every backend of the cluster has acknowledged it, so a test
+    /// that stalls one backend on purpose would otherwise hold up the end of every other test —
+    /// on Swift's cooperative threads, which the other tests' servers need.
     public static func makeDatabaseURL() throws -> (url: String, drop: @Sendable () -> Void) {
         let base = try baseURL
         let name = "relata_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
-        let admin = try PostgresDatabase(url: base, maxConnections: 1, logger: quiet)
-        try admin.write { connection in _ = try connection.execute("CREATE DATABASE \(name)", []) }
+        let admin = try PostgresDatabase(url: base, maxConnections: 1, limits: adminLimits, logger: quiet)
+        do {
+            try admin.write { connection in _ = try connection.execute("CREATE DATABASE \(name)", []) }
+        } catch {
+            admin.close()
+            throw error
+        }
         guard var components = URLComponents(string: base) else { throw NotConfigured() }
         components.path = "/" + name
         guard let url = components.string else { throw NotConfigured() }
         return (url, {
-            _ = try? admin.write { connection in try connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", []) }
-            admin.close()
+            drops.async {
+                _ = try? admin.write { connection in try connection.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)", []) }
+                admin.close()
+            }
         })
     }
+
+    /// Creating or dropping a test's database fails after a minute rather than the five a server allows a statement.
+    private static let adminLimits = PostgresTimeLimits(statement: .seconds(60))
+    private static let drops = DispatchQueue(label: "relata.test-postgres.drops", attributes: .concurrent)
 
     private static var quiet: Logger {
         var logger = Logger(label: "relata.test-postgres")

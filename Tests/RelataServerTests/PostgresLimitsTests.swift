@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Relata
 @testable import RelataServer
 import RelataServerTestSupport
@@ -24,23 +21,27 @@ import Testing
         }
     }
 
-    /// The backend serving the connection is stopped (SIGSTOP): PostgreSQL itself can no longer
-    /// end the statement, and the answer never comes. The wait ends at the statement's limit
-    /// and a grace, the connection is closed, and the next unit of work gets a new one.
+    /// The network between Relata and PostgreSQL stops carrying anything (a relay that swallows
+    /// every byte): PostgreSQL never sees the statement, so its own limit cannot end it, and the
+    /// answer never comes. The wait ends at the statement's limit and a grace, the connection is
+    /// closed, and the next unit of work gets a new one.
     @Test func aStatementWhoseAnswerNeverComesFailsWithinItsLimit() async throws {
-        let (database, drop) = try Self.database(maxConnections: 1, limits: PostgresTimeLimits(statement: .seconds(1)))
-        defer {
-            database.close()
-            drop()
-        }
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        defer { drop() }
+        var components = try #require(URLComponents(string: url))
+        let relay = try TCPRelay(to: try #require(components.port))
+        defer { relay.close() }
+        components.port = relay.port
+        let database = try PostgresDatabase(url: try #require(components.string), maxConnections: 1,
+                                            limits: PostgresTimeLimits(statement: .seconds(1)))
+        defer { database.close() }
         let started = ContinuousClock.now
         // Seconds of blocking: on a thread of its own, not one of the few the other tests share.
         let outcome = await Self.outcome { try await OffCooperativePool.run {
             try database.write { connection in
-                let pid = try #require(try connection.value("SELECT pg_backend_pid()", [], reading: FieldDefinition("pid", .integer))?.integerValue)
-                try #require(kill(pid_t(pid), SIGSTOP) == 0, "the test stops the backend (it runs as root or as the cluster's owner)")
-                defer { kill(pid_t(pid), SIGCONT) }
                 try connection.execute("SELECT 1", [])
+                relay.blackHole()
+                try connection.execute("SELECT 2", [])
             }
         } }
         #expect(throws: SQLError.self) { try outcome.get() }
@@ -77,6 +78,34 @@ import Testing
             #expect((error as? SQLError)?.kind == .unavailable && "\(error)".contains("stayed busy"), "\(error)")
         }
         #expect(ContinuousClock.now - started < .seconds(60), "0.3 s, not for ever (room for a busy machine)")
+    }
+
+    /// PostgreSQL ends the session of a connection waiting in the pool (an administrator's
+    /// `pg_terminate_backend`, a restart): the next unit of work, started at once, runs on a new
+    /// connection — whether the pool sees the close before lending it, or the close comes while
+    /// its transaction starts (nothing of the work had reached the database).
+    @Test func aConnectionPostgreSQLEndedWhileIdleIsReplacedUnseen() async throws {
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        defer { drop() }
+        let database = try PostgresDatabase(url: url, maxConnections: 1)
+        let watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
+        defer {
+            database.close()
+            watcher.close()
+        }
+        let number = FieldDefinition("n", .integer)
+        // Each round: whether the backend was ended, and what the unit of work right after it read.
+        let rounds: [(ended: Value?, read: Value?)] = try await OffCooperativePool.run {
+            try (0..<20).map { round in
+                let pid = try database.read { try $0.value("SELECT pg_backend_pid()", [], reading: number) } ?? .null
+                let ended = try watcher.read { try $0.value("SELECT pg_terminate_backend($1::int)::int", [pid], reading: number) }
+                return (ended, try database.read { try $0.value("SELECT \(round)", [], reading: number) })
+            }
+        }
+        for (round, outcome) in rounds.enumerated() {
+            #expect(outcome.ended == 1, "round \(round): the backend was ended")
+            #expect(outcome.read == .integer(Int64(round)), "round \(round)")
+        }
     }
 
     @Test func aClosedDatabaseLendsNothing() throws {

@@ -65,11 +65,27 @@ final class PostgresConnectionPool: @unchecked Sendable {
     ///
     /// - Throws: ``SQLError/Kind/unavailable`` when no connection is free within the acquire
     ///   limit, PostgreSQL cannot be reached, or the pool is closed.
+    ///
+    /// A connection PostgreSQL closed while it waited here (an administrator ended its session,
+    /// the server restarted) may still look open when lent — its close is on its way. Found
+    /// closed before anything the work sent could change the database, it is dropped and the
+    /// work starts again on another connection, up to ``startsOnClosedConnections`` times.
     func withConnection<Result>(_ work: (PostgresSQLConnection) throws -> Result) throws -> Result {
-        let connection = PostgresSQLConnection(try lease(), limits: limits, logger: logger)
-        defer { giveBack(connection) }
-        return try work(connection)
+        var starts = 0
+        while true {
+            starts += 1
+            let connection = PostgresSQLConnection(try lease(), limits: limits, logger: logger)
+            defer { giveBack(connection) }
+            do {
+                return try work(connection)
+            } catch where connection.closedBeforeAnyChange && starts < Self.startsOnClosedConnections {
+                logger.info("a pooled connection to PostgreSQL had closed; the work starts again on another")
+            }
+        }
     }
+
+    /// How many times one unit of work may start on connections found closed before it gives up.
+    static let startsOnClosedConnections = 3
 
     /// How many connections are lent now.
     var lent: Int { condition.withLock { open - idle.count } }

@@ -138,6 +138,12 @@ final class PostgresSQLConnection: SQLConnection {
     var isBroken: Bool { brokenBecause != nil }
     /// Why the connection was given up, for the error of any statement after.
     private var brokenBecause: String?
+    /// The connection closed under this unit of work before anything it sent could change the
+    /// database (nothing went out but a transaction's start or a setting): the work may start
+    /// again on another connection, as if this one had never been lent.
+    var closedBeforeAnyChange: Bool { lostConnection && !sentAChange }
+    private var lostConnection = false
+    private var sentAChange = false
     /// How long the statement being run may take (``limiting(_:_:)`` shortens it).
     private var statementLimit: Duration
     /// Cancels the statement being run: its connection is closed (PostgreSQL then stops it).
@@ -258,6 +264,7 @@ final class PostgresSQLConnection: SQLConnection {
         if let brokenBecause { throw SQLError(.unavailable, "the connection to PostgreSQL was given up: \(brokenBecause)") }
         guard !connection.isClosed else {
             brokenBecause = "PostgreSQL closed it"
+            lostConnection = true
             throw SQLError(.unavailable, "PostgreSQL closed the connection (it was stopped, or ended the session)")
         }
         // A limited read is many statements (a cursor's fetches): each checks the limit first.
@@ -265,6 +272,7 @@ final class PostgresSQLConnection: SQLConnection {
             if cancellation.isCancelled { throw CancellationError() }
             if cancellation.isExpired { throw SQLError(.timeLimitExceeded, "the statements ran past their time limit") }
         }
+        if !sql.hasPrefix("BEGIN") && !sql.hasPrefix("SET ") { sentAChange = true }
         let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let deadline = ContinuousClock.now + waitLimit
@@ -279,11 +287,13 @@ final class PostgresSQLConnection: SQLConnection {
                 // postgres-nio may never complete a query on a connection the server closed
                 // (a terminated backend, a dropped database): a closed connection fails at once.
                 if connection.isClosed {
+                    lostConnection = true
                     abandon(because: "PostgreSQL closed it during a statement")
                     throw SQLError(.unavailable, "the connection to PostgreSQL closed before the answer came")
                 }
             }
         } catch let error as PSQLError {
+            if PostgresValues.isConnectionLost(error) { lostConnection = true }
             let failure = PostgresValues.sqlError(error)
             if inTransaction {
                 if failure.kind == .serializationFailure { mustRetryTransaction = true }

@@ -82,6 +82,16 @@ enum PostgresValues {
         if state == "57014" { return SQLError(.timeLimitExceeded, message) }
         // 40001: serialization failure; 40P01: deadlock detected. Either way, the transaction may run again.
         if state == "40001" || state == "40P01" { return SQLError(.serializationFailure, message) }
+        if isConnectionLost(error) { return SQLError(.unavailable, "the connection to PostgreSQL closed (\(message))") }
         return SQLError(state.hasPrefix("23") ? .constraint : .other, message)
+    }
+
+    /// Whether the error says the connection itself is gone: PostgreSQL ended the session (57P…:
+    /// an administrator, a shutdown) or the connection closed under the statement.
+    static func isConnectionLost(_ error: PSQLError) -> Bool {
+        switch error.code {
+        case .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .connectionError: true
+        default: (error.serverInfo?[.sqlState] ?? "").hasPrefix("57P")
+        }
     }
 }
