@@ -72,9 +72,14 @@ public enum TestPostgres {
     }
 
     /// A database of its own (`relata_test_…`) opened `connections` times, dropped by `cleanup`.
+    /// A statement may run for a minute (a server allows five): a test whose statement waits
+    /// that long fails naming it rather than holding its thread — maybe one of the few
+    /// cooperative ones every test shares — until the suite's time limit.
     public static func makeDatabase(connections: Int, maxConnections: Int = 4) throws -> (databases: [any SQLDatabase], cleanup: @Sendable () -> Void) {
         let (url, drop) = try makeDatabaseURL()
-        let databases = try (0..<connections).map { _ in try PostgresDatabase(url: url, maxConnections: maxConnections, logger: quiet) }
+        let databases = try (0..<connections).map { _ in
+            try PostgresDatabase(url: url, maxConnections: maxConnections, limits: testLimits, logger: quiet)
+        }
         return (databases, {
             for database in databases { database.close() }
             drop()
@@ -110,6 +115,7 @@ public enum TestPostgres {
 
     /// Creating or dropping a test's database fails after a minute rather than the five a server allows a statement.
     private static let adminLimits = PostgresTimeLimits(statement: .seconds(60))
+    private static let testLimits = PostgresTimeLimits(statement: .seconds(60))
     private static let drops = DispatchQueue(label: "relata.test-postgres.drops", attributes: .concurrent)
 
     private static var quiet: Logger {

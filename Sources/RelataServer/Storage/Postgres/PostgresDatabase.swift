@@ -301,7 +301,7 @@ final class PostgresSQLConnection: SQLConnection {
             }
             throw failure
         }
-        logger.error("PostgreSQL did not answer a statement within \(waitLimit); its connection is closed")
+        logger.error("PostgreSQL did not answer a statement within \(waitLimit) (\(sql.prefix(60))…); its connection is closed")
         abandon(because: "PostgreSQL did not answer a statement within \(waitLimit)")
         throw SQLError(.unavailable, "PostgreSQL did not answer within \(waitLimit); the connection was closed")
     }
