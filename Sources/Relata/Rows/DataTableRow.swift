@@ -139,6 +139,11 @@ public final class DataTableRow {
         return table.originalValue(slot: liveSlot, field: field)
     }
 
+    /// The current value of the stored field at `field` (an index into the table's fields).
+    package func value(at field: Int) -> Value {
+        table.currentValue(slot: liveSlot, field: field)
+    }
+
     /// The original value of the stored field at `field` (an index into the table's fields),
     /// nil for a row added since the last accept.
     package func originalValue(at field: Int) -> Value? {

@@ -23,8 +23,12 @@ enum OriginalValuesObject {
             self.context = context
         }
 
-        func value(named name: String) -> Value? {
-            fields.firstIndex { $0.name == name }.map { values[$0] }
+        /// The original value of the field `name` names (exactly), or nil for a name that is no field.
+        func value(named name: JSStringRef) -> Value? {
+            if let field = JSString.exactMatch(name, in: fields.lazy.map { $0.name }) { return values[field] }
+            // Names equal as Swift compares them (canonically equivalent) but not byte for byte.
+            let key = JSString.string(name)
+            return fields.firstIndex { $0.name == key }.map { values[$0] }
         }
     }
 
@@ -37,7 +41,7 @@ enum OriginalValuesObject {
     }
 
     private static func readOnly(_ object: JSObjectRef?, _ name: JSStringRef?, _ exception: UnsafeMutablePointer<JSValueRef?>?) -> Bool {
-        guard let box = box(object), let context = box.context, let name, box.value(named: JSString.string(name)) != nil else { return false }
+        guard let box = box(object), let context = box.context, let name, box.value(named: name) != nil else { return false }
         exception?.pointee = context.makeError("old values are read-only")
         return true
     }
@@ -53,12 +57,12 @@ enum OriginalValuesObject {
         definition.className = UnsafePointer(strdup("OriginalValues"))
         definition.hasProperty = { _, object, name in
             guard let box = box(object), let name else { return false }
-            return box.value(named: JSString.string(name)) != nil
+            return box.value(named: name) != nil
         }
         // A name that is no field falls through (nil) to the prototype: `undefined`, or Object's own.
         definition.getProperty = { _, object, name, _ in
             guard let box = box(object), let context = box.context, let name,
-                  let value = box.value(named: JSString.string(name)) else { return nil }
+                  let value = box.value(named: name) else { return nil }
             return context.jsValue(value)
         }
         // Other names are the object's own to keep (false: JavaScriptCore stores them as usual).

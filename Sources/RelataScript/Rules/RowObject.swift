@@ -56,6 +56,10 @@ enum RowObject {
         definition.className = UnsafePointer(strdup("DataTableRow"))
         definition.getProperty = { _, object, name, exception in
             guard let box = box(object), let context = box.context, let name else { return nil }
+            // A stored field named exactly: no Swift string made (the usual read).
+            if let field = JSString.exactMatch(name, in: box.row.table.fields.lazy.map { $0.name }) {
+                return context.jsValue(box.row.value(at: field))
+            }
             let key = JSString.string(name)
             do {
                 return context.jsValue(try box.row.value(forKey: key))

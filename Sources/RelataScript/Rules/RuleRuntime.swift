@@ -47,6 +47,8 @@ public final class RuleRuntime {
     private var handlerCache: [HandlerKey: [(CompiledScript, JSObjectRef)]] = [:]
     /// ``allScripts``, forgotten whenever a script is loaded.
     private var allScriptsCache: [CompiledScript]?
+    /// How many scripts were loaded: handler lists found before a load are stale after it.
+    private(set) var loads = 0
     private struct HandlerKey: Hashable {
         var event: RuleEvent
         var table: String?
@@ -237,6 +239,7 @@ public final class RuleRuntime {
         if let coverage { try instrument(context, for: coverage, script: script) }
         sharedArrays.removeAll()
         handlerCache.removeAll()
+        loads += 1
         allScriptsCache = nil
         // The scope a script replaces lives on while anything still holds it (a calculated
         // field compiled there, a cursor); every JavaScriptCore resource is freed by its owner.
@@ -285,7 +288,13 @@ public final class RuleRuntime {
     /// in that script's scope. Errors carry the event, table and row.
     func fire(_ event: RuleEvent, table: String?, row: @autoclosure () -> String? = nil,
               arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
-        for (script, handler) in handlers(of: event, table: table) {
+        try fire(event, handlers: handlers(of: event, table: table), table: table, row: row(), arguments: arguments)
+    }
+
+    /// Calls handlers found by ``handlers(of:table:)`` (since the last load), in order.
+    func fire(_ event: RuleEvent, handlers: [(CompiledScript, JSObjectRef)], table: String?, row: @autoclosure () -> String? = nil,
+              arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
+        for (script, handler) in handlers {
             try fire(event, in: script, handler: handler, table: table, row: row(), arguments: arguments)
         }
     }
@@ -298,7 +307,7 @@ public final class RuleRuntime {
 
     /// The scripts of a table that handle `event`, with their handlers, in the order they run:
     /// worked out once per table and event until a script is loaded (a row's edit fires twice).
-    private func handlers(of event: RuleEvent, table: String?) -> [(CompiledScript, JSObjectRef)] {
+    func handlers(of event: RuleEvent, table: String?) -> [(CompiledScript, JSObjectRef)] {
         let key = HandlerKey(event: event, table: table)
         if let known = handlerCache[key] { return known }
         let found = scripts(forTable: table).compactMap { script in script.handler(event.handlerName).map { (script, $0) } }
@@ -343,6 +352,10 @@ final class TableRules: DataTableRules {
     /// Weak: the adapter owns the runtime, and a table may outlive its adapter.
     weak var host: RuleRuntime?
     let tableName: String
+    /// The table's handlers by event, as the host found them after its `handlersLoads`-th load:
+    /// a row's edit fires two events, and the host's own cache would hash the table's name each time.
+    private var handlersByEvent: [RuleEvent: [(RuleRuntime.CompiledScript, JSObjectRef)]] = [:]
+    private var handlersLoads = -1
 
     init(host: RuleRuntime, tableName: String) {
         self.host = host
@@ -358,7 +371,7 @@ final class TableRules: DataTableRules {
         if inserting {
             try fire(.beforeInsert, row)
         } else {
-            try liveHost().fire(.beforeUpdate, table: tableName, row: row.label) { context, arguments in
+            try fire(.beforeUpdate, row) { context, arguments in
                 arguments.append(RowObject.make(row, in: context))
                 arguments.append(OriginalValuesObject.make(row, in: context))
             }
@@ -370,7 +383,23 @@ final class TableRules: DataTableRules {
     }
 
     private func fire(_ event: RuleEvent, _ row: DataTableRow) throws {
-        try liveHost().fire(event, table: tableName, row: row.label) { $1.append(RowObject.make(row, in: $0)) }
+        try fire(event, row) { $1.append(RowObject.make(row, in: $0)) }
+    }
+
+    private func fire(_ event: RuleEvent, _ row: DataTableRow, arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
+        let host = try liveHost()
+        if handlersLoads != host.loads {
+            handlersByEvent = [:]
+            handlersLoads = host.loads
+        }
+        let handlers: [(RuleRuntime.CompiledScript, JSObjectRef)]
+        if let known = handlersByEvent[event] {
+            handlers = known
+        } else {
+            handlers = host.handlers(of: event, table: tableName)
+            handlersByEvent[event] = handlers
+        }
+        try host.fire(event, handlers: handlers, table: tableName, row: row.label, arguments: arguments)
     }
 
     private func liveHost() throws -> RuleRuntime {
