@@ -86,9 +86,11 @@ public enum RuleScope {
     /// True while rules run on this thread (or task).
     public static var isActive: Bool { depth > 0 }
 
-    /// Runs `body` as the work of rules.
+    /// Runs `body` as the work of rules (inside rules' work already, it just runs: a row's
+    /// rules run inside its post's scope, and a task-local value costs a push and a pop).
     public static func run<T>(_ body: () throws -> T) rethrows -> T {
-        try $depth.withValue(depth + 1, operation: body)
+        if isActive { return try body() }
+        return try $depth.withValue(1, operation: body)
     }
 }
 

@@ -91,6 +91,13 @@ struct ChangeStore: Sequence {
         for slot in slots { setLocked(locked, slot: slot) }
     }
 
+    /// A field's value in the slot's edit buffer, read in place (no copy of the record); nil when
+    /// the row is not being edited or the edit leaves the field alone.
+    @inline(__always) func editedValue(_ slot: Int, _ field: Int) -> Value? {
+        let position = recordIndex[slot]
+        return position == 0 ? nil : records[Int(position) - 1].edit?[field]
+    }
+
     /// A slot's state, read in place (no copy of the record).
     @inline(__always) func state(_ slot: Int) -> RowState {
         let position = recordIndex[slot]

@@ -7,9 +7,15 @@ extension DataTable {
     ///
     /// - Throws: ``RelataError/Code/constraintViolation`` naming the table, the key and the row that holds it.
     func checkPrimaryKey(slot: Int?, changing changes: [Int: Value]) throws {
+        try checkPrimaryKey(slot: slot) { changes[$0] }
+    }
+
+    /// ``checkPrimaryKey(slot:changing:)`` with the changed values read through `changed` (nil: not
+    /// changed), so an edit's few values need not be made into a dictionary first.
+    func checkPrimaryKey(slot: Int?, changed: (Int) -> Value?) throws {
         guard !keyFieldIndexes.isEmpty else { return }
-        if slot != nil, !keyFieldIndexes.contains(where: { changes[$0] != nil }) { return }
-        let key = keyFieldIndexes.map { field in changes[field] ?? slot.map { postedValue(slot: $0, field: field) } ?? .null }
+        if slot != nil, !keyFieldIndexes.contains(where: { changed($0) != nil }) { return }
+        let key = keyFieldIndexes.map { field in changed(field) ?? slot.map { postedValue(slot: $0, field: field) } ?? .null }
         if let missing = zip(keyFieldIndexes, key).first(where: { $1.isNull })?.0 {
             throw error(.constraintViolation, "the field is part of the primary key and cannot be NULL", field: missing, slot: slot)
         }

@@ -31,7 +31,7 @@ extension DataTable {
                 throw error(.requiredValueMissing, "the field is required; set it before posting the new row", field: missing, slot: slot)
             }
             // Still hidden, so not in the key's index: checked as a row about to be added.
-            try checkPrimaryKey(slot: nil, changing: merged.dictionary)
+            try checkPrimaryKey(slot: nil) { merged[$0] }
             record.pending = merged
             record.edit = nil
             if case .state(let next) = record.state.after(.posted) { record.state = next }
@@ -40,7 +40,7 @@ extension DataTable {
             notifyChanged()
             return
         }
-        try checkPrimaryKey(slot: slot, changing: edit.dictionary)
+        try checkPrimaryKey(slot: slot) { edit[$0] }
         record.edit = nil
         setChanges(record, at: slot)
         performBatchUpdates {

@@ -326,15 +326,14 @@ public final class DataTable {
     /// The value a row shows for a field: its edit buffer first, then its posted value.
     func currentValue(slot: Int, field: Int) -> Value {
         readRecorder?.fields.insert(field)
-        if changes.isDirty(slot), let edited = changes[slot]?.edit?[field] { return edited }
+        if let edited = changes.editedValue(slot, field) { return edited }
         return postedValue(slot: slot, field: field)
     }
 
     /// The original value of a slot, nil for rows added locally.
     func originalValue(slot: Int, field: Int) -> Value? {
-        if let state = changes[slot]?.state, state == .added || state == .addedInEditMode {
-            return nil
-        }
+        let state = changes.state(slot)
+        if state == .added || state == .addedInEditMode { return nil }
         return columns[field].value(at: slot)
     }
 

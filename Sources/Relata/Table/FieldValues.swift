@@ -14,9 +14,6 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
         for key in values.keys.sorted() { self[key] = values[key] }
     }
 
-    /// The values by field index.
-    var dictionary: [Int: Value] { Dictionary(uniqueKeysWithValues: map { ($0.key, $0.value) }) }
-
     var isEmpty: Bool { first == nil }
     var keys: [Int] { map(\.key) }
 
