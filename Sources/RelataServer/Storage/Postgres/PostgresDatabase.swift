@@ -293,10 +293,7 @@ final class PostgresSQLConnection: SQLConnection {
                 }
             }
         } catch let error as PSQLError {
-            if PostgresValues.isConnectionLost(error) {
-                lostConnection = true
-                brokenBecause = "PostgreSQL ended the session"   // never lent again, even before it shows as closed
-            }
+            if PostgresValues.isConnectionLost(error) { lostConnection = true }
             let failure = PostgresValues.sqlError(error)
             if inTransaction {
                 if failure.kind == .serializationFailure { mustRetryTransaction = true }
