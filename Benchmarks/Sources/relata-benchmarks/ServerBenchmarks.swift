@@ -96,8 +96,9 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
                 let table = try await client.fetchTable("Items", token: token)
                 for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
                 let delta = try table.makeDelta()
-                progress("profiling an apply")
+                let start = ContinuousClock.now
                 _ = try await service.updateData([delta], session: Session())
+                progress("profiled an apply in-process: \(milliseconds((ContinuousClock.now - start).seconds))")
             }
             return
         }

@@ -16,15 +16,14 @@ extension DataTable {
     /// - Throws: ``RelataError/Code/invalidDelta`` when the row has no change or the id is not positive.
     package func adoptChangeId(_ changeId: Int, for row: DataTableRow) throws {
         let slot = try slot(of: row)
-        guard var record = changes[slot], record.changeId != 0 else {
+        guard changes.changeId(slot) != 0 else {
             throw RelataError(.invalidDelta, "change \(changeId) changes nothing in the row", table: name, row: rowLabel(slot: slot))
         }
         guard changeId > 0 else {
             throw RelataError(.invalidDelta, "change ids are positive, not \(changeId)", table: name, row: rowLabel(slot: slot))
         }
         assert(!changes.contains(where: { $0.key != slot && $0.value.changeId == changeId }), "change id \(changeId) adopted twice")
-        record.changeId = changeId
-        setChanges(record, at: slot)
+        changes.setChangeId(changeId, slot: slot)   // in place: the record keeps its state, so nothing else moves
     }
 
     /// Gives a row added here the temporary (negative) key its insert had where it was

@@ -171,7 +171,7 @@ public final class DataTableRow {
     public var changed: Bool { isChanged }
 
     /// Ties the row to its ``DeltaChange``; 0 while the row has no change.
-    public var changeId: Int { record?.changeId ?? 0 }
+    public var changeId: Int { table.changes.changeId(liveSlot) }
 
     /// The message of the last failed attempt to apply this row's change; nil once it applies or is cancelled.
     public var failureMessage: String? { record?.failureMessage }

@@ -104,6 +104,17 @@ struct ChangeStore: Sequence {
         return position == 0 ? .unchanged : states[Int(position) - 1]
     }
 
+    /// A slot's change id, read in place (no copy of the record); 0 without a record.
+    @inline(__always) func changeId(_ slot: Int) -> Int {
+        let position = recordIndex[slot]
+        return position == 0 ? 0 : records[Int(position) - 1].changeId
+    }
+
+    /// Gives a slot's record another change id in place; the slot must have a record.
+    mutating func setChangeId(_ changeId: Int, slot: Int) {
+        records[Int(recordIndex[slot]) - 1].changeId = changeId
+    }
+
     /// The posted value of a field when the record decides it: the pending value,
     /// or NULL for an added row without one; nil when the original stands.
     @inline(__always) func postedOverride(_ slot: Int, _ field: Int) -> Value? {

@@ -300,7 +300,8 @@ public final class DataTable {
 
     // MARK: Fields
 
-    func fieldIndex(named name: String) -> Int? {
+    /// The index of a stored field by name (any case), or nil.
+    package func fieldIndex(named name: String) -> Int? {
         fieldIndexByName[name] ?? fieldIndexByFoldedName[name.lowercased()]
     }
 

@@ -35,6 +35,17 @@ public final class DataTableIndex {
         return currentMap[key]?.sorted ?? []
     }
 
+    /// The first slot, in table order, holding `key` (a value of the field's type) that `matches`;
+    /// no array is made for a value one row holds.
+    func firstSlot(holding key: Value, where matches: (Int) -> Bool) -> Int? {
+        guard !key.isNull else { return nil }
+        switch currentMap[key] {
+        case nil, .none?: return nil
+        case .one(let slot)?: return matches(slot) ? slot : nil
+        case .many(let slots)?: return slots.sorted().first(where: matches)
+        }
+    }
+
     private var currentMap: [Value: SlotList] {
         if let map { return map }
         var built: [Value: SlotList] = [:]
@@ -113,7 +124,11 @@ extension DataTable {
     /// ```
     /// - Throws: ``RelataError/Code/unknownField``.
     public func index(forField name: String) throws -> DataTableIndex {
-        let field = try requireFieldIndex(name)
+        index(forFieldAt: try requireFieldIndex(name))
+    }
+
+    /// The hash index on the field at `field` (an index into ``fields``).
+    func index(forFieldAt field: Int) -> DataTableIndex {
         if let existing = indexes[field] { return existing }
         let index = DataTableIndex(table: self, fieldIndex: field)
         indexes[field] = index
@@ -143,9 +158,9 @@ extension DataTable {
         guard values.count == keyFieldIndexes.count else {
             throw RelataError(.invalidDefinition, "the primary key has \(keyFieldIndexes.count) fields, \(values.count) values were given", table: name)
         }
-        let first = try index(forField: fields[keyFieldIndexes[0]].name)
+        let first = index(forFieldAt: keyFieldIndexes[0])
         let key = try zip(keyFieldIndexes, values).map { try validatedKey($1, field: $0) }
-        return first.slots(for: key[0]).first { slot in
+        return first.firstSlot(holding: key[0]) { slot in
             zip(keyFieldIndexes, key).allSatisfy { postedValue(slot: slot, field: $0) == $1 }
         }.map(row(atSlot:))
     }

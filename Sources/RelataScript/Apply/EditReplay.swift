@@ -81,6 +81,10 @@ public struct EditReplay {
     ///   rules changed — and the changes already settled.
     public func replay(_ deltas: [Delta], on data: TableDataAccess, table: (String) throws -> DataTable) -> Replayed {
         var work = Work()
+        let changeCount = deltas.reduce(0) { $0 + $1.changes.count }
+        work.steps.reserveCapacity(changeCount)
+        work.rows.reserveCapacity(changeCount)
+        work.claimed.reserveCapacity(changeCount)
         var tables: [DataTable?] = []
         for (position, delta) in deltas.enumerated() {
             do {
@@ -104,7 +108,7 @@ public struct EditReplay {
         let touched = tables.compactMap { $0 }
         withBatchUpdates(of: touched) {
             for step in work.steps.sorted(by: { ($0.sequence, $0.order) < ($1.sequence, $1.order) }) {
-                guard work.failed[step.ref] == nil, let table = tables[step.ref.delta] else { continue }
+                guard !work.hasFailed(step.ref), let table = tables[step.ref.delta] else { continue }
                 do {
                     try make(step, of: deltas[step.ref.delta], on: table, work: &work)
                 } catch {
@@ -171,6 +175,10 @@ public struct EditReplay {
         var addedByRules: Set<Ref> = []
         /// Rows the user's inserts added here.
         var addedByUser: Set<ObjectIdentifier> = []
+
+        // Most replays have no failure and no change made by rules: those answer without hashing.
+        func hasFailed(_ ref: Ref) -> Bool { !failed.isEmpty && failed[ref] != nil }
+        func isMadeByRules(_ ref: Ref) -> Bool { !madeByRules.isEmpty && madeByRules.contains(ref) }
 
         /// Finds the stored row of each update and delete (compared with the change's original
         /// values now, before any edit runs), and lists the edits to make.
@@ -291,14 +299,12 @@ public struct EditReplay {
                 results.append(failingEveryChange(of: delta, work: work, position: position))
                 continue
             }
-            var answers: [Int: DeltaChange] = [:]
-            for change in delta.changes where !work.madeByRules.contains(Work.Ref(delta: position, change: change.changeId)) {
+            for change in delta.changes {
                 let ref = Work.Ref(delta: position, change: change.changeId)
-                if work.failed[ref] == nil, let row = work.rows[ref], row.isInTable, row.changeId != 0 {
-                    do { try table.adoptChangeId(change.changeId, for: row) } catch { work.failed[ref] = failure(describing: error) }
-                }
+                guard !work.isMadeByRules(ref), !work.hasFailed(ref), let row = work.rows[ref], row.isInTable, row.changeId != 0 else { continue }
+                do { try table.adoptChangeId(change.changeId, for: row) } catch { work.failed[ref] = failure(describing: error) }
             }
-            answers.merge(matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)) { $1 }
+            let answers = matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)
             var made: Delta
             do {
                 made = try table.makeDelta()
@@ -309,18 +315,25 @@ public struct EditReplay {
             }
             made.keyFields = table.primaryKeyFields.map(\.name)
             made.loggedFields = delta.loggedFields.isEmpty ? made.loggedFields : delta.loggedFields
-            let byId = Dictionary(made.changes.map { ($0.changeId, $0) }, uniquingKeysWith: { first, _ in first })
+            // Where each change id is in what the table made (a change is copied once, into place).
+            var madePosition: [Int: Int] = [:]
+            madePosition.reserveCapacity(made.changes.count)
+            for (index, change) in made.changes.enumerated() where madePosition[change.changeId] == nil { madePosition[change.changeId] = index }
+            var answersAnIncomingId = [Bool](repeating: false, count: made.changes.count)
             var changes: [DeltaChange] = []
+            changes.reserveCapacity(made.changes.count)
             var done = Delta(tableName: delta.tableName, keyFields: made.keyFields, loggedFields: made.loggedFields, changes: [])
             for incoming in delta.changes {
                 let ref = Work.Ref(delta: position, change: incoming.changeId)
-                if let failure = work.failed[ref] {
+                let madeIndex = madePosition[incoming.changeId]
+                if let madeIndex { answersAnIncomingId[madeIndex] = true }
+                if work.hasFailed(ref), let failure = work.failed[ref] {
                     var change = incoming
                     change.status = .pending
                     change.fail(failure)
                     changes.append(change)
-                } else if let change = byId[incoming.changeId] {
-                    changes.append(change)
+                } else if let madeIndex {
+                    changes.append(made.changes[madeIndex])
                 } else if let answer = answers[incoming.changeId] {
                     done.changes.append(answer)
                 } else {
@@ -335,8 +348,8 @@ public struct EditReplay {
                     done.changes.append(change)
                 }
             }
-            let incomingIds = Set(delta.changes.map(\.changeId))
-            changes += made.changes.filter { !incomingIds.contains($0.changeId) }
+            // Then the changes the server's rules made to other rows.
+            for (index, change) in made.changes.enumerated() where !answersAnIncomingId[index] { changes.append(change) }
             made.changes = changes
             results.append(made)
             if !done.changes.isEmpty { settled.append(done) }
@@ -353,7 +366,7 @@ public struct EditReplay {
     /// rows the rules added for inserts.
     /// - Returns: answers for the client's changes the server's rules did not make.
     private func matchingChangesMadeByRules(of delta: Delta, at position: Int, in table: DataTable, work: Work) -> [Int: DeltaChange] {
-        let wanted = delta.changes.filter { work.madeByRules.contains(Work.Ref(delta: position, change: $0.changeId)) }
+        let wanted = delta.changes.filter { work.isMadeByRules(Work.Ref(delta: position, change: $0.changeId)) }
         guard !wanted.isEmpty else { return [:] }
         let incomingIds = Set(delta.changes.map(\.changeId))
         let keyFields = table.primaryKeyFields
@@ -446,11 +459,12 @@ public struct EditReplay {
 /// table's key, and the logged fields the table has (by the name the delta uses).
 private struct CheckedFields {
     let keys: [FieldDefinition]
-    let logged: [(name: String, field: FieldDefinition)]
+    /// Each logged field by the name the delta uses, with its index in the table's fields.
+    let logged: [(name: String, field: FieldDefinition, index: Int)]
 
     init(of delta: Delta, in table: DataTable) {
         keys = table.primaryKeyFields
-        logged = delta.loggedFields.compactMap { name in table.field(named: name).map { (name, $0) } }
+        logged = delta.loggedFields.compactMap { name in table.fieldIndex(named: name).map { (name, table.fields[$0], $0) } }
     }
 }
 
@@ -473,9 +487,9 @@ private func findStoredRow(for change: DeltaChange, checking checked: CheckedFie
         throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
     }
     var changed: [String] = []
-    for (name, field) in checked.logged {
+    for (name, field, index) in checked.logged {
         guard let original = change.oldValues[name] else { continue }
-        if (try? field.coerced(original)) != row.originalValue(forKey: field.name) { changed.append(field.name) }
+        if (try? field.coerced(original)) != row.originalValue(at: index) { changed.append(field.name) }
     }
     if !changed.isEmpty {
         throw ConflictFailure(message: "\(row.label) changed since it was read: \(changed.joined(separator: ", "))")

@@ -271,17 +271,25 @@ public final class DataService: Sendable {
     /// database gave, a value it normalised — joins the change's refreshed values, which the
     /// client folds into the row (``Relata/DataTable/accept(_:)``) as its value and original.
     static func sendingBackWhatDiffers(_ processed: [Delta], from sent: [Delta]) -> [Delta] {
-        var expected: [String: [Int: [String: Value]]] = [:]
-        for delta in sent {
-            for change in delta.changes { expected[delta.tableName.lowercased(), default: [:]][change.changeId] = change.newValues }
+        // Where each sent change is, by table and change id (a table's name is folded once per delta).
+        var expected: [String: [Int: (delta: Int, change: Int)]] = [:]
+        for (deltaIndex, delta) in sent.enumerated() {
+            let table = delta.tableName.lowercased()
+            var positions = expected.removeValue(forKey: table) ?? [:]
+            positions.reserveCapacity(positions.count + delta.changes.count)
+            for (changeIndex, change) in delta.changes.enumerated() { positions[change.changeId] = (deltaIndex, changeIndex) }
+            expected[table] = positions
         }
         return processed.map { delta in
             var delta = delta
-            guard let table = expected[delta.tableName.lowercased()] else { return delta }
+            guard let positions = expected[delta.tableName.lowercased()] else { return delta }
             for index in delta.changes.indices {
-                let change = delta.changes[index]
-                guard change.status == .resolved, change.type != .delete, let sentValues = table[change.changeId] else { continue }
-                for (field, value) in change.newValues where change.refreshedValues[field] == nil && sentValues[field] != value {
+                guard delta.changes[index].status == .resolved, delta.changes[index].type != .delete,
+                      let position = positions[delta.changes[index].changeId] else { continue }
+                let sentValues = sent[position.delta].changes[position.change].newValues
+                let newValues = delta.changes[index].newValues
+                let refreshed = delta.changes[index].refreshedValues
+                for (field, value) in newValues where (refreshed.isEmpty || refreshed[field] == nil) && sentValues[field] != value {
                     delta.changes[index].refreshedValues[field] = value
                 }
             }
