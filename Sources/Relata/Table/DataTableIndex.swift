@@ -48,8 +48,10 @@ public final class DataTableIndex {
 
     private var currentMap: [Value: SlotList] {
         if let map { return map }
+        let slots = table.visibleSlots
         var built: [Value: SlotList] = [:]
-        for slot in table.visibleSlots {
+        built.reserveCapacity(slots.count)
+        for slot in slots {
             let value = table.postedValue(slot: slot, field: fieldIndex)
             if !value.isNull { built[value, default: .none].insert(slot) }
         }

@@ -81,18 +81,18 @@ final class SQLDeltaStore: DeltaStore {
         let tables = try deltas.map { try access.table($0.tableName) }
         for (delta, table) in zip(deltas, tables) {
             guard let definition = schema.table(named: table.name) else { continue }
-            let live = delta.changes.filter { $0.status != .failed }
+            let live = delta.changes.lazy.filter { $0.status != .failed }   // read only for a table a key involves
             for key in definition.foreignKeys {
                 let parent = try access.table(key.references)
                 try table.addForeignKey(key.field, references: parent, field: key.referencedField)
-                let pointedAt = live.filter { $0.type != .delete }.compactMap { $0.newValues[key.field] }
+                let pointedAt = Array(live.filter { $0.type != .delete }.compactMap { $0.newValues[key.field] })
                 try storage.loadRows(where: key.referencedField, isIn: pointedAt, into: parent, in: connection)
             }
             for child in schema.tables {
                 for key in child.foreignKeys where key.references.equalsIgnoringCase(table.name) {
                     let childTable = try access.table(child.name)
                     try childTable.addForeignKey(key.field, references: table, field: key.referencedField)
-                    let released = live.filter { $0.type != .insert }.compactMap { $0.oldValues[key.referencedField] }
+                    let released = Array(live.filter { $0.type != .insert }.compactMap { $0.oldValues[key.referencedField] })
                     try storage.loadRows(where: key.field, isIn: released, into: childTable, in: connection)
                 }
             }
@@ -194,6 +194,7 @@ private final class TableWrites {
     let autoIncrement: FieldDefinition?
     private var updates: [[Int]: String] = [:]
     private var deletes: [[Int]: String] = [:]
+    private var lastUpdate: (changed: [Int], compared: [Int], sql: String)?
 
     init(storage: SQLStorage, table: Relata.TableDefinition, logged names: [String]) {
         self.storage = storage
@@ -233,11 +234,15 @@ private final class TableWrites {
 
     /// `UPDATE … SET changed = ? … WHERE` the row as the change found it.
     func updateSQL(setting changed: [Int], comparing compared: [Int]) -> String {
+        // A bulk update's changes mostly share one shape: the last one answers without hashing.
+        if let last = lastUpdate, last.changed == changed, last.compared == compared { return last.sql }
         let shape = changed + [-1] + compared
-        if let known = updates[shape] { return known }
-        let set = changed.enumerated().map { "\(column(logged[$1])) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")
-        let sql = "UPDATE \(storage.sqlTable(table.name)) SET \(set) WHERE \(condition(comparing: compared, startingAt: changed.count + 1))"
+        let sql = updates[shape] ?? {
+            let set = changed.enumerated().map { "\(column(logged[$1])) = \(dialect.placeholder($0 + 1))" }.joined(separator: ", ")
+            return "UPDATE \(storage.sqlTable(table.name)) SET \(set) WHERE \(condition(comparing: compared, startingAt: changed.count + 1))"
+        }()
         updates[shape] = sql
+        lastUpdate = (changed, compared, sql)
         return sql
     }
 
