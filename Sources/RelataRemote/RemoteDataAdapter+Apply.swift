@@ -183,7 +183,8 @@ extension RemoteDataAdapter {
         let returned: [Delta]
         while true {
             do {
-                let answer = try await call(dataService, "UpdateData", body: body)
+                // The answer need not repeat the values the batch carries (an older server sends them all the same).
+                let answer = try await call(dataService, "UpdateData", body: body, prefer: "return=minimal")
                 do {
                     returned = try DeltaJSON.decode(answer.body)
                 } catch {
@@ -218,6 +219,7 @@ extension RemoteDataAdapter {
                 var processed = returned.first { $0.tableName.equalsIgnoringCase(sent.tableName) } ?? sent
                 processed.tableName = table.name
                 processed.changes = processed.changes.filter { ids.contains($0.changeId) }
+                processed.restoreValuesLeftOut(from: sent)
                 processed = table.keepingKnownChanges(of: processed)
                 try table.accept(processed)
                 table.unlockRows(of: sent)

@@ -63,10 +63,10 @@ extension RemoteDataAdapter {
 
     /// Sends a call with the session, logging in first when there is none, and again (then
     /// retrying once per login) when the server says the session is gone.
-    nonisolated(nonsending) func call(_ service: String, _ method: String, body: Data) async throws -> ProtocolAnswer {
+    nonisolated(nonsending) func call(_ service: String, _ method: String, body: Data, prefer: String? = nil) async throws -> ProtocolAnswer {
         try await withSession { token in
             let answer = try await transport.send(ProtocolCall(service: service, method: method, body: body, token: token,
-                                                               rulesVersion: rulesVersion))
+                                                               rulesVersion: rulesVersion, prefer: prefer))
             guard answer.status == 200 else { throw RemoteError(status: answer.status, body: answer.body) }
             return answer
         }

@@ -57,6 +57,9 @@ import Testing
             let (clients, row, id) = try await Self.renamingTheFirstClient(of: adapter)
             let delta = try await adapter.applyChanges(for: clients)
             #expect(delta.changes.map(\.status) == [.resolved])
+            // The server answered without the values sent (Prefer: return=minimal): the change returned has them back.
+            #expect(delta.changes[0].newValues["ClientName"] == "Renamed Ltd")
+            #expect(delta.changes[0].oldValues["ClientId"] == .integer(id))
             #expect(row.rowState == .unchanged && !row.isLocked)
             #expect(row.originalValue(forKey: "ClientName") == "Renamed Ltd")
             #expect(try server.storedRows("Clients", key: "ClientId")[id]?["ClientName"] == "Renamed Ltd")

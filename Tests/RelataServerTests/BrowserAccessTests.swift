@@ -43,13 +43,13 @@ import Testing
         try await server.test(configuration) { client in
             let preflight = try await client.request("/v2/DataService/GetData", method: "OPTIONS", headers: [
                 "Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "authorization, content-type, x-relata-rules-version",
+                "Access-Control-Request-Headers": "authorization, content-type, x-relata-rules-version, prefer",
             ])
             #expect(preflight.status == 204)
             #expect(preflight.header("access-control-allow-origin") == "http://localhost:5173")
             #expect(preflight.header("access-control-allow-methods") == "GET, POST")
             let allowedHeaders = preflight.header("access-control-allow-headers") ?? ""
-            for header in ["authorization", "content-type", "x-relata-rules-version"] { #expect(allowedHeaders.contains(header)) }
+            for header in ["authorization", "content-type", "x-relata-rules-version", "prefer"] { #expect(allowedHeaders.contains(header)) }
             #expect(preflight.header("access-control-max-age") == "600")
             #expect(preflight.header("vary") == "Origin")
 
@@ -65,6 +65,15 @@ import Testing
             #expect(elsewhere.status == 401, "the request is answered as without CORS")
             #expect(elsewhere.header("access-control-allow-origin") == nil, "and the browser keeps the answer from the page")
             #expect(elsewhere.header("vary") == "Origin")
+
+            // A page may ask for the minimal UpdateData answer, and can read that it got it.
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let apply = try await client.request("/v2/DataService/UpdateData", body: Data(#"{"deltas":[]}"#.utf8), token: token,
+                                                 headers: ["Origin": "http://localhost:5173", "Prefer": "return=minimal"])
+            #expect(apply.status == 200)
+            #expect(apply.header("preference-applied") == "return=minimal")
+            #expect(apply.header("access-control-expose-headers")?.contains("preference-applied") == true)
+            #expect(apply.header("vary") == "Prefer, Origin", "the answer varies by both")
         }
     }
 

@@ -76,6 +76,15 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
         progress("applied")
+        // The same apply as `RemoteDataAdapter` sends it: the answer without the values sent.
+        let minimalItems = try await client.fetchTable("Items", token: token)
+        for row in minimalItems.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        var minimalAnswer = Data()
+        let minimalApply = try await measureAsync(repetitions: 1) {
+            (resolved, minimalAnswer) = try await client.updateData(minimalItems.makeDelta(), token: token, prefer: "return=minimal")
+        }
+        precondition(resolved == changes, "\(resolved) of \(changes) changes resolved with a minimal answer")
+        progress("applied with a minimal answer")
         // Where the time goes: the same kind of delta through the service in-process, and its JSON.
         let again = try await client.fetchTable("Items", token: token)
         for row in again.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
@@ -114,12 +123,17 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         let transport = try await withServer(bareServer(answer: answer)) { barePort in
             try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: json, token: token) }
         }
+        let minimalTransport = try await withServer(bareServer(answer: minimalAnswer)) { barePort in
+            try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: json, token: token) }
+        }
         print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs \(store.applyFloor) | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
+        print("| … the same with `Prefer: return=minimal`, as `RemoteDataAdapter` asks (an answer of \(minimalAnswer.count / 1024) KiB) | \(milliseconds(minimalApply)) | \(milliseconds(rawApply)) | \(ratio(minimalApply, rawApply)) | \(percent(rawApply / minimalApply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
         if let checkedWrites {
             print("| … the database's part alone: the touched rows read by key, one `UPDATE` per change comparing its originals (SQLite's C API) | \(milliseconds(checkedWrites)) | \(milliseconds(rawApply)) | \(ratio(checkedWrites, rawApply)) | \(percent(rawApply / checkedWrites)) |")
         }
         print("| … the transport alone: the request's and the answer's JSON (\(json.count / 1024) KiB, \(answer.count / 1024) KiB) over loopback to a handler that does nothing | \(milliseconds(transport)) | \(milliseconds(rawApply)) | \(ratio(transport, rawApply)) | \(percent(rawApply / transport)) |")
+        print("| … the transport alone with the minimal answer (\(minimalAnswer.count / 1024) KiB) | \(milliseconds(minimalTransport)) | \(milliseconds(rawApply)) | \(ratio(minimalTransport, rawApply)) | \(percent(rawApply / minimalTransport)) |")
         if let postgres {
             let oneStatement = try await measureAsync(repetitions: 1) { try await postgres.incrementQuantitiesInOneStatement(changes) }
             print("| … and vs one `UPDATE` of all \(changes) rows through postgres-nio (PostgreSQL's best case) | \(milliseconds(apply)) | \(milliseconds(oneStatement)) | \(ratio(apply, oneStatement)) | \(percent(oneStatement / apply)) |")

@@ -45,8 +45,10 @@ func bareServer(answer: Data) -> some ApplicationProtocol {
 struct BenchClient: Sendable {
     let port: Int
 
-    func post(_ path: String, body: Data, token: String? = nil, accept: String? = nil) async throws -> Data {
-        let (data, response) = try await URLSession.shared.data(for: request(path, body: body, token: token, accept: accept))
+    func post(_ path: String, body: Data, token: String? = nil, accept: String? = nil, prefer: String? = nil) async throws -> Data {
+        var request = request(path, body: body, token: token, accept: accept)
+        if let prefer { request.setValue(prefer, forHTTPHeaderField: "Prefer") }
+        let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
             throw RelataError(.invalidResponse, "\(path): \(String(decoding: data, as: UTF8.self))")
         }
@@ -84,10 +86,10 @@ struct BenchClient: Sendable {
         return fetched.table
     }
 
-    /// Applies a delta; the number of changes resolved.
-    /// Applies a delta; how many of its changes were resolved, and the answer's bytes.
-    func updateData(_ delta: Delta, token: String) async throws -> (resolved: Int, answer: Data) {
-        let answer = try await post("/v2/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token)
+    /// Applies a delta; how many of its changes were resolved, and the answer's bytes. `prefer`
+    /// as `return=minimal` asks for the answer without the values sent.
+    func updateData(_ delta: Delta, token: String, prefer: String? = nil) async throws -> (resolved: Int, answer: Data) {
+        let answer = try await post("/v2/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token, prefer: prefer)
         return (try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0, answer)
     }
 }

@@ -13,9 +13,17 @@ public enum DeltaJSON {
     /// `{"deltas": […]}`, and with an apply id `{"apply": {"id": …, "madeAt": …}, "deltas": […]}`
     /// (an UpdateData request).
     ///
+    /// A minimal form answers a client that keeps what it sent (UpdateData with
+    /// `Prefer: return=minimal`): each change keeps its id, type, status, message, failure and
+    /// refreshed values; its old and new values are written as `{}` and its edits left out, so
+    /// the JSON still reads as deltas everywhere.
+    ///
+    /// ```swift
+    /// let answer = try DeltaJSON.encode(processed, minimal: true)
+    /// ```
     /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that JSON cannot
     ///   hold (infinite or NaN), naming the table and field.
-    public static func encode(_ deltas: [Delta], apply: ApplyId? = nil) throws -> Data {
+    public static func encode(_ deltas: [Delta], apply: ApplyId? = nil, minimal: Bool = false) throws -> Data {
         var writer = JSONWriter(capacity: 256 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
         writer.raw("{")
         if let apply {
@@ -26,7 +34,7 @@ public enum DeltaJSON {
         writer.raw(#""deltas":["#)
         for (index, delta) in deltas.enumerated() {
             if index > 0 { writer.raw(",") }
-            try write(delta, into: &writer)
+            try write(delta, minimal: minimal, into: &writer)
         }
         writer.raw("]}")
         return Data(writer.bytes)
@@ -56,7 +64,7 @@ public enum DeltaJSON {
 
     // MARK: Writing
 
-    private static func write(_ delta: Delta, into writer: inout JSONWriter) throws {
+    private static func write(_ delta: Delta, minimal: Bool, into writer: inout JSONWriter) throws {
         writer.raw(#"{"tableName":"#)
         writer.string(delta.tableName)
         writer.raw(#","keyFields":"#)
@@ -72,13 +80,17 @@ public enum DeltaJSON {
             writer.string(change.type.rawValue)
             writer.raw(#","status":"#)
             writer.string(change.status.rawValue)
-            writer.raw(#","oldValues":"#)
-            try values(change.oldValues, of: delta.tableName, into: &writer)
-            writer.raw(#","newValues":"#)
-            try values(change.newValues, of: delta.tableName, into: &writer)
+            if minimal {
+                writer.raw(#","oldValues":{},"newValues":{}"#)
+            } else {
+                writer.raw(#","oldValues":"#)
+                try values(change.oldValues, of: delta.tableName, into: &writer)
+                writer.raw(#","newValues":"#)
+                try values(change.newValues, of: delta.tableName, into: &writer)
+            }
             writer.raw(#","refreshedValues":"#)
             try values(change.refreshedValues, of: delta.tableName, into: &writer)
-            if let edits = change.edits {
+            if !minimal, let edits = change.edits {
                 writer.raw(#","edits":["#)
                 for (index, edit) in edits.enumerated() {
                     if index > 0 { writer.raw(",") }

@@ -12,6 +12,8 @@ struct ProtocolCall: Sendable {
     var token: String?
     var accept: String?
     var rulesVersion: String?
+    /// The `Prefer` header (RFC 7240), for a call whose answer can leave out what the client sent.
+    var prefer: String? = nil
 }
 
 /// The server's whole answer to a call.
@@ -108,6 +110,7 @@ final class HTTPTransport: Sendable {
         request.setValue(call.accept ?? "application/json", forHTTPHeaderField: "Accept")
         if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let version = call.rulesVersion { request.setValue(version, forHTTPHeaderField: RemoteDataAdapter.rulesVersionHeader) }
+        if let prefer = call.prefer { request.setValue(prefer, forHTTPHeaderField: "Prefer") }
         return request
     }
 

@@ -20,7 +20,7 @@ struct CORSMiddleware: RouterMiddleware {
             return preflight(origin: origin, method: method, allowed: allowed, context: context)
         }
         var response = try await next(request, context)
-        response.headers[.vary] = "Origin"
+        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"   // an answer may vary by more (Prefer)
         if allowed {
             response.headers[.accessControlAllowOrigin] = origin
             response.headers[.accessControlExposeHeaders] = CORSPolicy.exposedHeaders
@@ -45,7 +45,7 @@ struct CORSMiddleware: RouterMiddleware {
             response.headers[.accessControlAllowHeaders] = CORSPolicy.allowedHeaders
             response.headers[.accessControlMaxAge] = String(CORSPolicy.maxAgeSeconds)
         }
-        response.headers[.vary] = "Origin"
+        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"   // an answer may vary by more (Prefer)
         response.headers[.init("x-request-id")!] = context.id
         return response
     }

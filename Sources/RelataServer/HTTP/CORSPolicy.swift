@@ -20,8 +20,8 @@ public struct CORSPolicy: Sendable, Hashable {
     public static let none = CORSPolicy(checked: [])
 
     /// The request headers a page may send, and the answer headers it may read.
-    static let allowedHeaders = "authorization, content-type, accept, x-relata-rules-version"
-    static let exposedHeaders = "x-request-id, retry-after"
+    static let allowedHeaders = "authorization, content-type, accept, x-relata-rules-version, prefer"
+    static let exposedHeaders = "x-request-id, retry-after, preference-applied"
     static let allowedMethods = "GET, POST"
     /// How long a browser may keep a preflight's answer.
     static let maxAgeSeconds = 600

@@ -62,8 +62,11 @@ struct DataServiceRoutes {
         }
         let processed = try await context.dataService.updateData(message.deltas, session: context.session, apply: message.apply, rulesVersion: validated)
         context.record.noteChanges(of: processed)
-        return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try DeltaJSON.encode(processed))))
+        let minimal = PreferHeader.asksForMinimalReturn(request.headers)
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: PreferHeader.name.rawName]
+        if minimal { headers[PreferHeader.applied] = PreferHeader.minimalReturn }
+        return Response(status: .ok, headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try DeltaJSON.encode(processed, minimal: minimal))))
     }
 
     @Sendable func executeCommand(_ request: Request, context: SessionContext) async throws -> Response {

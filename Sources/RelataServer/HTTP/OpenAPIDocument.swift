@@ -40,6 +40,9 @@ enum OpenAPIDocument {
                                                                     statuses: ["400", "401", "403", "404", "409", "413", "500"],
                                                                     parameters: [["name": "X-Relata-Rules-Version", "in": "header", "required": false,
                                                                                   "description": "The rules version the changes were validated with; 409 staleRules when the server's differs",
+                                                                                  "schema": ["type": "string"]],
+                                                                                 ["name": "Prefer", "in": "header", "required": false,
+                                                                                  "description": "return=minimal (RFC 7240): each change is answered without its old and new values (empty objects) and edits, which the client sent; the answer then carries Preference-Applied: return=minimal",
                                                                                   "schema": ["type": "string"]]])]
             paths["/v2/\(service)/ExecuteCommand"] = ["post": operation("\(tag)_ExecuteCommand", "Run a command the schema declares",
                                                                       body: ref("CommandRequest"), answer: ref("CommandAnswer"))]
