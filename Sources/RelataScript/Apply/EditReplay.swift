@@ -108,7 +108,7 @@ public struct EditReplay {
         let touched = tables.compactMap { $0 }
         withBatchUpdates(of: touched) {
             for step in work.steps.sorted(by: { ($0.sequence, $0.order) < ($1.sequence, $1.order) }) {
-                guard !work.hasFailed(step.ref), let table = tables[step.ref.delta] else { continue }
+                guard work.failure(of: step.ref) == nil, let table = tables[step.ref.delta] else { continue }
                 do {
                     try make(step, of: deltas[step.ref.delta], on: table, work: &work)
                 } catch {
@@ -177,7 +177,7 @@ public struct EditReplay {
         var addedByUser: Set<ObjectIdentifier> = []
 
         // Most replays have no failure and no change made by rules: those answer without hashing.
-        func hasFailed(_ ref: Ref) -> Bool { !failed.isEmpty && failed[ref] != nil }
+        func failure(of ref: Ref) -> ChangeFailure? { failed.isEmpty ? nil : failed[ref] }
         func isMadeByRules(_ ref: Ref) -> Bool { !madeByRules.isEmpty && madeByRules.contains(ref) }
 
         /// Finds the stored row of each update and delete (compared with the change's original
@@ -301,7 +301,7 @@ public struct EditReplay {
             }
             for change in delta.changes {
                 let ref = Work.Ref(delta: position, change: change.changeId)
-                guard !work.isMadeByRules(ref), !work.hasFailed(ref), let row = work.rows[ref], row.isInTable, row.changeId != 0 else { continue }
+                guard !work.isMadeByRules(ref), work.failure(of: ref) == nil, let row = work.rows[ref], row.isInTable, row.changeId != 0 else { continue }
                 do { try table.adoptChangeId(change.changeId, for: row) } catch { work.failed[ref] = failure(describing: error) }
             }
             let answers = matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)
@@ -327,7 +327,7 @@ public struct EditReplay {
                 let ref = Work.Ref(delta: position, change: incoming.changeId)
                 let madeIndex = madePosition[incoming.changeId]
                 if let madeIndex { answersAnIncomingId[madeIndex] = true }
-                if work.hasFailed(ref), let failure = work.failed[ref] {
+                if let failure = work.failure(of: ref) {
                     var change = incoming
                     change.status = .pending
                     change.fail(failure)

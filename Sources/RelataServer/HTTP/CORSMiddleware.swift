@@ -20,7 +20,7 @@ struct CORSMiddleware: RouterMiddleware {
             return preflight(origin: origin, method: method, allowed: allowed, context: context)
         }
         var response = try await next(request, context)
-        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"   // an answer may vary by more (Prefer)
+        Self.addVaryOrigin(to: &response)
         if allowed {
             response.headers[.accessControlAllowOrigin] = origin
             response.headers[.accessControlExposeHeaders] = CORSPolicy.exposedHeaders
@@ -45,8 +45,13 @@ struct CORSMiddleware: RouterMiddleware {
             response.headers[.accessControlAllowHeaders] = CORSPolicy.allowedHeaders
             response.headers[.accessControlMaxAge] = String(CORSPolicy.maxAgeSeconds)
         }
-        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"   // an answer may vary by more (Prefer)
+        Self.addVaryOrigin(to: &response)
         response.headers[.init("x-request-id")!] = context.id
         return response
+    }
+
+    /// The answer varies by the page's origin, beside what the route said it varies by (`Prefer`).
+    private static func addVaryOrigin(to response: inout Response) {
+        response.headers[.vary] = response.headers[.vary].map { "\($0), Origin" } ?? "Origin"
     }
 }
