@@ -29,8 +29,6 @@ import Testing
         #expect(try JSONDecoder().decode([String: [Delta]].self, from: fast)["deltas"] == deltas)
         #expect(try DeltaJSON.decode(JSONEncoder().encode(["deltas": deltas])) == deltas)
         #expect(try DeltaJSON.decode(fast) == deltas)
-        let foundationTree = try JSONTree.parse(JSONEncoder().encode(["deltas": deltas]))
-        #expect(foundationTree != .null)
     }
 
     @Test func malformedDeltasAreRefusedSayingWhere() throws {
@@ -65,25 +63,67 @@ import Testing
         #expect(try DeltaJSON.decode(Array(#"{"deltas":[]}"#.utf8)).isEmpty)
     }
 
+    /// How a document that says something twice, or says it oddly, is read: the whole
+    /// document is checked first, protocol members count once (the first; `null` is absent),
+    /// field values as a dictionary is built (the last), members in any order and spelling.
+    @Test func repeatedOddOrEscapedMembersAreReadOneWay() throws {
+        func change(_ members: String) -> [UInt8] {
+            Array(#"{"deltas":[{"tableName":"T","keyFields":[],"loggedFields":[],"changes":[{\#(members)}]}]}"#.utf8)
+        }
+        let plain = #""changeId":1,"type":"update","status":"pending","oldValues":{},"newValues":{},"refreshedValues":{}"#
+        // The first of two members counts, even when it is null (the member is then absent).
+        #expect(try DeltaJSON.decode(change(#""type":"delete","# + plain)).first?.changes.first?.type == .delete)
+        #expect(throws: RelataError.self) { try DeltaJSON.decode(change(#""type":null,"# + plain)) }
+        #expect(try DeltaJSON.decode(change(plain + #","message":null,"message":"later""#)).first?.changes.first?.message == nil)
+        // Field values: the last of two equal names counts.
+        let values = try DeltaJSON.decode(change(#""changeId":1,"type":"update","status":"pending","oldValues":{"A":{"integer":1},"A":{"integer":2}},"newValues":{},"refreshedValues":{}"#))
+        #expect(values.first?.changes.first?.oldValues == ["A": .integer(2)])
+        // Any order, space anywhere, keys spelled with escapes.
+        let odd = try DeltaJSON.decode(Array(#" { "deltas" : [ { "changes" : [ { "refreshedValues" : { } , "newValues" : { "\u0041" : { "\u0069nteger" : 7 } } , "oldValues" : { } , "status" : "pending" , "\u0074ype" : "insert" , "changeId" : 3 } ] , "loggedFields" : [ "A" ] , "keyFields" : [ ] , "tableName" : "T" } ] } "#.utf8))
+        #expect(odd == [Delta(tableName: "T", keyFields: [], loggedFields: ["A"], changes: [DeltaChange(changeId: 3, type: .insert, newValues: ["A": .integer(7)])])])
+        // A syntax error is reported wherever it is, even after a change that is wrong in another way.
+        let wrongThenBroken = #"{"deltas":[{"tableName":"T","keyFields":[],"loggedFields":[],"changes":[{"type":"upsert"}]},{"tableName":"U",]}"#
+        let error = #expect(throws: RelataError.self) { try DeltaJSON.decode(Array(wrongThenBroken.utf8)) }
+        #expect(error?.message == "the JSON is not valid at byte 109: expected a member name in quotes")
+        // Whole numbers at and past 64 bits.
+        for (json, expected) in [("9223372036854775807", Int64.max), ("-9223372036854775808", Int64.min), ("-0", 0), ("1e18", 1_000_000_000_000_000_000),
+                                 ("123456789012345678", 123_456_789_012_345_678), ("7.0", 7), ("-9223372036854775808.0", Int64.min), ("12.5e1", 125)] {
+            let deltas = try DeltaJSON.decode(Self.document(oldValue: #"{"integer":\#(json)}"#))
+            #expect(deltas.first?.changes.first?.oldValues["A"] == .integer(expected), "\(json)")
+        }
+        for json in ["9223372036854775808", "-9223372036854775809", "-9223372036854775809.0", "-92233720368547758.09e2", "1.5", "1e19", "\"7\""] {
+            #expect(throws: RelataError.self, "\(json)") { try DeltaJSON.decode(Self.document(oldValue: #"{"integer":\#(json)}"#)) }
+        }
+    }
+
+    /// A document with one change whose old value `A` is the JSON `value`.
+    static func document(oldValue value: String) -> [UInt8] {
+        Array(#"{"deltas":[{"tableName":"T","keyFields":[],"loggedFields":[],"changes":[{"changeId":1,"type":"delete","status":"pending","oldValues":{"A":\#(value)},"newValues":{},"refreshedValues":{}}]}]}"#.utf8)
+    }
+
+    static func validate(_ json: String) throws {
+        try Array(json.utf8).withUnsafeBufferPointer { try JSONScanner.validate($0) }
+    }
+
     @Test func stringsAreReadExactly() throws {
         let cases: [(String, String)] = [
             (#""plain""#, "plain"), (#""\u00e9\u20ac\ud83d\ude00""#, "é€😀"), (#""a\/b\\c\"d\b\f\n\r\t""#, "a/b\\c\"d\u{8}\u{c}\n\r\t"),
             ("\"ü😀\"", "ü😀"),
         ]
         for (json, text) in cases {
-            let tree = try JSONTree.parse(Array(json.utf8))
-            #expect(tree == .string(text), "\(json)")
+            let deltas = try DeltaJSON.decode(Self.document(oldValue: #"{"string":\#(json)}"#))
+            #expect(deltas.first?.changes.first?.oldValues["A"] == .string(text), "\(json)")
         }
         for bad in [#""\ud83d""#, #""\ude00x""#, #""\x""#, #""\u12""#, "\"abc"] {
-            #expect(throws: JSONTree.Failure.self, "\(bad)") { try JSONTree.parse(Array(bad.utf8)) }
+            #expect(throws: JSONScanner.Failure.self, "\(bad)") { try Self.validate(bad) }
         }
-        #expect(throws: JSONTree.Failure.self) { try JSONTree.parse([0x22, 0xC3, 0x28, 0x22]) }   // invalid UTF-8
-        for number in ["0", "-0", "12.5", "1e9", "-1.25E-3"] {
-            let tree = try JSONTree.parse(Array(number.utf8))
-            #expect(tree == .number(number))
+        #expect(throws: JSONScanner.Failure.self) { try [UInt8]([0x22, 0xC3, 0x28, 0x22]).withUnsafeBufferPointer { try JSONScanner.validate($0) } }   // invalid UTF-8
+        for (number, value) in [("0", 0.0), ("-0", -0.0), ("12.5", 12.5), ("1e9", 1e9), ("-1.25E-3", -1.25e-3)] {
+            let deltas = try DeltaJSON.decode(Self.document(oldValue: #"{"double":\#(number)}"#))
+            #expect(deltas.first?.changes.first?.oldValues["A"] == .double(value), "\(number)")
         }
         for bad in ["01", "1.", "-", "1e", ".5", "+1", "tru", "nul"] {
-            #expect(throws: JSONTree.Failure.self, "\(bad)") { try JSONTree.parse(Array(bad.utf8)) }
+            #expect(throws: JSONScanner.Failure.self, "\(bad)") { try Self.validate(bad) }
         }
     }
 

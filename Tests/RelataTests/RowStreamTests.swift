@@ -52,6 +52,34 @@ import Testing
     }
 
     /// However the bytes are cut into chunks, the same events come out.
+    /// A table frame's field definitions are their `Codable` JSON, written without Foundation.
+    @Test func fieldDefinitionsAreTheirCodableJSON() throws {
+        let when = Date(timeIntervalSinceReferenceDate: 812_345_678.125)
+        var fields = Self.fields
+        fields += [
+            FieldDefinition("Code \"q\" é\u{1}", .string, size: 40, required: true, readOnly: true, defaultValue: .string("a\\b\n"),
+                            logChanges: false, serverAutoRefresh: true, description: "the \"code\"\t"),
+            FieldDefinition("Amount", .decimal, precision: 12, scale: 4, defaultValue: .decimal(Decimal(string: "-12.5000")!)),
+            FieldDefinition("Seen", .dateTime, defaultValue: .date(when)), FieldDefinition("Ratio2", .float, defaultValue: .double(-0.25)),
+            FieldDefinition("Flag", .boolean, defaultValue: .boolean(false)), FieldDefinition("Count", .largeInt, defaultValue: .integer(.min)),
+            FieldDefinition("Ref", .guid, defaultValue: .guid(UUID())), FieldDefinition("Raw", .blob, defaultValue: .blob(Data([0, 255]))),
+            FieldDefinition("Auto", .autoInc, primaryKey: true),
+        ]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let written = try FieldDefinition.json(fields, table: "T")
+        #expect(written == Array(try encoder.encode(fields)))
+        #expect(try JSONDecoder().decode([FieldDefinition].self, from: Data(written)) == fields)
+        #expect(try FieldDefinition.json([], table: "T") == Array("[]".utf8))
+        let null = [FieldDefinition("Nothing", .string, defaultValue: .null)]   // read back as no default, as Codable's is
+        #expect(try FieldDefinition.json(null, table: "T") == Array(try encoder.encode(null)))
+        let infinite = #expect(throws: RelataError.self) {
+            try FieldDefinition.json([FieldDefinition("Bad", .float, defaultValue: .double(.infinity))], table: "T")
+        }
+        #expect(infinite?.code == .invalidArgument)
+        #expect(infinite?.message.contains("cannot be sent as JSON") == true)
+    }
+
     @Test func bytesMayArriveInAnyChunks() throws {
         let values = Self.rows(10)
         let bytes = try Self.stream(values, count: 10)

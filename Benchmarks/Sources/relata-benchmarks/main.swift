@@ -94,6 +94,7 @@ case "error-cost": try runErrorCost()
 case "dasql": try runDASQLBenchmarks(count: rowCount)
 case "briefcase": try runBriefcaseBenchmarks(count: rowCount)
 case "foreign-keys": try runForeignKeyBenchmarks(count: arguments.compactMap(Int.init).first ?? 100_000)
+case "wire": try runWireBenchmarks(count: arguments.compactMap(Int.init).first ?? 100_000)
 case "server":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "requests", "client"] : parts)
@@ -105,7 +106,7 @@ case "postgres":
     let parts = Set(arguments.filter { Int($0) == nil }.dropFirst())
     try await runServerBenchmarks(count: rowCount, parts: parts.isEmpty ? ["fetch", "apply", "instances"] : parts, postgresURL: url)
 default:
-    print("usage: relata-benchmarks [core|rules|edits|briefcase|dasql|error-cost|foreign-keys] [rows]")
+    print("usage: relata-benchmarks [core|rules|edits|briefcase|dasql|error-cost|foreign-keys|wire] [rows]")
     print("       relata-benchmarks server [rows] [fetch] [apply] [client] [requests]")
     print("       RELATA_POSTGRES_URL=postgres://… relata-benchmarks postgres [rows] [fetch] [apply] [instances] [client] [requests]")
     exit(2)

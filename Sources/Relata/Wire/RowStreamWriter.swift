@@ -22,9 +22,7 @@ package enum RowStreamWriter {
     }
 
     package static func table(name: String, fields: [FieldDefinition], expectedRows: Int) throws -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let fieldJSON = try encoder.encode(fields)
+        let fieldJSON = try FieldDefinition.json(fields, table: name)
         return try frame(.table) { writer in
             writer.write(name)
             writer.write(bytes: fieldJSON)
@@ -82,3 +80,4 @@ package enum RowStreamWriter {
         return bytes
     }
 }
+
