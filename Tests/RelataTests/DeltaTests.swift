@@ -48,6 +48,33 @@ import Testing
         #expect(delta.changes[0].oldValues == ["Id": 1, "Logged": "a", "Silent": "b"])
     }
 
+    /// Every change gets values of its own, whatever the names (long, non-ASCII, many) and
+    /// whatever the caller then does to one change's values.
+    @Test func eachChangeHasItsOwnValuesByName() throws {
+        let names = ["Id"] + (1...40).map { "A field with a rather long name nº \($0) — ü" }
+        let table = try DataTable(name: "Wide", fields: [FieldDefinition("Id", .integer, primaryKey: true)]
+                                  + names.dropFirst().map { FieldDefinition($0, .string) })
+        try table.loadRows((1...3).map { row in [.integer(Int64(row))] + names.dropFirst().map { .string("\(row) \($0)") } })
+        try table.rows[2].setValue("changed", forKey: names[7])
+        try table.rows[0].setValue("first", forKey: names[40])
+        try table.removeRow(table.rows[1])
+        var delta = try table.makeDelta()
+        #expect(delta.changes.map(\.type) == [.update, .update, .delete])
+        for (change, row) in zip(delta.changes, [3, 1, 2]) {
+            var expected = Dictionary(uniqueKeysWithValues: names.dropFirst().map { ($0, Value.string("\(row) \($0)")) })
+            expected["Id"] = .integer(Int64(row))
+            #expect(change.oldValues == expected)
+        }
+        #expect(delta.changes[0].newValues[names[7]] == "changed")
+        #expect(delta.changes[1].newValues[names[40]] == "first")
+        #expect(delta.changes[0].newValues.count == names.count && delta.changes[2].newValues.isEmpty)
+        delta.changes[0].newValues[names[1]] = "mine"
+        delta.changes[0].oldValues["Id"] = nil
+        #expect(delta.changes[1].newValues[names[1]] == .string("1 \(names[1])"))
+        #expect(delta.changes[1].oldValues["Id"] == 1)
+        #expect(try table.makeDelta().changes[0].newValues[names[1]] == .string("3 \(names[1])"))
+    }
+
     @Test func missingRequiredValueStopsTheBuild() throws {
         let clients = try makeClients()
         let row = try clients.addNewRow()

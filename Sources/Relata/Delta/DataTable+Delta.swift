@@ -16,13 +16,19 @@ extension DataTable {
     ///   when an inserted or updated row lacks a required value.
     public func makeDelta() throws -> Delta {
         let logged = fields.indices.filter { fields[$0].logChanges || fields[$0].primaryKey }
-        let entries = changes.filter { $0.value.isPendingChange }
-            .sorted { $0.value.changeId < $1.value.changeId }
+        // The rows with a change to send, by change id; records are read in place, not copied.
+        var entries: [(changeId: Int, slot: Int)] = []
+        entries.reserveCapacity(changes.keys.count)
+        for slot in changes.keys where changes.changeId(slot) != 0 && changes.state(slot) != .addedInEditMode {
+            entries.append((changes.changeId(slot), slot))
+        }
+        entries.sort { $0.changeId < $1.changeId }
+        let template = FieldValuesTemplate(fields: fields)
         var deltaChanges: [DeltaChange] = []
         deltaChanges.reserveCapacity(entries.count)
-        for (slot, record) in entries {
+        for (changeId, slot) in entries {
             let type: DeltaChange.ChangeType
-            switch record.state {
+            switch changes.state(slot) {
             case .added: type = .insert
             case .deleted: type = .delete
             case .modified: type = .update
@@ -34,14 +40,9 @@ extension DataTable {
                 throw error(.requiredValueMissing, "the field is required; set it before applying the changes",
                             field: missing, slot: slot)
             }
-            var change = DeltaChange(changeId: record.changeId, type: type)
-            if type != .insert { change.oldValues.reserveCapacity(fields.count) }
-            if type != .delete { change.newValues.reserveCapacity(fields.count) }
-            for field in fields.indices {
-                let name = fields[field].name
-                if type != .insert { change.oldValues[name] = columns[field].value(at: slot) }
-                if type != .delete { change.newValues[name] = postedValue(slot: slot, field: field) }
-            }
+            var change = DeltaChange(changeId: changeId, type: type)
+            if type != .insert { change.oldValues = template.values { columns[$0].value(at: slot) } }
+            if type != .delete { change.newValues = template.values { postedValue(slot: slot, field: $0) } }
             if recordsEdits { change.edits = postedEdits(slot: slot) }
             deltaChanges.append(change)
         }
