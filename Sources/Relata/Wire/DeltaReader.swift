@@ -155,9 +155,9 @@ extension JSONScanner {
 
     private mutating func changeFailure(depth: Int) throws -> ChangeFailure {
         guard current == UInt8(ascii: "{") else { throw Problem("expected an object") }
-        var kind = Slot<FailureKind>("kind"), message = Slot<String>("message"), event = Slot<String>("event")
-        var table = Slot<String>("table"), row = Slot<String>("row"), file = Slot<String>("file")
-        var line = Slot<Int>("line"), column = Slot<Int>("column")
+        var kind = Slot<FailureKind>("kind"), message = Slot<String>("message")
+        var texts = [Slot<String>("event"), Slot<String>("table"), Slot<String>("row"), Slot<String>("file")]
+        var numbers = [Slot<Int>("line"), Slot<Int>("column")]
         try object(depth: depth) { scanner, key in
             let inner = depth + 1
             if try scanner.key(key, is: "kind") {
@@ -170,25 +170,18 @@ extension JSONScanner {
                 }
             } else if try scanner.key(key, is: "message") {
                 try message.fill(&scanner, depth: inner) { try $0.protocolString() }
-            } else if try scanner.key(key, is: "event") {
-                try event.fill(&scanner, depth: inner) { try $0.protocolString() }
-            } else if try scanner.key(key, is: "table") {
-                try table.fill(&scanner, depth: inner) { try $0.protocolString() }
-            } else if try scanner.key(key, is: "row") {
-                try row.fill(&scanner, depth: inner) { try $0.protocolString() }
-            } else if try scanner.key(key, is: "file") {
-                try file.fill(&scanner, depth: inner) { try $0.protocolString() }
-            } else if try scanner.key(key, is: "line") {
-                try line.fill(&scanner, depth: inner) { try $0.integer() }
-            } else if try scanner.key(key, is: "column") {
-                try column.fill(&scanner, depth: inner) { try $0.integer() }
+            } else if let index = try texts.firstIndex(where: { try scanner.key(key, is: $0.name) }) {
+                try texts[index].fill(&scanner, depth: inner) { try $0.protocolString() }
+            } else if let index = try numbers.firstIndex(where: { try scanner.key(key, is: $0.name) }) {
+                try numbers[index].fill(&scanner, depth: inner) { try $0.integer() }
             } else {
                 try scanner.validateValue(depth: inner)
             }
         }
         let failureKind = try kind.required()
-        return ChangeFailure(failureKind, try message.required(), event: try event.optional(), table: try table.optional(),
-                             row: try row.optional(), file: try file.optional(), line: try line.optional(), column: try column.optional())
+        return ChangeFailure(failureKind, try message.required(), event: try texts[0].optional(), table: try texts[1].optional(),
+                             row: try texts[2].optional(), file: try texts[3].optional(),
+                             line: try numbers[0].optional(), column: try numbers[1].optional())
     }
 
     // MARK: Values
@@ -380,7 +373,7 @@ private enum Tag {
 
 /// What one member of an object said: read as it comes, judged when the object is complete.
 private struct Slot<Member> {
-    private let name: StaticString
+    let name: StaticString
     private var seen = false
     private var read: Result<Member, Problem>?
 
