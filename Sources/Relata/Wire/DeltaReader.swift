@@ -46,6 +46,7 @@ extension JSONScanner {
     }
 
     private mutating func applyId(depth: Int) throws -> ApplyId {
+        skipSpace()
         guard current == UInt8(ascii: "{") else { throw Problem("expected an object") }
         var id = Slot<String>("id"), madeAt = Slot<Int64>("madeAt")
         try object(depth: depth) { scanner, key in
@@ -154,6 +155,7 @@ extension JSONScanner {
     }
 
     private mutating func changeFailure(depth: Int) throws -> ChangeFailure {
+        skipSpace()
         guard current == UInt8(ascii: "{") else { throw Problem("expected an object") }
         var kind = Slot<FailureKind>("kind"), message = Slot<String>("message")
         var texts = [Slot<String>("event"), Slot<String>("table"), Slot<String>("row"), Slot<String>("file")]
@@ -218,9 +220,8 @@ extension JSONScanner {
             members += 1
             guard members == 1 else { return try scanner.validateValue(depth: depth + 1) }
             let start = scanner.index
-            let tag = try Tag(scanner, key)
             do {
-                guard tag != .unknown else {
+                guard let tag = try Tag(scanner, key) else {
                     throw Problem("'\(try scanner.name(of: key))' is not a value type (integer, double, decimal, boolean, string, date, guid, blob)")
                 }
                 do {
@@ -271,8 +272,6 @@ extension JSONScanner {
             } catch {
                 throw Problem(error.message)
             }
-        case .unknown:
-            throw Problem("not a value type")
         }
     }
 
@@ -356,18 +355,19 @@ extension JSONScanner {
 
 /// A value's type key.
 private enum Tag {
-    case integer, double, decimal, boolean, string, date, guid, blob, unknown
+    case integer, double, decimal, boolean, string, date, guid, blob
 
     private static let names: [(StaticString, Tag)] = [("integer", .integer), ("string", .string), ("double", .double),
                                                        ("boolean", .boolean), ("date", .date), ("decimal", .decimal),
                                                        ("guid", .guid), ("blob", .blob)]
 
-    init(_ scanner: JSONScanner, _ key: JSONScanner.MemberKey) throws {
+    /// The type a key names, or nil for a key that names none.
+    init?(_ scanner: JSONScanner, _ key: JSONScanner.MemberKey) throws {
         for (name, tag) in Self.names where try scanner.key(key, is: name) {
             self = tag
             return
         }
-        self = .unknown
+        return nil
     }
 }
 
