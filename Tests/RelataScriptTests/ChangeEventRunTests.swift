@@ -152,4 +152,36 @@ import Testing
         #expect(fast.map(\.failure?.kind) == slow.map(\.failure?.kind))
         #expect(fast.map(\.failure?.location) == slow.map(\.failure?.location))
     }
+
+    /// A change's `oldValues` and `newValues` are plain objects whose every field is an own data
+    /// property, in name order: a setter a script put on `Object.prototype` is not reached, and a
+    /// field named `__proto__` or `constructor` is a value, not the object's prototype.
+    @Test func changeValuesAreOwnPropertiesWhateverObjectPrototypeHolds() throws {
+        let recorder = LogRecorder()
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .seconds(2)), logger: recorder.logger)
+        let odd = try DataTable(name: "Odd", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("__proto__", .string),
+                                                      FieldDefinition("constructor", .integer), FieldDefinition("Quantity", .integer)])
+        try odd.loadRows((1...130).map { [.integer(Int64($0)), .string("p\($0)"), .integer(Int64(-$0)), .integer(0)] })
+        try adapter.addTable(odd, script: RuleScript("""
+            Object.defineProperty(Object.prototype, 'Quantity', { set(value) { throw new Error('the prototype setter ran'); }, configurable: true });
+            const seen = [];
+            function beforeProcessDeltaChange(delta, change) {
+                const values = change.newValues;
+                seen.push([Object.keys(values).join(','), Object.getPrototypeOf(values) === Object.prototype,
+                           Object.prototype.hasOwnProperty.call(values, '__proto__'), values.__proto__, values.constructor, values.Quantity,
+                           Object.keys(change.oldValues).join(','), change.oldValues.Quantity, change.Quantity].join('|'));
+                values.Quantity = 7;
+            }
+            function afterProcessDelta(delta) { log(JSON.stringify(seen)); }
+            """, fileName: "Odd.js"))
+        try odd.withoutRules {
+            for row in odd.rows { try row.setValue(.integer(row["Id"].integerValue! * 10), forKey: "Quantity") }
+        }
+        let verdicts = try adapter.validateApply(for: [odd])[0].changes
+        #expect(verdicts.allSatisfy { $0.status == .resolved }, "\(verdicts.compactMap(\.message).prefix(3))")
+        let expected = (1...130).map { id in
+            "Id,Quantity,__proto__,constructor|true|true|p\(id)|-\(id)|\(id * 10)|Id,Quantity,__proto__,constructor|0|\(id * 10)"
+        }
+        #expect(try seen(recorder) == expected)
+    }
 }
