@@ -184,4 +184,49 @@ import Testing
         }
         #expect(try seen(recorder) == expected)
     }
+
+    /// Each change's values reach the script by name however their dictionaries are laid out:
+    /// changes `makeDelta` built (copies of one dictionary), hand-made ones with the same names
+    /// inserted in other orders, and ones with fewer names, mixed and across several calls.
+    @Test func changeValuesAreShownByNameWhateverTheirDictionaryLayout() throws {
+        let recorder = LogRecorder()
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .seconds(2)), logger: recorder.logger)
+        let names = ["Id", "Quantity", "A rather long field name", "Größe"]
+        let table = try DataTable(name: "Lines", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Quantity", .integer),
+                                                          FieldDefinition("A rather long field name", .integer), FieldDefinition("Größe", .integer)])
+        try table.loadRows((1...150).map { id in [.integer(Int64(id)), .integer(0), .integer(0), .integer(0)] })
+        try adapter.addTable(table, script: RuleScript("""
+            const seen = [];
+            function beforeProcessDeltaChange(delta, change) { seen.push(JSON.stringify([change.oldValues, change.newValues])); }
+            function afterProcessDelta(delta) { log(JSON.stringify(seen)); }
+            """, fileName: "Lines.js"))
+        try table.withoutRules {
+            for row in table.rows {
+                let id = row["Id"].integerValue!
+                for (offset, name) in names.dropFirst().enumerated() { try row.setValue(.integer(id * 10 + Int64(offset)), forKey: name) }
+            }
+        }
+        var changes = try table.makeDelta().changes
+        func handMade(_ id: Int, names: [String]) -> DeltaChange {
+            var old: [String: Value] = [:], new: [String: Value] = [:]
+            for name in names {   // inserted in the order given: another layout than makeDelta's
+                let offset = Int64(names.firstIndex(of: name)!)
+                old[name] = name == "Id" ? .integer(Int64(id)) : .integer(-Int64(id) * 10 - offset)
+                new[name] = name == "Id" ? .integer(Int64(id)) : .integer(Int64(id) * 10 + offset)
+            }
+            return DeltaChange(changeId: 10_000 + id, type: .update, oldValues: old, newValues: new)
+        }
+        for position in stride(from: 140, through: 3, by: -7) {
+            let id = 1_000 + position
+            changes.insert(position % 2 == 0 ? handMade(id, names: names.reversed()) : handMade(id, names: ["Quantity", "Id"]), at: position)
+        }
+        let delta = Delta(tableName: "Lines", keyFields: ["Id"], loggedFields: [], changes: changes)
+        _ = try adapter.runtime.withEnvironment(RuleEnvironment(dataAccess: adapter.data)) {
+            try DeltaProcessor(runtime: adapter.runtime).validate([delta], store: TableStore(data: adapter.data))
+        }
+        func json(_ values: [String: Value]) -> String {
+            "{" + values.keys.sorted().map { "\"\($0)\":\(values[$0]!.integerValue!)" }.joined(separator: ",") + "}"
+        }
+        #expect(try seen(recorder) == changes.map { "[\(json($0.oldValues)),\(json($0.newValues))]" })
+    }
 }

@@ -91,14 +91,13 @@ final class DeltaView {
         var lists = NameLists()
         var values = PackedValues()
         var messages: [(index: Int, message: String)] = []
-        var old: Int?, new: Int?
+        var old = NameLists.Layout(), new = NameLists.Layout()
         var inOrder: [Value] = []
         for (index, change) in changes.enumerated() {
-            let oldList = lists.index(of: change.oldValues, after: old, values: &inOrder)
+            let oldList = lists.index(of: change.oldValues, layout: &old, values: &inOrder)
             for value in inOrder { values.append(value) }
-            let newList = lists.index(of: change.newValues, after: new, values: &inOrder)
+            let newList = lists.index(of: change.newValues, layout: &new, values: &inOrder)
             for value in inOrder { values.append(value) }
-            (old, new) = (oldList, newList)
             header += [Double(change.changeId), code(change.type), code(change.status),
                        Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
             if let message = change.message { messages.append((index, message)) }
@@ -133,21 +132,79 @@ final class DeltaView {
             let new: Int
         }
 
+        /// How the previous change's values (old or new) lay in their dictionary: the list of
+        /// their names, the names in the dictionary's own order, and where each goes in the
+        /// list. A dictionary copied from the same one — as `makeDelta` makes every change's —
+        /// keeps that order, so its values are read in it with no name hashed.
+        struct Layout {
+            fileprivate var list: Int?
+            fileprivate var names: [String] = []
+            fileprivate var places: [Int] = []
+            /// Dictionaries in a row whose order was another: past a few, orders are not learnt.
+            fileprivate var misses = 0
+        }
+
         /// The list of the names of `values`, and in `inOrder` the values in the list's order;
-        /// `last` is the list the previous change had. Each name is looked up once.
-        mutating func index(of values: [String: Value], after last: Int?, values inOrder: inout [Value]) -> Int {
-            inOrder.removeAll(keepingCapacity: true)
-            if let last, all[last].count == values.count {
-                for name in all[last] {
-                    guard let value = values[name] else { break }
-                    inOrder.append(value)
+        /// `layout` is the previous change's, and becomes this one's.
+        mutating func index(of values: [String: Value], layout: inout Layout, values inOrder: inout [Value]) -> Int {
+            if let last = layout.list, all[last].count == values.count {
+                if Self.read(values, laidOut: layout, into: &inOrder) {
+                    layout.misses = 0
+                    return last
                 }
-                if inOrder.count == values.count { return last }
-                inOrder.removeAll(keepingCapacity: true)
+                if Self.read(values, byName: all[last], into: &inOrder) {
+                    learn(values, list: last, into: &layout)
+                    return last
+                }
             }
             let names = values.keys.sorted()
-            for name in names { inOrder.append(values[name] ?? .null) }
-            return index(of: names)
+            _ = Self.read(values, byName: names, into: &inOrder)
+            let list = index(of: names)
+            learn(values, list: list, into: &layout)
+            return list
+        }
+
+        /// The values in the list's order, read in the dictionary's own order; false when its
+        /// names are not in the layout's order.
+        private static func read(_ values: [String: Value], laidOut layout: Layout, into inOrder: inout [Value]) -> Bool {
+            guard layout.names.count == values.count else { return false }
+            inOrder.removeAll(keepingCapacity: true)
+            inOrder.append(contentsOf: repeatElement(.null, count: values.count))
+            var position = 0
+            for (name, value) in values {
+                guard name == layout.names[position] else { return false }
+                inOrder[layout.places[position]] = value
+                position += 1
+            }
+            return true
+        }
+
+        /// The values of `names` looked up one by one; false when one is missing.
+        private static func read(_ values: [String: Value], byName names: [String], into inOrder: inout [Value]) -> Bool {
+            inOrder.removeAll(keepingCapacity: true)
+            for name in names {
+                guard let value = values[name] else { return false }
+                inOrder.append(value)
+            }
+            return true
+        }
+
+        /// Makes `values`' order the layout of `list` (sorted names), unless orders keep changing.
+        private func learn(_ values: [String: Value], list: Int, into layout: inout Layout) {
+            let missed = layout.list == list ? layout.misses + 1 : 0
+            layout.list = list
+            layout.misses = missed
+            guard missed < 4 else { layout.names = []; return }
+            let sorted = all[list]
+            layout.names = Array(values.keys)
+            layout.places = layout.names.map { name in
+                var low = 0, high = sorted.count   // the name's place in the sorted list
+                while low < high {
+                    let middle = (low + high) / 2
+                    if sorted[middle] < name { low = middle + 1 } else { high = middle }
+                }
+                return low
+            }
         }
 
         /// The list of every name of either list, sorted.
