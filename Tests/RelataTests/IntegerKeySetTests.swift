@@ -18,6 +18,24 @@ import Testing
             #expect(set.contains(key) == reference.contains(key), "contains \(key)", sourceLocation: sourceLocation)
         }
         for key in reference { #expect(set.insert(key) == false, "key \(key) is held", sourceLocation: sourceLocation) }
+
+        // The same keys given at once (one bitmap sized for them, or a hash set), then more added.
+        var built = IntegerKeySet(keys.map { Int($0) })
+        #expect(built.count == reference.count, sourceLocation: sourceLocation)
+        for key in reference.union(keys.flatMap { [$0 &- 1, $0 &+ 1, $0 &- 64, $0 &+ 64] }) {
+            #expect(built.contains(key) == reference.contains(key), "contains \(key) given at once", sourceLocation: sourceLocation)
+        }
+        for key in reference { #expect(built.insert(key) == false, "key \(key) is held", sourceLocation: sourceLocation) }
+        for key in keys.flatMap({ [$0 &- 65, $0 &+ 65] }) {
+            #expect(built.insert(key) == reference.insert(key).inserted, "key \(key) added after", sourceLocation: sourceLocation)
+        }
+        #expect(built.count == reference.count, sourceLocation: sourceLocation)
+    }
+
+    @Test func noKeysGivenAtOnce() {
+        var empty = IntegerKeySet([Int]())
+        #expect(empty.count == 0 && !empty.contains(0))
+        #expect(empty.insert(5) && empty.contains(5) && empty.count == 1)
     }
 
     @Test func denseKeysInAnyOrder() {

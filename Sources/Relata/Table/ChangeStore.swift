@@ -85,6 +85,16 @@ struct ChangeStore: Sequence {
         return result
     }
 
+    /// The change ids of the records with a pending change (``RowChanges/isPendingChange``), read in place.
+    var pendingChangeIds: IntegerKeySet {
+        var ids: [Int] = []
+        ids.reserveCapacity(records.count)
+        for position in records.indices where states[position] != .addedInEditMode && records[position].changeId != 0 {
+            ids.append(records[position].changeId)
+        }
+        return IntegerKeySet(ids)
+    }
+
     /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
     mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
         let slots = records.indices.filter { wanted.contains(Int64(records[$0].changeId)) }.map { owners[$0] }

@@ -145,11 +145,7 @@ public final class DataTable {
     }
 
     /// The change ids of ``changedRows``, without making their row objects.
-    package var changeIds: Set<Int> {
-        var ids: Set<Int> = []
-        for (_, record) in changes where record.isPendingChange { ids.insert(record.changeId) }
-        return ids
-    }
+    package var changeIds: IntegerKeySet { changes.pendingChangeIds }
 
     /// True when any row has a pending change (or, while the table records edits, a row added
     /// and removed again has edits a data server has not seen).

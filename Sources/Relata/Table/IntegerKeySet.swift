@@ -10,16 +10,16 @@
 /// keys.insert(3)    // false: there already
 /// keys.contains(4)  // false
 /// ```
-struct IntegerKeySet {
+package struct IntegerKeySet: Sendable {
     /// Bit `i` of word `w` stands for `base + 64 * w + i`; `base` is a multiple of 64.
     private var base: Int64 = 0
     private var words: [UInt64] = []
     /// The keys, once they are too sparse for the bitmap.
     private var hashed: Set<Int64>?
-    private(set) var count = 0
+    package private(set) var count = 0
 
     /// Adds a key; false when it was there already.
-    mutating func insert(_ key: Int64) -> Bool {
+    @discardableResult package mutating func insert(_ key: Int64) -> Bool {
         if hashed != nil { return insertHashed(key) }
         guard let position = position(of: key) ?? grown(toHold: key) else { return insertHashed(key) }
         let bit: UInt64 = 1 &<< UInt64(position & 63)
@@ -29,18 +29,38 @@ struct IntegerKeySet {
         return true
     }
 
-    func contains(_ key: Int64) -> Bool {
+    package func contains(_ key: Int64) -> Bool {
         if let hashed { return hashed.contains(key) }
         guard let position = position(of: key) else { return false }
         return words[position >> 6] & (1 &<< UInt64(position & 63)) != 0
     }
 
-    /// The set of some integers (change ids, say).
-    init<Keys: Sequence<Int>>(_ keys: Keys) {
-        for key in keys { _ = insert(Int64(key)) }
+    /// The set of some integers (change ids, say): when they are dense, one bitmap sized at once.
+    package init(_ keys: some Collection<Int>) {
+        var range: (low: Int, high: Int)?
+        for key in keys { range = range.map { (Swift.min($0.low, key), Swift.max($0.high, key)) } ?? (key, key) }
+        guard let range else { return }
+        let low = Int64(range.low) & ~63
+        let (span, overflow) = Int64(range.high).subtractingReportingOverflow(low)
+        guard !overflow, span / 64 < Int64(keys.count / 4 + 1024) else {
+            for key in keys { _ = insert(Int64(key)) }
+            return
+        }
+        base = low
+        var words = [UInt64](repeating: 0, count: Int(span / 64) + 1)
+        var count = 0
+        words.withUnsafeMutableBufferPointer { words in
+            for key in keys {
+                let offset = Int(Int64(key) - low), bit: UInt64 = 1 &<< UInt64(offset & 63)
+                if words[offset >> 6] & bit == 0 { count += 1 }
+                words[offset >> 6] |= bit
+            }
+        }
+        self.words = words
+        self.count = count
     }
 
-    init() {}
+    package init() {}
 
     /// Makes room for `more` keys in the hash set, once there is one (the bitmap grows by doubling).
     mutating func reserveCapacity(_ more: Int) {

@@ -106,9 +106,9 @@ public final class TableStore: DeltaStore {
     /// the table (a replayed change its row rules refused) is not folded into it.
     private func held(_ delta: Delta, by table: DataTable) -> Delta {
         let ids = table.changeIds
-        guard !delta.changes.allSatisfy({ ids.contains($0.changeId) }) else { return delta }
+        guard !delta.changes.allSatisfy({ ids.contains(Int64($0.changeId)) }) else { return delta }
         var held = delta
-        held.changes = delta.changes.filter { ids.contains($0.changeId) }
+        held.changes = delta.changes.filter { ids.contains(Int64($0.changeId)) }
         return held
     }
 
