@@ -184,20 +184,21 @@ public struct EditReplay {
         /// values now, before any edit runs), and lists the edits to make.
         mutating func collect(_ delta: Delta, at position: Int, in table: DataTable) {
             let checked = CheckedFields(of: delta, in: table)
-            for (index, change) in delta.changes.enumerated() {
-                let ref = Ref(delta: position, change: change.changeId)
-                let edits = change.edits ?? Self.editsOfHandMade(change)
-                if change.edits?.isEmpty == true {
+            for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
+                let ref = Ref(delta: position, change: delta.changes[index].changeId)
+                let edits = delta.changes[index].edits ?? Self.editsOfHandMade(delta.changes[index])
+                if delta.changes[index].edits?.isEmpty == true {
                     madeByRules.insert(ref)
                     continue
                 }
-                if change.type == .insert, edits.first?.kind != .insert {
+                let type = delta.changes[index].type
+                if type == .insert, edits.first?.kind != .insert {
                     addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
-                } else if change.type != .insert {
+                } else if type != .insert {
                     do {
-                        let row = try findStoredRow(for: change, checking: checked, in: table)
+                        let row = try findStoredRow(for: delta.changes[index], checking: checked, in: table)
                         guard claimed.insert(ObjectIdentifier(row)).inserted else {
-                            throw RelataError(.invalidDelta, "change \(change.changeId) is about \(row.label), which another change of the request changes too",
+                            throw RelataError(.invalidDelta, "change \(ref.change) is about \(row.label), which another change of the request changes too",
                                               table: table.name)
                         }
                         rows[ref] = row
@@ -299,10 +300,11 @@ public struct EditReplay {
                 results.append(failingEveryChange(of: delta, work: work, position: position))
                 continue
             }
-            for change in delta.changes {
-                let ref = Work.Ref(delta: position, change: change.changeId)
+            // Changes are read in place by index here and below: a loop over them would copy each.
+            for index in delta.changes.indices {
+                let ref = Work.Ref(delta: position, change: delta.changes[index].changeId)
                 guard !work.isMadeByRules(ref), work.failure(of: ref) == nil, let row = work.rows[ref], row.isInTable, row.changeId != 0 else { continue }
-                do { try table.adoptChangeId(change.changeId, for: row) } catch { work.failed[ref] = failure(describing: error) }
+                do { try table.adoptChangeId(ref.change, for: row) } catch { work.failed[ref] = failure(describing: error) }
             }
             let answers = matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)
             var made: Delta
@@ -323,20 +325,21 @@ public struct EditReplay {
             var changes: [DeltaChange] = []
             changes.reserveCapacity(made.changes.count)
             var done = Delta(tableName: delta.tableName, keyFields: made.keyFields, loggedFields: made.loggedFields, changes: [])
-            for incoming in delta.changes {
-                let ref = Work.Ref(delta: position, change: incoming.changeId)
-                let madeIndex = madePosition[incoming.changeId]
+            for incomingIndex in delta.changes.indices {
+                let ref = Work.Ref(delta: position, change: delta.changes[incomingIndex].changeId)
+                let madeIndex = madePosition[ref.change]
                 if let madeIndex { answersAnIncomingId[madeIndex] = true }
                 if let failure = work.failure(of: ref) {
-                    var change = incoming
+                    var change = delta.changes[incomingIndex]
                     change.status = .pending
                     change.fail(failure)
                     changes.append(change)
                 } else if let madeIndex {
                     changes.append(made.changes[madeIndex])
-                } else if let answer = answers[incoming.changeId] {
+                } else if let answer = answers[ref.change] {
                     done.changes.append(answer)
                 } else {
+                    let incoming = delta.changes[incomingIndex]
                     var change = incoming   // its edits left the row as stored, or a new row gone again
                     if incoming.type == .update, let stored = storedRow(of: incoming, in: table) {
                         // The client expects what it sent; it gets what is stored (the rest of its sent values never were edits).
@@ -349,7 +352,7 @@ public struct EditReplay {
                 }
             }
             // Then the changes the server's rules made to other rows.
-            for (index, change) in made.changes.enumerated() where !answersAnIncomingId[index] { changes.append(change) }
+            for index in made.changes.indices where !answersAnIncomingId[index] { changes.append(made.changes[index]) }
             made.changes = changes
             results.append(made)
             if !done.changes.isEmpty { settled.append(done) }

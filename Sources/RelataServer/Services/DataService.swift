@@ -277,7 +277,7 @@ public final class DataService: Sendable {
             let table = delta.tableName.lowercased()
             var positions = expected.removeValue(forKey: table) ?? [:]
             positions.reserveCapacity(positions.count + delta.changes.count)
-            for (changeIndex, change) in delta.changes.enumerated() { positions[change.changeId] = (deltaIndex, changeIndex) }
+            for changeIndex in delta.changes.indices { positions[delta.changes[changeIndex].changeId] = (deltaIndex, changeIndex) }   // no change copied
             expected[table] = positions
         }
         return processed.map { delta in
@@ -362,8 +362,8 @@ public final class DataService: Sendable {
     /// The original keys of a delta's updates and deletes: the stored rows to load.
     private static func storedKeys(of delta: Delta, in table: DataTable) -> [[Value]] {
         let keyFields = table.primaryKeyFields
-        return delta.changes.lazy.filter { $0.type != .insert }.compactMap { change in
-            let key = keyFields.compactMap { field in change.oldValues[field.name].flatMap { try? field.coerced($0) } }
+        return delta.changes.indices.lazy.filter { delta.changes[$0].type != .insert }.compactMap { index in   // read in place, not copied
+            let key = keyFields.compactMap { field in delta.changes[index].oldValues[field.name].flatMap { try? field.coerced($0) } }
             return key.count == keyFields.count ? key : nil
         }
     }
