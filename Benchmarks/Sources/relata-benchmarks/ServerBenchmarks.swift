@@ -100,9 +100,22 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
         precondition(direct == changes)
         progress("applied in-process")
+        // The same with each change's edits recorded, as `RemoteDataAdapter` sends them (the server
+        // replays the edits; a delta without them is replayed as one edit of the values that differ).
+        let recorded = try await client.fetchTable("Items", token: token)
+        recorded.recordsEdits = true
+        for row in recorded.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        let recordedDelta = try recorded.makeDelta()
+        let inProcessRecorded = try await measureAsync(repetitions: 1) {
+            direct = try await service.updateData([recordedDelta], session: Session())[0].changes.filter { $0.status == .resolved }.count
+        }
+        precondition(direct == changes)
+        progress("applied in-process with recorded edits")
         if ProcessInfo.processInfo.environment["RELATA_PROFILE"] == "apply" {   // for `perf record`: the in-process apply, again and again
+            let withEdits = ProcessInfo.processInfo.environment["RELATA_EDITS"] == "recorded"   // else deltas without edits
             for _ in 0..<5 {
                 let table = try await client.fetchTable("Items", token: token)
+                table.recordsEdits = withEdits
                 for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
                 let delta = try table.makeDelta()
                 let start = ContinuousClock.now, cpu = processCPUSeconds()
@@ -129,6 +142,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs \(store.applyFloor) | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
         print("| … the same with `Prefer: return=minimal`, as `RemoteDataAdapter` asks (an answer of \(minimalAnswer.count / 1024) KiB) | \(milliseconds(minimalApply)) | \(milliseconds(rawApply)) | \(ratio(minimalApply, rawApply)) | \(percent(rawApply / minimalApply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
+        print("| … the same in-process with each change's edits recorded, as `RemoteDataAdapter` sends them | \(milliseconds(inProcessRecorded)) | \(milliseconds(rawApply)) | \(ratio(inProcessRecorded, rawApply)) | \(percent(rawApply / inProcessRecorded)) |")
         if let checkedWrites {
             print("| … the database's part alone: the touched rows read by key, one `UPDATE` per change comparing its originals (SQLite's C API) | \(milliseconds(checkedWrites)) | \(milliseconds(rawApply)) | \(ratio(checkedWrites, rawApply)) | \(percent(rawApply / checkedWrites)) |")
         }

@@ -93,14 +93,14 @@ final class DeltaView {
         var messages: [(index: Int, message: String)] = []
         var old = NameLists.Layout(), new = NameLists.Layout()
         var inOrder: [Value] = []
-        for (index, change) in changes.enumerated() {
-            let oldList = lists.index(of: change.oldValues, layout: &old, values: &inOrder)
+        for position in changes.indices {   // each change read in place, not copied
+            let oldList = lists.index(of: changes[position].oldValues, layout: &old, values: &inOrder)
             for value in inOrder { values.append(value) }
-            let newList = lists.index(of: change.newValues, layout: &new, values: &inOrder)
+            let newList = lists.index(of: changes[position].newValues, layout: &new, values: &inOrder)
             for value in inOrder { values.append(value) }
-            header += [Double(change.changeId), code(change.type), code(change.status),
+            header += [Double(changes[position].changeId), code(changes[position].type), code(changes[position].status),
                        Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
-            if let message = change.message { messages.append((index, message)) }
+            if let message = changes[position].message { messages.append((position - changes.startIndex, message)) }
         }
         let made = try context.call(context.helper("changes")) { arguments in
             arguments.append(PackedValues.typedArray(header, kJSTypedArrayTypeFloat64Array, in: context))
