@@ -32,9 +32,7 @@ import RelataScript
     let lines = try await remote.getDataTable("Lines")
     let local = try LocalDataAdapter(schema: schema, tables: [try ItemTable.table(changes, name: "Lines")], logger: quietLogger)
     let localLines = local.table(named: "Lines")!
-    func edit(_ table: DataTable) throws {
-        for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
-    }
+    let edit = ItemTable.incrementQuantities(of:)
     progress("editing through the adapter")
     let editRemote = try measure(repetitions: 1) { try edit(lines) }
     progress("editing locally")

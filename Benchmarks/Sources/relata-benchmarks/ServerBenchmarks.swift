@@ -65,9 +65,16 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
 
         if parts.contains("apply") {
+        // The stored items fetched again, every quantity one more (each edit recorded, or not).
+        func editedItems(recordingEdits: Bool = false) async throws -> DataTable {
+            let table = try await client.fetchTable("Items", token: token)
+            table.recordsEdits = recordingEdits
+            try ItemTable.incrementQuantities(of: table)
+            return table
+        }
         let items = try await client.fetchTable("Items", token: token)
         let start = ContinuousClock.now
-        for row in items.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        try ItemTable.incrementQuantities(of: items)
         let edit = ContinuousClock.now - start
         var resolved = 0
         var answer = Data()
@@ -77,8 +84,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved")
         progress("applied")
         // The same apply as `RemoteDataAdapter` sends it: the answer without the values sent.
-        let minimalItems = try await client.fetchTable("Items", token: token)
-        for row in minimalItems.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        let minimalItems = try await editedItems()
         var minimalAnswer = Data()
         let minimalApply = try await measureAsync(repetitions: 1) {
             (resolved, minimalAnswer) = try await client.updateData(minimalItems.makeDelta(), token: token, prefer: "return=minimal")
@@ -86,9 +92,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved with a minimal answer")
         progress("applied with a minimal answer")
         // Where the time goes: the same kind of delta through the service in-process, and its JSON.
-        let again = try await client.fetchTable("Items", token: token)
-        for row in again.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
-        let delta = try again.makeDelta()
+        let delta = try await editedItems().makeDelta()
         var json = Data()
         let encode = try measure(repetitions: 1) { json = try DeltaJSON.encode([delta]) }
         let decode = try measure(repetitions: 1) { _ = try DeltaJSON.decode(json) }
@@ -102,10 +106,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         progress("applied in-process")
         // The same with each change's edits recorded, as `RemoteDataAdapter` sends them (the server
         // replays the edits; a delta without them is replayed as one edit of the values that differ).
-        let recorded = try await client.fetchTable("Items", token: token)
-        recorded.recordsEdits = true
-        for row in recorded.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
-        let recordedDelta = try recorded.makeDelta()
+        let recordedDelta = try await editedItems(recordingEdits: true).makeDelta()
         let inProcessRecorded = try await measureAsync(repetitions: 1) {
             direct = try await service.updateData([recordedDelta], session: Session())[0].changes.filter { $0.status == .resolved }.count
         }
@@ -114,10 +115,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         if ProcessInfo.processInfo.environment["RELATA_PROFILE"] == "apply" {   // for `perf record`: the in-process apply, again and again
             let withEdits = ProcessInfo.processInfo.environment["RELATA_EDITS"] == "recorded"   // else deltas without edits
             for _ in 0..<5 {
-                let table = try await client.fetchTable("Items", token: token)
-                table.recordsEdits = withEdits
-                for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
-                let delta = try table.makeDelta()
+                let delta = try await editedItems(recordingEdits: withEdits).makeDelta()
                 let start = ContinuousClock.now, cpu = processCPUSeconds()
                 _ = try await service.updateData([delta], session: Session())
                 progress("profiled an apply in-process: \(milliseconds((ContinuousClock.now - start).seconds)), CPU \(milliseconds(processCPUSeconds() - cpu))")
@@ -260,6 +258,11 @@ enum ItemTable {
             if (change.newValues.Quantity > 100000) fail('at most 100000 per line');
         }
         """
+
+    /// The edit every benchmark makes: each row's quantity one more.
+    static func incrementQuantities(of table: DataTable) throws {
+        for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+    }
 
     static func table(_ count: Int, name: String = "Items") throws -> DataTable {
         let table = try DataTable(name: name, fields: fields)

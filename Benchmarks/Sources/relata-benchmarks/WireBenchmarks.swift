@@ -7,7 +7,7 @@ import Relata
 
 func runWireBenchmarks(count: Int) throws {
     let table = try ItemTable.table(count)
-    for row in table.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+    try ItemTable.incrementQuantities(of: table)
     let deltas = [try table.makeDelta()]
     let json = try DeltaJSON.encode(deltas)
     var decoded: [Delta] = []

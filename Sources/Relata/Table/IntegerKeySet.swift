@@ -42,7 +42,7 @@ package struct IntegerKeySet: Sendable {
         guard let range else { return }
         let low = Int64(range.low) & ~63
         let (span, overflow) = Int64(range.high).subtractingReportingOverflow(low)
-        guard !overflow, span / 64 < Int64(keys.count / 4 + 1024) else {
+        guard !overflow, Self.bitmapFits(words: Int(span / 64) + 1, keys: keys.count) else {
             for key in keys { _ = insert(Int64(key)) }
             return
         }
@@ -97,9 +97,8 @@ package struct IntegerKeySet: Sendable {
             guard !overflow, gap / 64 <= Int64(Int.max / 2) else { return nil }
             above = max(Int(gap / 64) + 1, words.count)
         }
-        // Dense enough: at most about two bytes of bitmap a key (a hash set takes eight or more).
         let total = words.count + below + above
-        guard total <= (count + 1) / 4 + 1024 else { return nil }
+        guard Self.bitmapFits(words: total, keys: count + 1) else { return nil }
         let (newBase, overflow) = base.subtractingReportingOverflow(Int64(below) * 64)
         guard !overflow else { return nil }
         var grown = [UInt64](repeating: 0, count: total)
@@ -108,6 +107,10 @@ package struct IntegerKeySet: Sendable {
         base = newBase
         return position(of: key)
     }
+
+    /// Whether keys are dense enough for a bitmap of `words`: at most about two bytes of bitmap a
+    /// key (a hash set takes eight or more).
+    private static func bitmapFits(words: Int, keys: Int) -> Bool { words <= keys / 4 + 1024 }
 
     /// Moves the keys to a hash set (once) and adds `key` there.
     private mutating func insertHashed(_ key: Int64) -> Bool {
