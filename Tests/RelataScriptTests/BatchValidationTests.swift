@@ -211,6 +211,61 @@ import Testing
         #expect(details.rows.map { $0["Quantity"] } == [1, 1, 3], "nothing written by the first batch comes back")
     }
 
+    /// A rule that filters its own table by a calculated field starts a batch of the same
+    /// table and scope inside the running one: each must keep its own cursor and rows.
+    @Test func aBatchStartedInsideABatchOfTheSameTableHasCursorsOfItsOwn() throws {
+        let script = """
+            function lineTotal(row) { return row.Quantity * row.UnitPrice; }
+            function beforeUpdate(row, old) {
+                const before = [row.DetailId, row.Quantity, row.UnitPrice, old.Quantity];
+                const big = lda.selectWhere('OrderDetails', 'Total > 40').map(r => r.DetailId).sort();
+                const after = [row.DetailId, row.Quantity, row.UnitPrice, old.Quantity];
+                if (before.join() !== after.join()) fail('the cursor moved: ' + before + ' became ' + after);
+                if (row.Quantity > 3 && big.length > 0) fail('line ' + row.DetailId + ' with ' + big.join('+') + ' already big');
+                row.Quantity = row.Quantity + 1;
+            }
+            """
+        var results: [[String]] = []
+        for round in 0..<3 {
+            let adapter = try makeAdapter(details: script)
+            try adapter.addCalculatedField(name: "Total", type: .float, table: "OrderDetails", function: "lineTotal")
+            let details = adapter.table(named: "OrderDetails")!
+            details.withoutRules {
+                try? details.rows[0].setValue(4, forKey: "Quantity")
+                try? details.rows[1].setValue(2, forKey: "Quantity")
+                try? details.rows[2].setValue(9, forKey: "Quantity")
+            }
+            // The same validation twice in one scope: the second finds the cursors the first left.
+            let violations = try adapter.validateChanges(for: details)
+            let again = round == 0 ? [] : try adapter.validateChanges(for: details)
+            results.append(violations.map(\.error.message) + ["|"] + again.map(\.error.message)
+                           + details.rows.map { "\($0["Quantity"])" })
+        }
+        // Row 100 and 102 fail (their writes are dropped); 101's write is applied after the batch.
+        let failures = ["line 100 with 101+102 already big", "line 102 with 101+102 already big"]
+        #expect(results[0] == failures + ["|", "4", "3", "9"])
+        #expect(results[1] == failures + ["|"] + failures + ["4", "4", "9"])
+        #expect(results[2] == results[1])
+    }
+
+    @Test func aCursorKeptPastItsBatchSaysSoWhenRead() throws {
+        let adapter = try makeAdapter(details: """
+            var kept = null;
+            function beforeUpdate(row, old) { kept = row; }
+            function peekNumber(row) { return kept === null ? 0 : kept.Quantity; }
+            function peekText(row) { return kept === null ? '' : kept.Product; }
+            """)
+        try adapter.addCalculatedField(name: "PeekNumber", type: .integer, table: "OrderDetails", function: "peekNumber")
+        try adapter.addCalculatedField(name: "PeekText", type: .string, table: "OrderDetails", function: "peekText")
+        let details = adapter.table(named: "OrderDetails")!
+        details.withoutRules { try? details.rows[0].setValue(7, forKey: "Quantity") }
+        #expect(try adapter.validateChanges(for: details).isEmpty)
+        for field in ["PeekNumber", "PeekText"] {
+            let error = #expect(throws: RelataError.self) { _ = try details.rows[1].value(forKey: field) }
+            #expect(error?.description.contains("the row cursor was used after its batch ended") == true, "\(String(describing: error))")
+        }
+    }
+
     @Test func oldValuesAreReadOnly() throws {
         let adapter = try makeAdapter(details: "function beforeUpdate(row, old) { old.Quantity = 1; }")
         let details = adapter.table(named: "OrderDetails")!

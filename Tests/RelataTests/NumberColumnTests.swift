@@ -56,4 +56,19 @@ import Testing
         #expect(set[1] === clients.rows[1])
         #expect(set.filter(positions: { $0 != 1 }).map { $0["ClientId"] } == [1, 3])
     }
+
+    @Test func removingPositionsKeepsTheOthersInOrderWhateverIsGiven() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true)])
+        try table.loadRows((1...10).map { [Value.integer(Int64($0))] })
+        let all = table.visibleRowSet
+        func ids(_ set: RowSet) -> [Int64] { set.map { $0["Id"].integerValue ?? -1 } }
+        #expect(ids(all.removing(positions: [])) == Array(1...10))
+        #expect(ids(all.removing(positions: [9, 0, 4])) == [2, 3, 4, 6, 7, 8, 9], "unsorted, first and last")
+        #expect(ids(all.removing(positions: [3, 3, 3])) == [1, 2, 3, 5, 6, 7, 8, 9, 10], "a position given twice")
+        #expect(ids(all.removing(positions: [-1, 10, Int.max, Int.min, 2])) == [1, 2, 4, 5, 6, 7, 8, 9, 10], "outside the set: ignored")
+        #expect(ids(all.removing(positions: Set(0..<10))).isEmpty)
+        let odd = all.removing(positions: stride(from: 1, to: 10, by: 2))
+        #expect(ids(odd) == [1, 3, 5, 7, 9])
+        #expect(ids(odd.removing(positions: [1])) == [1, 5, 7, 9], "positions are the set's own, not the table's")
+    }
 }

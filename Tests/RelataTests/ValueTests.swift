@@ -64,6 +64,39 @@ import Testing
         #expect(try DataType.cardinal.coerce(.integer(Int64(UInt32.max))) == .integer(Int64(UInt32.max)))
     }
 
+    /// The shortcut that leaves a value unconverted must never skip a conversion or a refusal.
+    @Test func aValueKeptAsIsIsWhatCoercionGivesBack() throws {
+        var candidates = Self.everyKind + [.boolean(false), .string(""), .string("a\u{0}b")]
+        for double in [0.0, -0.0, 0.1, 1e300, -1e300, 3.4028235e38, 1e39, .nan, .infinity, -.infinity, .leastNonzeroMagnitude,
+                       2.5, 70_000] {
+            candidates.append(.double(double))
+        }
+        for type in DataType.allCases {
+            guard let range = type.integerRange else { continue }
+            for bound in [range.lowerBound, range.upperBound] {
+                for step: Int64 in [-1, 0, 1] {
+                    let (integer, overflow) = bound.addingReportingOverflow(step)
+                    if !overflow { candidates.append(.integer(integer)) }
+                }
+            }
+        }
+        var kept = 0
+        for type in DataType.allCases {
+            for value in candidates where type.keepsAsIs(value) {
+                kept += 1
+                let coerced = try type.coerce(value)
+                if case .double(let before) = value, case .double(let after) = coerced {
+                    #expect(before.bitPattern == after.bitPattern, "\(type) keeps \(before) as is, coercion gives \(after)")
+                } else {
+                    #expect(coerced == value, "\(type) keeps \(value) as is, coercion gives \(coerced)")
+                }
+            }
+        }
+        #expect(kept > 100, "the shortcut is taken for the common cases")
+        #expect(!DataType.float.keepsAsIs(.double(-0.0)) && !DataType.singleFloat.keepsAsIs(.double(0.5)))
+        #expect(!DataType.byte.keepsAsIs(.integer(256)) && !DataType.float.keepsAsIs(.integer(2)))
+    }
+
     @Test func decimalPrecisionAndScale() throws {
         let price = FieldDefinition("Price", .decimal, precision: 5, scale: 2)
         #expect(try price.validated(.decimal(Decimal(string: "999.99")!)) == .decimal(Decimal(string: "999.99")!))

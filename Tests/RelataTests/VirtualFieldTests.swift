@@ -65,6 +65,30 @@ import Testing
         #expect(relataError { try table.addCalculatedField(name: "Price", type: .float) { _ in .null } }?.code == .invalidDefinition)
     }
 
+    /// Values computed many at once are converted to the field's type as one computed alone is.
+    @Test func valuesComputedInBulkAreConvertedAndCheckedLikeOneValue() throws {
+        let table = try lines()
+        func add(_ name: String, _ type: DataType, _ results: [Value]) throws {
+            try table.addCalculatedField(name: name, type: type, compute: { row in results[Int(row.Id.integerValue ?? 1) - 1] },
+                                         computeMany: { rows in rows.map { results[Int($0.Id.integerValue ?? 1) - 1] } })
+        }
+        try add("Signed", .float, [.double(-0.0), .integer(3)])
+        try add("Single", .singleFloat, [.double(0.1), .null])
+        try add("Small", .byte, [.integer(255), .double(7)])
+        try add("Big", .byte, [.integer(1), .integer(256)])
+        try add("Infinite", .float, [.double(2), .double(.infinity)])
+        let signed = try table.values(ofField: "Signed")
+        #expect(signed == [.double(0), .double(3)])
+        #expect(signed.first?.doubleValue?.sign == .plus, "-0 is stored as 0")
+        #expect(try table.values(ofField: "Single") == [.double(Double(Float(0.1))), .null])
+        #expect(try table.values(ofField: "Small") == [.integer(255), .integer(7)])
+        for name in ["Big", "Infinite"] {
+            let error = relataError { _ = try table.values(ofField: name) }
+            #expect(error?.code == .calculationFailed && error?.row == "row (Id=2)" && error?.field == name, "\(String(describing: error))")
+            #expect(relataError { _ = try table.rows[1].value(forKey: name) }?.code == .calculationFailed, "alone as in bulk")
+        }
+    }
+
     @Test func lookupFieldFollowsBothTables() throws {
         let (orders, details) = try makeOrders()
         let line = details.rows[0]

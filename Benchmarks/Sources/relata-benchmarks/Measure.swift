@@ -3,14 +3,19 @@ import CBenchmarkSupport
 
 /// The median wall-clock time of `repetitions` runs, in seconds.
 func measure(repetitions: Int = 5, _ body: () throws -> Void) rethrows -> Double {
+    try times(repetitions: repetitions, body)[repetitions / 2]
+}
+
+/// The wall-clock times of `repetitions` runs, in seconds, fastest first.
+func times(repetitions: Int, _ body: () throws -> Void) rethrows -> [Double] {
     var times: [Double] = []
-    for _ in 0..<repetitions {
+    for _ in 0..<max(repetitions, 1) {
         let start = ContinuousClock.now
         try body()
         let elapsed = ContinuousClock.now - start
         times.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
-    return times.sorted()[times.count / 2]
+    return times.sorted()
 }
 
 /// Bytes the process has allocated on the heap and not freed.

@@ -97,13 +97,16 @@ extension DataTable {
             guard values.count == slots.count else {
                 throw RelataError(.calculationFailed, "computed \(values.count) values for \(slots.count) rows", table: self.name, field: field.name)
             }
-            // In place: a million values are coerced without a second array.
-            for index in values.indices {
-                do throws(CoercionFailure) {
-                    values[index] = try field.type.coerced(values[index])
-                } catch {
-                    throw RelataError(.calculationFailed, "calculated field failed: \(error.message)", table: self.name, field: field.name,
-                                      row: rowLabel(slot: slots[index]))
+            // In place: a million values are coerced without a second array, and those already
+            // in the field's storage are left where they are.
+            try values.withUnsafeMutableBufferPointer { values in
+                for index in values.indices where !field.type.keepsAsIs(values[index]) {
+                    do throws(CoercionFailure) {
+                        values[index] = try field.type.coerced(values[index])
+                    } catch {
+                        throw RelataError(.calculationFailed, "calculated field failed: \(error.message)", table: self.name,
+                                          field: field.name, row: rowLabel(slot: slots[index]))
+                    }
                 }
             }
             return values

@@ -342,9 +342,15 @@ public final class DataTable {
     func rowLabel(slot: Int) -> String {
         guard !keyFieldIndexes.isEmpty else { return "row #\(slot + 1)" }
         // A row being edited (a new row before its first post, above all) is named by the key it is getting.
-        let edit = changes[slot]?.edit
-        let key = keyFieldIndexes.map { "\(fields[$0].name)=\((edit?[$0] ?? postedValue(slot: slot, field: $0)).text)" }
-        return "row (\(key.joined(separator: ", ")))"
+        var label = "row ("
+        for (position, field) in keyFieldIndexes.enumerated() {
+            if position > 0 { label += ", " }
+            label += fields[field].name
+            label += "="
+            label += (changes.editedValue(slot, field) ?? postedValue(slot: slot, field: field)).text
+        }
+        label += ")"
+        return label
     }
 
     func error(_ code: RelataError.Code, _ message: String, field: Int? = nil, slot: Int? = nil) -> RelataError {

@@ -66,6 +66,18 @@ extension DataType {
         }
     }
 
+    /// Whether ``coerced(_:)`` gives `value` back unchanged, told without making a value:
+    /// NULL, and a value already in this type's storage that needs no conversion or check
+    /// (a finite double other than -0, an integer in range, a boolean).
+    @inline(__always) func keepsAsIs(_ value: Value) -> Bool {
+        switch (storage, value) {
+        case (_, .null), (.boolean, .boolean): return true
+        case (.double, .double(let double)): return self != .singleFloat && double.isFinite && !(double == 0 && double.sign == .minus)
+        case (.integer, .integer(let integer)): return integerRange?.contains(integer) ?? true
+        default: return false
+        }
+    }
+
     /// NaN and the infinities are refused on every site, at the write: no database, JSON or
     /// decimal holds them.
     private func notANumber(_ double: Double) -> CoercionFailure {

@@ -12,6 +12,11 @@ import Relata
 /// (the JIT turns those into plain memory reads), and call back into Swift for
 /// the others. The current row index lives in a closure no script can reach.
 /// Writes are collected and applied, with validation, after the loop.
+///
+/// The cursor objects of a table in a script scope are made once and bound to each
+/// batch's arrays (``CursorObjects``): the rules then see the same objects and the same
+/// accessor functions batch after batch, which the JIT keeps inlined; objects made
+/// afresh per batch made every batch slower than the one before.
 final class BatchCursor {
     enum Kind: Equatable {
         case integer, number, boolean, date
@@ -27,28 +32,29 @@ final class BatchCursor {
     private var current: [SharedColumn] = []
     private var originals: [SharedColumn] = []
     private var written: [SharedFlags] = []
-    /// `{ row, old, at(i), index() }`: the cursors and their position.
-    private let handle: JSObjectRef
-    let cursor: JSObjectRef
-    let oldCursor: JSObjectRef?
-    private let moveTo: JSObjectRef
-    private let position: JSObjectRef
+    /// The cursor objects, bound to this batch until the cursor goes.
+    private let objects: CursorObjects
+    private let withOriginals: Bool
 
     /// Prepares a cursor over `rows`. `source` is the script text: only the fields it
     /// mentions get shared arrays. `withOriginals` adds an `old` cursor over the original values.
-    /// `factory` gives the generated cursor factory of a table and its shared fields.
-    init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool, pool: SharedArrayPool,
-         factory: (DataTable, [(name: String, kind: Kind)], ScriptContext) throws -> JSObjectRef) throws {
+    /// The cursor objects come from `pool` when a batch of the same table and scope left them there.
+    init(context: ScriptContext, table: DataTable, rows: RowSet, source: String, withOriginals: Bool, pool: SharedArrayPool) throws {
         self.context = context
         self.pool = pool
         self.table = table
         self.rows = rows
-        fastFields = table.fields.compactMap { field in
+        self.withOriginals = withOriginals
+        let fastFields = table.fields.compactMap { field -> (name: String, kind: Kind)? in
             let kind = Self.kind(of: field.type)
             guard kind != .slow, Self.mentions(source, field.name) else { return nil }
             return (field.name, kind)
         }
-        let make = try factory(table, fastFields, context)
+        self.fastFields = fastFields
+        // Keyed by the factory's own text: tables alike in every way the cursor depends on share it.
+        let source = Self.factorySource(table: table, fastFields: fastFields)
+        objects = try pool.takeCursor(source, in: context)
+            ?? CursorObjects(key: source, context: context, factory: context.generated(source) { source })
         current = fastFields.map { _ in pool.take(Double.self, count: rows.count, in: context) }
         written = fastFields.map { _ in pool.take(UInt8.self, count: rows.count, in: context, zeroed: true) }
         try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, into: current.map(\.buffer))
@@ -111,7 +117,8 @@ final class BatchCursor {
         }
         let arrays = { (columns: [any SharedArrayProtocol]) in context.makeArray(columns) { $0.array } }
         let (current, written, originals) = (self.current, self.written, self.originals)
-        let made = try context.call(make) { arguments in
+        // Every stored property is set by now: if binding throws, deinit gives all back.
+        _ = try context.call(objects.bind) { arguments in
             arguments.append(arrays(current))
             arguments.append(arrays(written))
             arguments.append(withOriginals ? arrays(originals) : JSValueMakeNull(context.ref))
@@ -119,19 +126,6 @@ final class BatchCursor {
             arguments.append(NativeFunction.make(in: context, setter))
             arguments.append(NativeFunction.make(in: context, originalGetter))
         }
-        guard let handle = JSValueToObject(context.ref, made, nil),
-              let cursor = JSValueToObject(context.ref, context.property("row", of: handle), nil),
-              let old = JSValueToObject(context.ref, context.property("old", of: handle), nil),
-              let moveTo = JSValueToObject(context.ref, context.property("at", of: handle), nil),
-              let position = JSValueToObject(context.ref, context.property("index", of: handle), nil) else {
-            throw ScriptError(.runtime, "could not build the row cursor of table \(table.name)")
-        }
-        self.handle = handle
-        self.cursor = cursor
-        self.oldCursor = withOriginals ? old : nil
-        self.moveTo = moveTo
-        self.position = position
-        JSValueProtect(context.ref, handle)
     }
 
     /// Values written through Swift (fields without a shared array), by row index.
@@ -144,19 +138,24 @@ final class BatchCursor {
     private let pool: SharedArrayPool
 
     deinit {
+        // Unbound before they wait for the next batch: the natives hold this batch's rows.
+        _ = try? context.call(objects.bind, [])
+        pool.recycleCursor(objects, context: context)
         pool.recycle(current + originals, context: context)
         pool.recycle(written, context: context)
-        JSValueUnprotect(context.ref, handle)
     }
+
+    /// The cursor (`row` in the handlers).
+    var cursor: JSObjectRef { objects.row }
 
     /// The arguments a generated loop takes before its own: the cursor, `old` (or null) and `at`.
     var loopArguments: [JSValueRef] {
-        [cursor, oldCursor ?? JSValueMakeNull(context.ref), moveTo]
+        [objects.row, withOriginals ? objects.old : JSValueMakeNull(context.ref), objects.moveTo]
     }
 
     /// The row the cursor is on (where a stopped loop stopped), within `0..<rows.count`.
     func currentIndex() -> Int {
-        guard let value = try? context.call(position, []) else { return max(rows.count - 1, 0) }
+        guard let value = try? context.call(objects.position, []) else { return max(rows.count - 1, 0) }
         return context.index(from: value, count: rows.count) ?? max(rows.count - 1, 0)
     }
 
@@ -209,16 +208,22 @@ final class BatchCursor {
     }
 
     /// The JavaScript source of the cursor factory for a table and its fast fields:
-    /// `function (c, w, oc, get, set, oget)` returning `{ row, old, at, index }`.
-    /// Field names only ever appear as quoted property keys.
+    /// `function ()` returning `{ row, old, at, index, bind }`, where
+    /// `bind(c, w, oc, get, set, oget)` points the cursors at a batch's shared arrays
+    /// (current values, written flags, originals or null) and Swift's accessors, and
+    /// `bind()` lets them go. Field names only ever appear as quoted property keys.
     static func factorySource(table: DataTable, fastFields: [(name: String, kind: Kind)]) -> String {
         let fast = Dictionary(fastFields.enumerated().map { ($1.name, ($0, $1.kind)) }, uniquingKeysWith: { first, _ in first })
         // Dates are made with the engine's own constructor: a time value needs no call through the UTC wrapper.
-        var lines = ["function (c, w, oc, get, set, oget) {", "let i = 0;", "const NativeDate = relata.NativeDate;"]
+        var lines = ["function () {", "const ended = function () { throw relata.error('the row cursor was used after its batch ended'); };",
+                     "const gone = new Proxy({}, { get: ended, set: ended });",
+                     "let i = 0, get = ended, set = ended, oget = ended;", "const NativeDate = relata.NativeDate;"]
+        var binds: [String] = []
         for index in fastFields.indices {
-            lines.append("const c\(index) = c[\(index)], w\(index) = w[\(index)], o\(index) = oc === null ? null : oc[\(index)];")
+            lines.append("let c\(index) = gone, w\(index) = gone, o\(index) = gone;")
+            binds.append("c\(index) = c ? c[\(index)] : gone; w\(index) = w ? w[\(index)] : gone; o\(index) = oc ? oc[\(index)] : gone;")
         }
-        lines.append("const row = Object.create(relata.rowPrototype(() => i, get, set)), old = {};")
+        lines.append("const row = Object.create(relata.rowPrototype(() => i, (n, name) => get(n, name), (n, name, v) => set(n, name, v))), old = {};")
         lines.append("const readOnly = function (v) { throw relata.error('old values are read-only'); };")
         lines.append("const define = (object, name, get, set) => Object.defineProperty(object, name, { enumerable: true, get, set });")
         let stored = Set(table.fields.map(\.name))
@@ -262,10 +267,42 @@ final class BatchCursor {
         }
         lines.append("Object.preventExtensions(old);")
         lines.append("relata.cursors.set(row, () => get(i, null));")
-        lines.append("return { row, old, at(n) { i = n; }, index() { return i; } };")
+        lines.append("const bind = function (c, w, oc, g, s, og) {")
+        lines.append(contentsOf: binds)
+        lines.append("get = g || ended; set = s || ended; oget = og || ended; i = 0;")
+        lines.append("};")
+        lines.append("return { row, old, at(n) { i = n; }, index() { return i; }, bind };")
         lines.append("}")
         return lines.joined(separator: "\n")
     }
+}
+
+/// The cursor objects of one table in one script scope (`row`, `old` and their
+/// functions), made once by the generated factory and bound to batch after batch.
+final class CursorObjects {
+    let key: String
+    let row: JSObjectRef
+    let old: JSObjectRef
+    let moveTo: JSObjectRef
+    let position: JSObjectRef
+    let bind: JSObjectRef
+    private let handle: JSObjectRef
+    private let context: ScriptContext
+
+    init(key: String, context: ScriptContext, factory: JSObjectRef) throws {
+        let made = try context.call(factory, [])
+        func object(_ value: JSValueRef?) -> JSObjectRef? { value.flatMap { JSValueToObject(context.ref, $0, nil) } }
+        guard let handle = object(made), let row = object(context.property("row", of: handle)),
+              let old = object(context.property("old", of: handle)), let moveTo = object(context.property("at", of: handle)),
+              let position = object(context.property("index", of: handle)), let bind = object(context.property("bind", of: handle)) else {
+            throw ScriptError(.runtime, "could not build the row cursor (\(key))")
+        }
+        (self.key, self.context, self.handle) = (key, context, handle)
+        (self.row, self.old, self.moveTo, self.position, self.bind) = (row, old, moveTo, position, bind)
+        JSValueProtect(context.ref, handle)
+    }
+
+    deinit { JSValueUnprotect(context.ref, handle) }
 }
 
 /// A typed array over memory Swift allocated; JavaScriptCore frees it when the array is collected.

@@ -21,7 +21,7 @@ extension RuleRuntime {
         guard !present.isEmpty, !rows.isEmpty else { return BatchOutcome() }
         let context = script.context
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: script.script.source,
-                                     withOriginals: withOriginals, pool: sharedArrays, factory: cursorFactory)
+                                     withOriginals: withOriginals, pool: sharedArrays)
         let failures = context.makeArray()
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
@@ -57,13 +57,20 @@ extension RuleRuntime {
         // one crossing instead of several per failure.
         let joined = try context.call(joinFailures, [failures])
         let text = JSString.string(of: joined, in: context.ref) ?? ""
+        // Rows failing at one place with one message are described alike (the stack too):
+        // each description is read once, however many rows share it.
+        var errors: [Substring: ScriptError] = [:]
         for entry in text.parts(separatedBy: "\u{2}") where !entry.isEmpty {
             guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]), rows.indices.contains(index) else {
                 continue
             }
-            var error = script.locatingFailCall(ExceptionDescription(described: String(entry[entry.index(after: separator)...]))
-                .error(file: script.script.fileName))
-            error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
+            let description = entry[entry.index(after: separator)...]
+            let error = errors[description] ?? {
+                var error = script.locatingFailCall(ExceptionDescription(described: String(description)).error(file: script.script.fileName))
+                error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
+                errors[description] = error
+                return error
+            }()
             outcome.failures[index] = decorate(error, table: table, row: rows[index])
         }
         outcome.writes = cursor.writes(excluding: Set(outcome.failures.keys))
@@ -76,7 +83,7 @@ extension RuleRuntime {
         let (context, function, _) = try calculation.resolve()
         let source = (script(forTable: table.name)?.script.source ?? "") + "\n" + calculation.function
         let cursor = try BatchCursor(context: context, table: table, rows: rows, source: source, withOriginals: false,
-                                     pool: sharedArrays, factory: cursorFactory)
+                                     pool: sharedArrays)
         let numeric = BatchCursor.kind(of: type) != .slow
         let output = numeric ? sharedArrays.take(Double.self, count: rows.count, in: context) : nil
         defer { if let output { sharedArrays.recycle([output], context: context) } }
@@ -150,14 +157,6 @@ extension RuleRuntime {
                 }
             }
             """ }
-    }
-
-    /// The cursor factory for a table in a script scope, generated once.
-    private func cursorFactory(table: DataTable, fastFields: [(name: String, kind: BatchCursor.Kind)],
-                               context: ScriptContext) throws -> JSObjectRef {
-        // Keyed by the table object too: a table of the same name may have other fields.
-        let key = "cursor|\(table.name)|\(table.fields.map(\.name))|\(table.virtualFieldNames)|\(fastFields.map(\.name))"
-        return try context.generated(key) { BatchCursor.factorySource(table: table, fastFields: fastFields) }
     }
 
     private func decorate(_ error: ScriptError, table: DataTable, row: DataTableRow) -> ScriptError {

@@ -93,7 +93,7 @@ extension RuleRuntime {
                         violations.append(RuleViolation(row: rows[index], error: error))
                     }
                     if !rejected.isEmpty {
-                        rows = rows.filter(positions: { !rejected.contains($0) })
+                        rows = rows.removing(positions: rejected)
                     }
                 }
             }

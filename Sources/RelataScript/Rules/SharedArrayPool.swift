@@ -1,6 +1,6 @@
 internal import CJavaScriptCore
 
-/// Shared arrays kept between batch runs, per script scope: a batch over a
+/// Shared arrays and cursor objects kept between batch runs, per script scope: a batch over a
 /// million rows reuses the memory the previous batch touched instead of
 /// faulting in tens of megabytes of fresh pages. Holds at most what the largest
 /// recent batch needed; emptied whenever scripts are loaded or the host goes.
@@ -30,6 +30,27 @@ final class SharedArrayPool {
         free[key, default: []].append(contentsOf: arrays as [AnyObject])
     }
 
-    /// Lets every array go (before the contexts they belong to are released).
-    func removeAll() { free.removeAll() }
+    /// Cursor objects not bound to a batch, by scope and key. A batch that starts while
+    /// another of the same table and scope runs (a rule reading a calculated field in bulk)
+    /// finds none free and makes its own, kept here afterwards too.
+    private var freeCursors: [CursorKey: [CursorObjects]] = [:]
+
+    private struct CursorKey: Hashable {
+        let context: ObjectIdentifier
+        let key: String
+    }
+
+    func takeCursor(_ key: String, in context: ScriptContext) -> CursorObjects? {
+        freeCursors[CursorKey(context: ObjectIdentifier(context), key: key)]?.popLast()
+    }
+
+    func recycleCursor(_ objects: CursorObjects, context: ScriptContext) {
+        freeCursors[CursorKey(context: ObjectIdentifier(context), key: objects.key), default: []].append(objects)
+    }
+
+    /// Lets every array and cursor go (before the contexts they belong to are released).
+    func removeAll() {
+        free.removeAll()
+        freeCursors.removeAll()
+    }
 }
