@@ -105,7 +105,7 @@ func runRuleBenchmarks(count: Int) throws {
     let read = ["Quantity", "UnitPrice"]
     let buffers = (0..<2 * read.count).map { _ in UnsafeMutableBufferPointer<Double>.allocate(capacity: count) }
     defer { for buffer in buffers { buffer.deallocate() } }
-    let find = try times(repetitions: 15) { _ = table.rowSets(in: [.added, .modified, .deleted]) }[0]
+    let find = times(repetitions: 15) { _ = table.rowSets(in: [.added, .modified, .deleted]) }[0]
     let changed = table.rowSet(in: .modified)
     let handOver = try times(repetitions: 15) {
         try table.copyNumbers(ofFields: read, in: changed, into: Array(buffers.prefix(read.count)))
