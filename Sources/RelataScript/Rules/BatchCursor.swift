@@ -54,7 +54,7 @@ final class BatchCursor {
         // Keyed by the factory's own text: tables alike in every way the cursor depends on share it.
         let source = Self.factorySource(table: table, fastFields: fastFields)
         objects = try pool.takeCursor(source, in: context)
-            ?? CursorObjects(key: source, context: context, factory: context.generated(source) { source })
+            ?? CursorObjects(key: source, table: table.name, context: context, factory: context.generated(source) { source })
         current = fastFields.map { _ in pool.take(Double.self, count: rows.count, in: context) }
         written = fastFields.map { _ in pool.take(UInt8.self, count: rows.count, in: context, zeroed: true) }
         try table.copyNumbers(ofFields: fastFields.map(\.name), in: rows, into: current.map(\.buffer))
@@ -289,13 +289,13 @@ final class CursorObjects {
     private let handle: JSObjectRef
     private let context: ScriptContext
 
-    init(key: String, context: ScriptContext, factory: JSObjectRef) throws {
+    init(key: String, table: String, context: ScriptContext, factory: JSObjectRef) throws {
         let made = try context.call(factory, [])
         func object(_ value: JSValueRef?) -> JSObjectRef? { value.flatMap { JSValueToObject(context.ref, $0, nil) } }
         guard let handle = object(made), let row = object(context.property("row", of: handle)),
               let old = object(context.property("old", of: handle)), let moveTo = object(context.property("at", of: handle)),
               let position = object(context.property("index", of: handle)), let bind = object(context.property("bind", of: handle)) else {
-            throw ScriptError(.runtime, "could not build the row cursor (\(key))")
+            throw ScriptError(.runtime, "could not build the row cursor of table \(table)")
         }
         (self.key, self.context, self.handle) = (key, context, handle)
         (self.row, self.old, self.moveTo, self.position, self.bind) = (row, old, moveTo, position, bind)
