@@ -53,6 +53,8 @@ import Testing
             let streamed = try RowStreamTables(binary.body)
             let json = try await Self.getData(client, requests, token: token, binary: false, includeSchema: true)
             #expect(json.header("Content-Type")?.hasPrefix("application/json") == true)
+            #expect(binary.header("Content-Length") == "\(binary.body.count)" && json.header("Content-Length") == "\(json.body.count)",
+                    "small answers go out whole, with their length")
             let answer = try JSONDecoder().decode(ProtocolMessages.GetDataAnswer.self, from: json.body)
             #expect(try streamed.tables.map { try TableData($0) } == answer.tables)
             #expect(answer.tables.map(\.rows) == [
@@ -115,6 +117,7 @@ import Testing
                                                   token: token, binary: true)
             let table = try #require(try RowStreamTables(filtered.body).tables.first)
             #expect(table.rowCount == 150, "the limit holds across batches")
+            #expect(filtered.header("Content-Length") == "\(filtered.body.count)", "an answer under 64 KiB goes out whole, with its length")
             #expect(table.rows.allSatisfy { ($0["CreditLimit"].decimalValue ?? 0) >= 990 })
             let all = try await Self.getData(client, [DataRequest(table: "Clients", where: "CreditLimit >= 990")], token: token, binary: true)
             #expect(try RowStreamTables(all.body).tables.first?.rowCount == 301, "1000 and 30 ids per thousand from 1990 on, each >= 990")

@@ -182,12 +182,12 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
 
         print("")
-        print("| 32 clients (wrk, 10 s) | requests/s | p50 | p99 |")
-        print("|---|---|---|---|")
-        print("| relata serve: GetData of one row by key | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) |")
-        print("| bare Hummingbird handler, same answer bytes | \(bare.requestsPerSecond) | \(bare.p50) | \(bare.p99) |")
-        print("| relata serve: UpdateData of one new row, one row rule (\(stored) rows stored) | \(applies.requestsPerSecond) | \(applies.p50) | \(applies.p99) |")
-        print("| bare Hummingbird handler, same answer bytes | \(bareApplies.requestsPerSecond) | \(bareApplies.p50) | \(bareApplies.p99) |")
+        print("| 32 clients (wrk, 10 s) | requests/s | p50 | p99 | server CPU a request |")
+        print("|---|---|---|---|---|")
+        print("| relata serve: GetData of one row by key | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) | \(relata.cpuPerRequest) |")
+        print("| bare Hummingbird handler, same answer bytes | \(bare.requestsPerSecond) | \(bare.p50) | \(bare.p99) | \(bare.cpuPerRequest) |")
+        print("| relata serve: UpdateData of one new row, one row rule (\(stored) rows stored) | \(applies.requestsPerSecond) | \(applies.p50) | \(applies.p99) | \(applies.cpuPerRequest) |")
+        print("| bare Hummingbird handler, same answer bytes | \(bareApplies.requestsPerSecond) | \(bareApplies.p50) | \(bareApplies.p99) | \(bareApplies.cpuPerRequest) |")
         if let r = Double(relata.requestsPerSecond), let b = Double(bare.requestsPerSecond) {
             print("")
             print("Relata ÷ bare throughput, GetData: \(percent(r / b))")

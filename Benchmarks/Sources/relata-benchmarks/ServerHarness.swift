@@ -223,6 +223,10 @@ enum Wrk {
         var requestsPerSecond = "?"
         var p50 = "?"
         var p99 = "?"
+        /// The requests wrk completed.
+        var requests = 0
+        /// This process's CPU time (the server's, which runs in it) per request completed.
+        var cpuPerRequest = "?"
     }
 
     /// The Lua lines that post one body with a session's headers.
@@ -239,7 +243,10 @@ enum Wrk {
     static func run(port: Int, path: String, body: String, token: String, accept: String) throws -> Result {
         let escaped = body.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
         let script = headers(token: token, accept: accept) + "\nwrk.body = \"\(escaped)\"\n"
-        return try start(url: "http://127.0.0.1:\(port)\(path)", script: script, threads: 2, connections: 32, seconds: 10).finish()
+        let cpu = processCPUSeconds()
+        var result = try start(url: "http://127.0.0.1:\(port)\(path)", script: script, threads: 2, connections: 32, seconds: 10).finish()
+        if result.requests > 0 { result.cpuPerRequest = String(format: "%.0f µs", (processCPUSeconds() - cpu) / Double(result.requests) * 1e6) }
+        return result
     }
 
     /// wrk running in the background; ``finish()`` waits for it and reads its report.
@@ -266,6 +273,7 @@ enum Wrk {
                 if words.first == "Requests/sec:", words.count > 1 { result.requestsPerSecond = String(words[1]) }
                 if words.first == "50%", words.count > 1 { result.p50 = String(words[1]) }
                 if words.first == "99%", words.count > 1 { result.p99 = String(words[1]) }
+                if words.count > 2, words[1] == "requests", words[2] == "in", let count = Int(words[0]) { result.requests = count }
                 if line.contains("Non-2xx") || line.contains("Socket errors") { print("wrk: \(line)") }
             }
             return result

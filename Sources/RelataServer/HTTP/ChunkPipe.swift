@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let pipe = ChunkPipe(capacity: 8)
-/// // reading thread:  try pipe.send(bytes) … pipe.finish()
+/// // reading thread:  try pipe.send(bytes) … pipe.finish(sending: lastBytes)
 /// // writing task:    while let chunk = try await pipe.next() { try await writer.write(chunk) }
 /// ```
 final class ChunkPipe: @unchecked Sendable {
@@ -55,11 +55,21 @@ final class ChunkPipe: @unchecked Sendable {
         deliver(bytes)
     }
 
-    /// Queues a small chunk (a stream's start or end) without waiting for room: safe from a task.
-    func sendWithoutWaiting(_ bytes: [UInt8]) {
+    /// Queues the last chunk and ends the chunks in one step: a writer that takes it finds
+    /// ``isDrained`` true, and may send it as the whole answer.
+    func finish(sending last: [UInt8]) {
         condition.lock()
-        guard !closed else { return condition.unlock() }
-        deliver(bytes)
+        guard !closed, end == nil else { return condition.unlock() }
+        end = .success(())
+        deliver(last)
+    }
+
+    /// Whether every chunk was taken and the chunks ended without an error.
+    var isDrained: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard queued.isEmpty, !closed, case .success = end else { return false }
+        return true
     }
 
     /// Hands `bytes` to a waiting writer or queues them; unlocks `condition`.

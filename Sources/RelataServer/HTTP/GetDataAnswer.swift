@@ -12,7 +12,8 @@ import Relata
 /// expression that fails on the first rows, a query past its time limit) is an HTTP error
 /// answer; an error after it ends the stream with an error (a row stream's error frame, a
 /// JSON answer's `error` member). A client that stops reading for `writeTimeout` loses its
-/// connection; one that goes cancels the read.
+/// connection; one that goes cancels the read. An answer whose first chunk is all of it (under
+/// 64 KiB) goes out whole, with its `Content-Length`; a longer one is sent chunked as it is read.
 enum GetDataAnswer {
     static func response(for read: DataService.CheckedRead, from service: DataService, schema: ProtocolMessages.SchemaAnswer?,
                          binary: Bool, writeTimeout: Duration, context: some ConnectionContext) async throws -> Response {
@@ -34,8 +35,7 @@ enum GetDataAnswer {
                     if case .tableEnd(let rows) = event { context.record.noteRowsRead(rows) }
                     if let chunk = output.add(try encoder.encode(event), atLeast: chunkBytes) { try pipe.send(chunk) }
                 }
-                pipe.sendWithoutWaiting(output.rest(try encoder.end()))
-                pipe.finish()
+                pipe.finish(sending: output.rest(try encoder.end()))
             } catch is CancellationError {
                 if limit.isCancelled { logger.info("a read was stopped: its client went") }
                 pipe.finish(throwing: CancellationError())
@@ -46,8 +46,7 @@ enum GetDataAnswer {
                     let (_, answer, _) = ProtocolErrorAnswer.answer(for: error, logger: logger)
                     context.record.note { $0.errorCode = answer.error.code }
                     logger.notice("GetData failed after its answer began; the answer ends with the error: \(answer.error.message)")
-                    pipe.sendWithoutWaiting(output.rest(encoder.failure(answer)))
-                    pipe.finish()
+                    pipe.finish(sending: output.rest(encoder.failure(answer)))
                 }
             }
         }
@@ -57,6 +56,11 @@ enum GetDataAnswer {
         } catch {
             pipe.close()
             throw error
+        }
+        let contentType = binary ? RowStream.contentType : "application/json; charset=utf-8"
+        if let first, pipe.isDrained {
+            // The whole answer in one chunk: sent with its length, in one write.
+            return Response(status: .ok, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: first)))
         }
         let body = ResponseBody { writer in
             do {
@@ -71,7 +75,6 @@ enum GetDataAnswer {
             }
             try await writer.finish(nil)
         }
-        let contentType = binary ? RowStream.contentType : "application/json; charset=utf-8"
         return Response(status: .ok, headers: [.contentType: contentType], body: body)
     }
 }

@@ -8,29 +8,26 @@ extension ConnectionContext {
     /// the bodies held would go past it).
     func body(of request: Request, limit: Int, within timeout: Duration) async throws -> Data {
         let lease = bodyLease
-        do {
-            return try await withThrowingTaskGroup(of: Data?.self) { group in
-                group.addTask {
-                    var body = Data()
-                    for try await chunk in request.body {
-                        guard chunk.readableBytes <= limit - body.count else {
-                            throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
-                        }
-                        try lease?.take(chunk.readableBytes)
-                        body.append(contentsOf: chunk.readableBytesView)
-                    }
-                    return body
+        let reading = Task {
+            var body = Data()
+            for try await chunk in request.body {
+                guard chunk.readableBytes <= limit - body.count else {
+                    throw ProtocolError.tooLarge("the request body is larger than \(limit) bytes")
                 }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let body = first else {
-                    throw ProtocolError.timedOut("the request body did not arrive within \(timeout)")
-                }
-                return body
+                try lease?.take(chunk.readableBytes)
+                body.append(contentsOf: chunk.readableBytesView)
             }
+            // A stream cut short by the cancellation below may just end: the body is not whole then.
+            try Task.checkCancellation()
+            return body
+        }
+        // A timer of the connection's event loop, not a sleeping task: one per request, and cheap.
+        let deadline = channel.eventLoop.scheduleTask(in: timeout.timeAmount) { reading.cancel() }
+        defer { deadline.cancel() }
+        do {
+            return try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
+        } catch is CancellationError where !Task.isCancelled {
+            throw ProtocolError.timedOut("the request body did not arrive within \(timeout)")
         } catch is BodyBudget.Exhausted {
             throw ProtocolError.busy("the server holds as many request bodies as it may; try again in a second", retryAfter: 1)
         }
