@@ -45,10 +45,15 @@ package enum SHA256 {
             }
             for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
         }
-        let digits = Array("0123456789abcdef")
-        return String(state.flatMap { word in
-            (0..<8).reversed().map { digits[Int((word >> UInt32($0 * 4)) & 0xf)] }
-        })
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 64) { text in
+            for (index, word) in state.enumerated() {
+                for nibble in 0..<8 {
+                    text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
+                }
+            }
+            return 64
+        }
     }
 
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {

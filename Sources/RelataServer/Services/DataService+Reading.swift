@@ -63,7 +63,7 @@ extension DataService {
                 throw RelataError(.invalidArgument, "maxRecords is \(maxRecords); it cannot be negative", table: definition.name)
             }
             guard let text = request.where else { return .table(nil) }
-            let expression = try Relata.Expression(text)
+            let expression = try expressions.parse(text)
             let known = names.union(definition.lookupFields.map { $0.name.lowercased() }).union(definition.calculatedFields.map { $0.name.lowercased() })
             if let unknown = expression.fieldNames.first(where: { !known.contains($0.lowercased()) }) {
                 throw RelataError(.unknownField, "the where expression names '\(unknown)', which the table does not have", table: definition.name, field: unknown)

@@ -25,6 +25,8 @@ public final class DataService: Sendable {
     let queryTimeLimit: Duration
     /// The batches applied, by apply id.
     let applyLog: ApplyLog
+    /// The where expressions of reads, parsed once per text.
+    let expressions = ParsedExpressions()
     /// The login table this service's schema holds, whose password is never read and whose
     /// password and roles only its writers set.
     public let loginTable: LoginTableFields?
