@@ -112,6 +112,22 @@ import Testing
         #expect(throws: CoercionFailure.self) { try DataType.integer.parse("12a") }
     }
 
+    /// Spaces and tabs at either end of a value's text do not count — ASCII ones and the other
+    /// spaces Unicode has (a no-break space) alike — and a line break is no blank.
+    @Test func textIsReadWithoutTheBlanksAtItsEnds() throws {
+        let march = Value.date(Date(timeIntervalSince1970: 1_709_251_200))
+        for text in [" 2024-03-01", "2024-03-01\t", "\u{00A0}2024-03-01\u{2003}", " \t 2024-03-01  "] {
+            #expect(try DataType.dateTime.parse(text) == march, "\(text.debugDescription)")
+            #expect(ISO8601.date(from: text) == march.dateValue, "\(text.debugDescription)")
+        }
+        #expect(try DataType.integer.parse("\t42 ") == 42)
+        #expect(try DataType.decimal.parse(" 1.50") == .decimal(Decimal(string: "1.5")!))
+        #expect(throws: CoercionFailure.self) { try DataType.integer.parse("42\n") }
+        #expect(throws: CoercionFailure.self) { try DataType.dateTime.parse(" ") }
+        #expect(try DataType.string.parse(" kept as sent ") == " kept as sent ", "a string keeps its blanks")
+        #expect("".trimmingBlanks == "" && "\u{00A0}".trimmingBlanks == "")
+    }
+
     @Test func swiftConversions() {
         #expect(Int(relataValue: 5) == 5)
         #expect(UInt8(relataValue: 300) == nil)

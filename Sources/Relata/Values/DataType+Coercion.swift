@@ -109,10 +109,7 @@ extension DataType {
     /// Numbers use `.` as the decimal separator; booleans accept
     /// `true/false/yes/no/1/0`; dates are ISO 8601; blobs are Base64.
     func parse(_ text: String) throws(CoercionFailure) -> Value {
-        // Trimming goes through NSString: only text that has spaces at an end pays for it.
-        let padded = text.unicodeScalars.first.map(CharacterSet.whitespaces.contains) == true
-            || text.unicodeScalars.last.map(CharacterSet.whitespaces.contains) == true
-        let trimmed = padded ? text.trimmingCharacters(in: .whitespaces) : text
+        let trimmed = text.trimmingBlanks
         switch storage {
         case .string:
             return .string(text)

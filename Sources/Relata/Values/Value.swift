@@ -178,7 +178,7 @@ enum ISO8601 {
     /// A date in ISO 8601: `2024-03-01` (midnight UTC), or a date and time with seconds or not,
     /// a fraction of a second or not, and `Z` or an offset (`+02:00`, `-0500`); nil for anything else.
     static func date(from text: String) -> Date? {
-        var text = text.trimmingCharacters(in: .whitespaces)
+        var text = text.trimmingBlanks
         return text.withUTF8 { bytes -> Date? in
             var parser = DateParser(bytes: bytes)
             return parser.parse()
