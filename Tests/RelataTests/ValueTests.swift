@@ -128,6 +128,16 @@ import Testing
         #expect("".trimmingBlanks == "" && "\u{00A0}".trimmingBlanks == "")
     }
 
+    /// A decimal's text is digits, a point, signs and an exponent, read the same in every locale;
+    /// anything else is refused rather than read up to where it stops being a number.
+    @Test func decimalsAreReadFromTheirDigitsOnly() throws {
+        #expect(try DataType.decimal.parse("-1.25e2") == .decimal(Decimal(-125)))
+        #expect(try DataType.decimal.parse(" 0.10 ") == .decimal(Decimal(string: "0.1")!))
+        for text in ["1.5kg", "1,5", "", "١٢", "12 34", "0x1F"] {
+            #expect(throws: CoercionFailure.self, "\(text.debugDescription)") { try DataType.decimal.parse(text) }
+        }
+    }
+
     @Test func swiftConversions() {
         #expect(Int(relataValue: 5) == 5)
         #expect(UInt8(relataValue: 300) == nil)

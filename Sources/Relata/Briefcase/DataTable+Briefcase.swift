@@ -248,7 +248,7 @@ extension Column {
         case .decimal(let column):
             column.restore(elements: try decoded { reader in
                 let text = try reader.readString()
-                guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+                guard let decimal = Decimal(string: text, locale: .posix) else {
                     throw BriefcaseFormat.damaged("\(reader.context): '\(text)' is not a decimal")
                 }
                 return decimal
@@ -312,7 +312,7 @@ extension Value {
         case .double: return .double(try reader.readDouble())
         case .decimal:
             let text = try reader.readString()
-            guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            guard let decimal = Decimal(string: text, locale: .posix) else {
                 throw BriefcaseFormat.damaged("\(reader.context): '\(text)' is not a decimal")
             }
             return .decimal(decimal)

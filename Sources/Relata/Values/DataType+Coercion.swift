@@ -109,6 +109,7 @@ extension DataType {
     /// Numbers use `.` as the decimal separator; booleans accept
     /// `true/false/yes/no/1/0`; dates are ISO 8601; blobs are Base64.
     func parse(_ text: String) throws(CoercionFailure) -> Value {
+        if storage == .string { return .string(text) }
         let trimmed = text.trimmingBlanks
         switch storage {
         case .string:
@@ -120,8 +121,14 @@ extension DataType {
             guard let double = Double(trimmed) else { throw unparsable(text) }
             return try coerced(.double(double))
         case .decimal:
-            guard !trimmed.isEmpty, let decimal = Decimal(string: trimmed, locale: Locale(identifier: "en_US_POSIX")),
-                  trimmed.allSatisfy({ "0123456789.-+eE".contains($0) }) else { throw unparsable(text) }
+            // Only digits, a point, signs and an exponent: Foundation would read "1.5kg" as 1.5.
+            let writesANumber = trimmed.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): true
+                default: false
+                }
+            }
+            guard !trimmed.isEmpty, writesANumber, let decimal = Decimal(string: trimmed, locale: .posix) else { throw unparsable(text) }
             return .decimal(decimal)
         case .boolean:
             switch trimmed.lowercased() {
