@@ -176,6 +176,28 @@ import Testing
         #expect(ISO8601.string(from: Date(timeIntervalSinceReferenceDate: 0.123456 + 1e-9)) == "2001-01-01T00:00:00.123456Z")
     }
 
+    /// The text has four digits of year, two of everything else, and the fraction's digits
+    /// without trailing zeros, at every edge of the range it is written for.
+    @Test func theTextHasItsDigitsAtEveryEdge() {
+        let expected: [(Int64, String)] = [
+            (-62_167_219_200_000_000, "0000-01-01T00:00:00Z"),
+            (-62_135_596_800_000_000, "0001-01-01T00:00:00Z"),
+            (-5_364_662_399_999_999, "1800-01-01T00:00:00.000001Z"),   // exact to the microsecond within 285 years of 2001
+            (-1, "1969-12-31T23:59:59.999999Z"),
+            (0, "1970-01-01T00:00:00Z"),
+            (100_000, "1970-01-01T00:00:00.1Z"),
+            (1_732_612_347_956_000, "2024-11-26T09:12:27.956Z"),
+            (7_289_654_399_999_999, "2200-12-31T23:59:59.999999Z"),
+            (253_402_300_799_000_000, "9999-12-31T23:59:59Z"),
+        ]
+        for (micros, text) in expected {
+            #expect(ISO8601.string(from: Date(microsecondsSince1970: micros)) == text)
+            #expect(ISO8601.date(from: text)?.microsecondsSince1970 == micros, "\(text)")
+        }
+        let past = ISO8601.string(from: Date(microsecondsSince1970: 253_402_300_800_000_000))
+        #expect(past.hasPrefix("10000-01-01"), "a year past 9999 is Foundation's text: \(past)")
+    }
+
     /// Digits past the microsecond are rounded (half up), the same on every site.
     @Test func finerFractionsRoundToTheMicrosecond() throws {
         func micros(_ text: String) -> Int64? { ISO8601.date(from: text)?.microsecondsSince1970 }

@@ -165,14 +165,36 @@ enum ISO8601 {
         let (days, secondOfDay) = floorDivision(seconds, 86_400)
         let (year, month, day) = civilDate(daysSince1970: days)
         guard (0...9999).contains(year) else { return date.formatted(Date.ISO8601FormatStyle()) }
-        var text = padded(year, 4) + "-" + padded(month, 2) + "-" + padded(day, 2) + "T" + padded(secondOfDay / 3_600, 2) + ":"
-            + padded(secondOfDay / 60 % 60, 2) + ":" + padded(secondOfDay % 60, 2)
-        if micros > 0 {
-            var digits = padded(micros, 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
+        var fraction = micros, fractionDigits = micros > 0 ? 6 : 0
+        while fractionDigits > 0, fraction % 10 == 0 {
+            fraction /= 10
+            fractionDigits -= 1
         }
-        return text + "Z"
+        // YYYY-MM-DDTHH:MM:SS, the fraction without its trailing zeros, Z: at most 27 bytes,
+        // written in place (joining a dozen small strings cost ten times as much).
+        return String(unsafeUninitializedCapacity: 27) { text in
+            var end = 0
+            func put(_ value: Int64, digits: Int) {
+                var value = value
+                for position in stride(from: end + digits - 1, through: end, by: -1) {
+                    text[position] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+                end += digits
+            }
+            func put(_ character: Unicode.Scalar) {
+                text[end] = UInt8(ascii: character)
+                end += 1
+            }
+            put(year, digits: 4); put("-"); put(month, digits: 2); put("-"); put(day, digits: 2); put("T")
+            put(secondOfDay / 3_600, digits: 2); put(":"); put(secondOfDay / 60 % 60, digits: 2); put(":"); put(secondOfDay % 60, digits: 2)
+            if fractionDigits > 0 {
+                put(".")
+                put(fraction, digits: fractionDigits)
+            }
+            put("Z")
+            return end
+        }
     }
 
     /// A date in ISO 8601: `2024-03-01` (midnight UTC), or a date and time with seconds or not,
@@ -183,11 +205,6 @@ enum ISO8601 {
             var parser = DateParser(bytes: bytes)
             return parser.parse()
         }
-    }
-
-    private static func padded(_ value: some BinaryInteger, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 
     /// Quotient and remainder with the remainder never negative.
