@@ -109,8 +109,7 @@ extension DataType {
     /// Numbers use `.` as the decimal separator; booleans accept
     /// `true/false/yes/no/1/0`; dates are ISO 8601; blobs are Base64.
     func parse(_ text: String) throws(CoercionFailure) -> Value {
-        if storage == .string { return .string(text) }
-        let trimmed = text.trimmingBlanks
+        let trimmed = storage == .string ? text : text.trimmingBlanks   // a string keeps its blanks
         switch storage {
         case .string:
             return .string(text)
