@@ -108,6 +108,56 @@ import Testing
         }
     }
 
+    /// PostgreSQL ends a read's session after the read's transaction began and a statement of it
+    /// ran: nothing a read-only transaction sends can change the database, so the read starts
+    /// again on a new connection and its caller sees only the answer. A write whose statement went
+    /// out is not started again: it fails as unavailable (its apply may be retried by the client).
+    @Test func aReadWhoseSessionEndsMidwayStartsAgainButAWriteDoesNot() async throws {
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        defer { drop() }
+        let database = try PostgresDatabase(url: url, maxConnections: 1)
+        let watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
+        defer {
+            database.close()
+            watcher.close()
+        }
+        let number = FieldDefinition("n", .integer)
+        /// Ends the session of `connection` and runs statements on it until one fails (at most 30 s).
+        @Sendable func endSession(of connection: any SQLConnection) throws {
+            let pid = try connection.value("SELECT pg_backend_pid()", [], reading: number) ?? .null
+            _ = try watcher.read { try $0.value("SELECT pg_terminate_backend($1::int)::int", [pid], reading: number) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
+                try connection.execute("SELECT 1", [])
+            }
+        }
+        let (starts, read, write): (Int, Value?, Result<Void, any Error>) = try await OffCooperativePool.run {
+            var starts = 0
+            let read = try database.read { connection -> Value? in
+                starts += 1
+                if starts == 1 { try endSession(of: connection) }
+                return try connection.value("SELECT 42", [], reading: number)
+            }
+            var writeStarts = 0
+            let write = Result {
+                try database.write { connection in
+                    writeStarts += 1
+                    try connection.begin()
+                    try connection.execute("CREATE TABLE t (n integer)", [])
+                    try endSession(of: connection)
+                }
+            }
+            #expect(writeStarts == 1, "a write whose change went out is not started again")
+            return (starts, read, write)
+        }
+        #expect(starts == 2, "the read started once more, on another connection")
+        #expect(read == 42)
+        #expect(throws: SQLError.self) { try write.get() }
+        if case .failure(let error) = write {
+            #expect((error as? SQLError)?.kind == .unavailable, "\(error)")
+        }
+    }
+
     @Test func aClosedDatabaseLendsNothing() throws {
         let (database, drop) = try Self.database(maxConnections: 2, limits: PostgresTimeLimits())
         defer { drop() }

@@ -139,11 +139,14 @@ final class PostgresSQLConnection: SQLConnection {
     /// Why the connection was given up, for the error of any statement after.
     private var brokenBecause: String?
     /// The connection closed under this unit of work before anything it sent could change the
-    /// database (nothing went out but a transaction's start or a setting): the work may start
-    /// again on another connection, as if this one had never been lent.
+    /// database (nothing went out but a transaction's start, a setting, or statements of a
+    /// read-only transaction): the work may start again on another connection, as if this one had
+    /// never been lent.
     var closedBeforeAnyChange: Bool { lostConnection && !sentAChange }
     private var lostConnection = false
     private var sentAChange = false
+    /// The open transaction is read-only: PostgreSQL refuses any change in it.
+    private var readOnlyTransaction = false
     /// How long the statement being run may take (``limiting(_:_:)`` shortens it).
     private var statementLimit: Duration
     /// Cancels the statement being run: its connection is closed (PostgreSQL then stops it).
@@ -218,6 +221,7 @@ final class PostgresSQLConnection: SQLConnection {
 
     func begin(readOnly: Bool) throws {
         try start(readOnly ? "BEGIN READ ONLY" : "BEGIN")
+        readOnlyTransaction = readOnly
     }
 
     func beginSerializable() throws {
@@ -227,6 +231,7 @@ final class PostgresSQLConnection: SQLConnection {
     private func start(_ statement: String) throws {
         try execute(statement, [])
         inTransaction = true
+        readOnlyTransaction = false
         mustRetryTransaction = false
         failedStatement = nil
     }
@@ -243,6 +248,7 @@ final class PostgresSQLConnection: SQLConnection {
                            "PostgreSQL rolled the transaction back: a statement in it failed (\(failedStatement))")
         }
         inTransaction = false
+        readOnlyTransaction = false
         do {
             try execute("COMMIT", [])
         } catch let error as SQLError where error.kind == .serializationFailure {
@@ -253,6 +259,7 @@ final class PostgresSQLConnection: SQLConnection {
 
     func rollback() throws {
         inTransaction = false
+        readOnlyTransaction = false
         try execute("ROLLBACK", [])
     }
 
@@ -272,7 +279,7 @@ final class PostgresSQLConnection: SQLConnection {
             if cancellation.isCancelled { throw CancellationError() }
             if cancellation.isExpired { throw SQLError(.timeLimitExceeded, "the statements ran past their time limit") }
         }
-        if !sql.hasPrefix("BEGIN") && !sql.hasPrefix("SET ") { sentAChange = true }
+        if !readOnlyTransaction && !sql.hasPrefix("BEGIN") && !sql.hasPrefix("SET ") && sql != "COMMIT" { sentAChange = true }
         let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let deadline = ContinuousClock.now + waitLimit
