@@ -119,9 +119,22 @@ import Testing
             #expect(table.rowCount == 150, "the limit holds across batches")
             #expect(filtered.header("Content-Length") == "\(filtered.body.count)", "an answer under 64 KiB goes out whole, with its length")
             #expect(table.rows.allSatisfy { ($0["CreditLimit"].decimalValue ?? 0) >= 990 })
+            #expect(try Self.expectedRows(in: filtered.body) == 150, "the header expects what the limit lets through")
             let all = try await Self.getData(client, [DataRequest(table: "Clients", where: "CreditLimit >= 990")], token: token, binary: true)
             #expect(try RowStreamTables(all.body).tables.first?.rowCount == 301, "1000 and 30 ids per thousand from 1990 on, each >= 990")
+            #expect(try Self.expectedRows(in: all.body) == 301, "an answer within one batch counts the rows it read")
+            let none = try await Self.getData(client, [DataRequest(table: "Clients", where: "CreditLimit > 5000")], token: token, binary: true)
+            #expect(try Self.expectedRows(in: none.body) == 0)
+            let limited = try await Self.getData(client, [DataRequest(table: "Clients", maxRecords: 5000)], token: token, binary: true)
+            #expect(try Self.expectedRows(in: limited.body) == 5000, "more than a batch, cut by the limit: the count is asked for and limited")
         }
+    }
+
+    /// The row count the first table's header of a row stream announces.
+    static func expectedRows(in body: Data) throws -> Int? {
+        var reader = RowStreamReader()
+        for case .table(_, _, let expectedRows) in try reader.append(body) { return expectedRows }
+        return nil
     }
 
     /// An error found before the first chunk of the answer is ready is an HTTP error answer,

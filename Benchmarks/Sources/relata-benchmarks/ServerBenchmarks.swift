@@ -181,13 +181,29 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             try Wrk.run(port: barePort, path: "/v2/DataService/UpdateData", body: applyBody, token: token, accept: "application/json")
         }
 
+        // The floor: the same two requests' work done directly on the same file (SQLite only).
+        let floors: (read: Wrk.Result, apply: Wrk.Result)? = if let sqlite = store as? SQLiteBenchStore {
+            try await withServer(floorServer(path: sqlite.path, getDataAnswer: answer, applyAnswer: applyAnswer)) { floorPort in
+                (try Wrk.run(port: floorPort, path: "/v2/DataService/GetData", body: smallBody, token: token, accept: RowStream.contentType),
+                 try Wrk.run(port: floorPort, path: "/v2/DataService/UpdateData", body: applyBody, token: token, accept: "application/json"))
+            }
+        } else {
+            nil
+        }
+
         print("")
         print("| 32 clients (wrk, 10 s) | requests/s | p50 | p99 | server CPU a request |")
         print("|---|---|---|---|---|")
         print("| relata serve: GetData of one row by key | \(relata.requestsPerSecond) | \(relata.p50) | \(relata.p99) | \(relata.cpuPerRequest) |")
         print("| bare Hummingbird handler, same answer bytes | \(bare.requestsPerSecond) | \(bare.p50) | \(bare.p99) | \(bare.cpuPerRequest) |")
+        if let read = floors?.read {
+            print("| floor: the request decoded, the row read by key on a reader thread, same bytes | \(read.requestsPerSecond) | \(read.p50) | \(read.p99) | \(read.cpuPerRequest) |")
+        }
         print("| relata serve: UpdateData of one new row, one row rule (\(stored) rows stored) | \(applies.requestsPerSecond) | \(applies.p50) | \(applies.p99) | \(applies.cpuPerRequest) |")
         print("| bare Hummingbird handler, same answer bytes | \(bareApplies.requestsPerSecond) | \(bareApplies.p50) | \(bareApplies.p99) | \(bareApplies.cpuPerRequest) |")
+        if let apply = floors?.apply {
+            print("| floor: the delta parsed, the row inserted in a transaction on the writer's thread, same bytes | \(apply.requestsPerSecond) | \(apply.p50) | \(apply.p99) | \(apply.cpuPerRequest) |")
+        }
         if let r = Double(relata.requestsPerSecond), let b = Double(bare.requestsPerSecond) {
             print("")
             print("Relata ÷ bare throughput, GetData: \(percent(r / b))")

@@ -41,8 +41,22 @@ struct TableReader {
             if prefilter.isWhole { filter = nil }
         }
         let from = " FROM \(storage.sqlTable(definition.name))\(condition)"
-        let count = try connection.value("SELECT COUNT(*)\(from)", arguments, reading: SQLStorage.count)?.integerValue ?? 0
-        try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(Int(count), limit)))
+        // The table's header says how many rows to expect. It waits for the first full batch:
+        // an answer that ends before one knows its count exactly, from what it sent; only a
+        // longer one asks the database (in the read's transaction, while its rows are read) how
+        // many rows SQL selects — what the where expression keeps of them is not known yet.
+        var headerSent = false
+        func sendHeader(expectedRows: Int) throws {
+            headerSent = true
+            try emit(.table(name: definition.name, fields: sent.map { stored[$0] }, expectedRows: min(expectedRows, limit)))
+        }
+        func emitting(_ event: RowStreamEvent) throws {
+            if !headerSent {
+                let count = try connection.value("SELECT COUNT(*)\(from)", arguments, reading: SQLStorage.count)?.integerValue ?? 0
+                try sendHeader(expectedRows: Int(clamping: count))
+            }
+            try emit(event)
+        }
 
         // Without a filter only the fields sent are read; with one, every stored field
         // (the expression and the table's lookup fields may use any of them).
@@ -75,7 +89,7 @@ struct TableReader {
                 try data.loadLookupRows(of: table, pointedToBy: chunk)
                 try table.loadRows(chunk)
                 for row in try table.rows(where: expression, parameters: request.parameters).prefix(limit - total) {
-                    try batch.append(sent.map { row[stored[$0].name] }, emit: emit)
+                    try batch.append(sent.map { row[stored[$0].name] }, emit: emitting)
                     total += 1
                 }
                 table.discardAllRows()
@@ -88,8 +102,10 @@ struct TableReader {
             }
             if !chunk.isEmpty, total < limit { try filterChunk() }
         } else {
-            total = try namingTheTable { try connection.query(select, arguments, limit: limit, into: &batch, emit: emit) }
+            total = try namingTheTable { try connection.query(select, arguments, limit: limit, into: &batch, emit: emitting) }
         }
+        // Every row is read and filtered (or the limit reached): the count is exact.
+        if !headerSent { try sendHeader(expectedRows: total) }
         try batch.flush(emit: emit)
         try emit(.tableEnd(rows: total))
     }
