@@ -34,8 +34,8 @@ struct DataServiceRoutes {
     }
 
     @Sendable func getData(_ request: Request, context: SessionContext) async throws -> Response {
-        let message = try await context.message(ProtocolMessages.GetDataRequest.self, of: request, limit: configuration.maxQueryBodyBytes,
-                                                within: configuration.bodyTimeout)
+        let message = try await context.message(of: request, limit: configuration.maxQueryBodyBytes, within: configuration.bodyTimeout,
+                                                reading: ProtocolMessages.GetDataRequest.read)
         let read = try await context.dataService.checkRead(message.requests, session: context.session)
         let (schema, version) = context.dataService.versionedSchema
         return try await GetDataAnswer.response(for: read, from: context.dataService,

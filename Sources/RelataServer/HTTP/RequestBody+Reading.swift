@@ -42,4 +42,16 @@ extension ConnectionContext {
             throw ProtocolError.badRequest(ProtocolError.describe(error))
         }
     }
+
+    /// The body as a protocol message that `read` reads from its bytes (GetData's request has
+    /// a reader of its own): a body that is not one is a bad request naming where.
+    func message<Message>(of request: Request, limit: Int, within timeout: Duration,
+                          reading read: (Data) throws -> Message) async throws -> Message {
+        let body = try await body(of: request, limit: limit, within: timeout)
+        do {
+            return try read(body)
+        } catch let failure as JSONScanner.Failure {
+            throw ProtocolError.badRequest(failure.description)
+        }
+    }
 }
