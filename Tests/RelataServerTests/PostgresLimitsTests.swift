@@ -80,19 +80,32 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(60), "0.3 s, not for ever (room for a busy machine)")
     }
 
+    /// A database of its own with one connection, and one on the server's own database to watch
+    /// and end its sessions (`pg_terminate_backend`); `done` closes both and drops the database.
+    static func databaseAndWatcher() throws -> (PostgresDatabase, watcher: PostgresDatabase, done: () -> Void) {
+        let (url, drop) = try TestPostgres.makeDatabaseURL()
+        let database: PostgresDatabase, watcher: PostgresDatabase
+        do {
+            database = try PostgresDatabase(url: url, maxConnections: 1)
+            watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
+        } catch {
+            drop()
+            throw error
+        }
+        return (database, watcher, {
+            database.close()
+            watcher.close()
+            drop()
+        })
+    }
+
     /// PostgreSQL ends the session of a connection waiting in the pool (an administrator's
     /// `pg_terminate_backend`, a restart): the next unit of work, started at once, runs on a new
     /// connection — whether the pool sees the close before lending it, or the close comes while
     /// its transaction starts (nothing of the work had reached the database).
     @Test func aConnectionPostgreSQLEndedWhileIdleIsReplacedUnseen() async throws {
-        let (url, drop) = try TestPostgres.makeDatabaseURL()
-        defer { drop() }
-        let database = try PostgresDatabase(url: url, maxConnections: 1)
-        let watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
-        defer {
-            database.close()
-            watcher.close()
-        }
+        let (database, watcher, done) = try Self.databaseAndWatcher()
+        defer { done() }
         let number = FieldDefinition("n", .integer)
         // Each round: whether the backend was ended, and what the unit of work right after it read.
         let rounds: [(ended: Value?, read: Value?)] = try await OffCooperativePool.run {
@@ -113,14 +126,8 @@ import Testing
     /// again on a new connection and its caller sees only the answer. A write whose statement went
     /// out is not started again: it fails as unavailable (its apply may be retried by the client).
     @Test func aReadWhoseSessionEndsMidwayStartsAgainButAWriteDoesNot() async throws {
-        let (url, drop) = try TestPostgres.makeDatabaseURL()
-        defer { drop() }
-        let database = try PostgresDatabase(url: url, maxConnections: 1)
-        let watcher = try PostgresDatabase(url: try TestPostgres.baseURL, maxConnections: 1)
-        defer {
-            database.close()
-            watcher.close()
-        }
+        let (database, watcher, done) = try Self.databaseAndWatcher()
+        defer { done() }
         let number = FieldDefinition("n", .integer)
         /// Ends the session of `connection` and runs statements on it until one fails (at most 30 s).
         @Sendable func endSession(of connection: any SQLConnection) throws {
