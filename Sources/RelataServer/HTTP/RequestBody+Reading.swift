@@ -35,12 +35,7 @@ extension ConnectionContext {
 
     /// The body as a protocol message: a body that is not one is a bad request naming where.
     func message<Message: Decodable>(_ type: Message.Type, of request: Request, limit: Int, within timeout: Duration) async throws -> Message {
-        let body = try await body(of: request, limit: limit, within: timeout)
-        do {
-            return try JSONDecoder().decode(type, from: body)
-        } catch let error as DecodingError {
-            throw ProtocolError.badRequest(ProtocolError.describe(error))
-        }
+        try await message(of: request, limit: limit, within: timeout) { try JSONDecoder().decode(type, from: $0) }
     }
 
     /// The body as a protocol message that `read` reads from its bytes (GetData's request has
@@ -50,6 +45,8 @@ extension ConnectionContext {
         let body = try await body(of: request, limit: limit, within: timeout)
         do {
             return try read(body)
+        } catch let error as DecodingError {
+            throw ProtocolError.badRequest(ProtocolError.describe(error))
         } catch let failure as JSONScanner.Failure {
             throw ProtocolError.badRequest(failure.description)
         }
