@@ -28,7 +28,6 @@ import Testing
             let apply = try await HTTPProtocolTests.post(client, "/v2/DataService/UpdateData",
                                                          ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]), token: token)
             #expect(apply.0 == 200)
-            // The line is logged once the answer's last byte is written: after the client has it.
             #expect(await log.waitFor(of: "POST /v2/DataService/UpdateData 200", within: .seconds(10)))
 
             let readLine = try #require(Self.line(log, "POST /v2/DataService/GetData 200"))
@@ -41,6 +40,34 @@ import Testing
             let applyLine = try #require(Self.line(log, "POST /v2/DataService/UpdateData 200"))
             #expect(applyLine["rows_changed"]?.description == "1")
             #expect(log.count(of: "POST /v2/DataService/GetData 200") == 1, "one line per request")
+        }
+    }
+
+    /// A streamed answer is logged once its last byte is written — with every row it sent — or
+    /// as cut short when its client goes before it ends.
+    @Test(arguments: StorageBackend.allCases)
+    func aStreamedAnswerIsLoggedWhenItEndsOrIsCutShort(backend: StorageBackend) async throws {
+        let server = try StreamedGetDataTests.server(backend)
+        try await StreamedGetDataTests.addClients(30_000, to: server.database.service)
+        let log = LogRecorder()
+        try await server.test(Self.configuration, logger: log.logger) { client in
+            let token = try #require(try await HTTPProtocolTests.login(client))
+            let whole = try await StreamedGetDataTests.getData(client, [DataRequest(table: "Clients")], token: token, binary: true)
+            #expect(whole.header("Content-Length") == nil, "the answer streamed")
+            #expect(await log.waitFor(of: "POST /v2/DataService/GetData 200", within: .seconds(10)))
+            let line = try #require(Self.line(log, "POST /v2/DataService/GetData 200"))
+            #expect(line["rows_read"]?.description == "30002", "every row sent, counted once the answer ended")
+            #expect(line["answer"] == nil)
+
+            let request = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]))
+            let socket = try RawConnection(port: client.port)
+            try socket.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
+                            + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
+                            body: request)
+            #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)))
+            socket.close()
+            try #require(await log.waitFor(count: 2, of: "POST /v2/DataService/GetData 200", within: .seconds(30)), "the second answer's line")
+            #expect(Self.line(log, "POST /v2/DataService/GetData 200")?["answer"]?.description == "cut short")
         }
     }
 

@@ -62,6 +62,7 @@ enum GetDataAnswer {
             // The whole answer in one chunk: sent with its length, in one write.
             return Response(status: .ok, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: first)))
         }
+        context.record.note { $0.answerStreams = true }
         let body = ResponseBody { writer in
             do {
                 var chunk = first

@@ -2,10 +2,15 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// The outermost middleware: once a request's answer has been written to its last byte, one log
+/// The outermost middleware: once a request has its answer, one log
 /// line says what it was, how it ended and how long it took — method, path, status, duration,
 /// user, domain, rows read and changed, error code, and the request id every line of the request
 /// carries (`hb.request.id`, also the answer's `X-Request-Id`) — and the server's metrics count it.
+///
+/// An answer made whole is logged as it is returned: Hummingbird writes its head, body and end
+/// in one write, which wrapping its body to see the last byte would turn into three. A streamed
+/// answer (``RequestRecord/Facts/answerStreams``) is logged once its last byte is written, or
+/// it is cut short.
 ///
 /// Health checks and metric scrapes are logged at `debug`: a probe every second would drown the rest.
 /// What the request refused goes to ``RecentRefusals``.
@@ -25,6 +30,10 @@ struct RequestLogMiddleware: RouterMiddleware {
         let end = RequestEnd(method: request.method.rawValue, path: request.uri.path, status: response.status.code,
                              start: start, record: context.record, logger: context.logger, metrics: metrics,
                              refusals: refusals, requestId: context.id)
+        guard context.record.facts.answerStreams else {
+            end.log(cutShort: false)
+            return response
+        }
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             do {

@@ -27,6 +27,9 @@ final class RequestRecord: @unchecked Sendable {
         /// What the request refused — failed changes, or the request itself — for
         /// ``RecentRefusals`` (at most ``RequestRecord/refusalsKept``).
         var refusals: [RecentRefusals.Refusal] = []
+        /// Whether the answer is written as it is made (a long `GetData`): how it ends is known
+        /// only once its last byte is written.
+        var answerStreams = false
     }
 
     /// The most refusals one request leaves for ``RecentRefusals``: an apply refused whole would
