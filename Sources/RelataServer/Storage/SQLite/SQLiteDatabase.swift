@@ -13,6 +13,7 @@ public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
     private let leases = LeaseCount()
+    private let readers: ReaderThreads
 
     /// How many reads and writes hold a connection now.
     public var connectionsInUse: Int { leases.count }
@@ -27,6 +28,7 @@ public final class SQLiteDatabase: SQLDatabase {
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
+        readers = ReaderThreads(limit: configuration.maximumReaderCount, label: "relata.sqlite.reads")
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
@@ -63,7 +65,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await SQLiteConnection.mappingErrors { [leases] in try await queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
+        try await readers.run { [self] in try read(work) }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {

@@ -1,0 +1,65 @@
+import Foundation
+@testable import RelataServer
+import Testing
+
+/// The queue a SQLite database's asynchronous reads run on: never more at once than it has
+/// reader connections, every read run, a read's error its caller's, and a read that takes long
+/// holding up only its own place.
+@Suite(.timeLimit(.minutes(1))) struct ReaderThreadsTests {
+    /// How many jobs run now, and the most that ever ran at once.
+    final class Gauge: @unchecked Sendable {
+        // @unchecked Sendable: `now` and `most` are read and written only while `lock` is held.
+        private let lock = NSLock()
+        private var now = 0
+        private(set) var most = 0
+
+        func during<T>(_ work: () throws -> T) rethrows -> T {
+            lock.withLock { now += 1; most = max(most, now) }
+            defer { lock.withLock { now -= 1 } }
+            return try work()
+        }
+    }
+
+    @Test func atMostItsLimitRunAtOnceAndEveryJobRuns() async throws {
+        let threads = ReaderThreads(limit: 3, label: "test.reads")
+        let gauge = Gauge()
+        let results = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    try await threads.run {
+                        gauge.during {
+                            // Work long enough that jobs overlap.
+                            var total = 0
+                            for step in 0..<20_000 { total &+= step ^ index }
+                            return index + (total == -1 ? 1 : 0)
+                        }
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(results.sorted() == Array(0..<200))
+        #expect(gauge.most <= 3, "\(gauge.most) ran at once")
+    }
+
+    @Test func aJobsErrorIsItsCallersAndTheQueueGoesOn() async throws {
+        struct Refused: Error {}
+        let threads = ReaderThreads(limit: 1, label: "test.reads")
+        await #expect(throws: Refused.self) { try await threads.run { () throws -> Int in throw Refused() } }
+        #expect(try await threads.run { 7 } == 7)
+    }
+
+    @Test func aLongJobHoldsUpOnlyItsOwnPlace() async throws {
+        let threads = ReaderThreads(limit: 2, label: "test.reads")
+        let release = DispatchSemaphore(value: 0)
+        let gauge = Gauge()
+        let long = Task { try await threads.run { gauge.during { release.wait() }; return 0 } }
+        try #require(await eventually(within: .seconds(10)) { gauge.most == 1 }, "the long job runs")
+        // While the long job holds one place, a hundred others run in the other.
+        for index in 0..<100 {
+            #expect(try await threads.run { index } == index)
+        }
+        release.signal()
+        #expect(try await long.value == 0)
+    }
+}
