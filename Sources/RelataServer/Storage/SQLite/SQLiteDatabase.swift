@@ -13,7 +13,8 @@ public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
     private let leases = LeaseCount()
-    private let readers: ReaderThreads
+    /// The asynchronous reads' own threads: one hop there and back, where GRDB's async read takes three.
+    private let readers: BlockingLanes
 
     /// How many reads and writes hold a connection now.
     public var connectionsInUse: Int { leases.count }
@@ -28,7 +29,7 @@ public final class SQLiteDatabase: SQLDatabase {
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
-        readers = ReaderThreads(limit: configuration.maximumReaderCount, label: "relata.sqlite.reads")
+        readers = BlockingLanes(limit: configuration.maximumReaderCount, label: "relata.sqlite.read")
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)

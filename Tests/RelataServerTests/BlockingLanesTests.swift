@@ -2,10 +2,10 @@ import Foundation
 @testable import RelataServer
 import Testing
 
-/// The queue a SQLite database's asynchronous reads run on: never more at once than it has
-/// reader connections, every read run, a read's error its caller's, and a read that takes long
-/// holding up only its own place.
-@Suite(.timeLimit(.minutes(1))) struct ReaderThreadsTests {
+/// The lanes a SQLite database's asynchronous reads and other blocking work run on: never more
+/// at once than the limit (a database's reader connections), every job run, a job's error its
+/// caller's, and a job that takes long holding up only its own lane.
+@Suite(.timeLimit(.minutes(1))) struct BlockingLanesTests {
     /// How many jobs run now, and the most that ever ran at once.
     final class Gauge: @unchecked Sendable {
         // @unchecked Sendable: `now` and `most` are read and written only while `lock` is held.
@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func atMostItsLimitRunAtOnceAndEveryJobRuns() async throws {
-        let threads = ReaderThreads(limit: 3, label: "test.reads")
+        let threads = BlockingLanes(limit: 3, label: "test.reads")
         let gauge = Gauge()
         let results = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<200 {
@@ -44,13 +44,13 @@ import Testing
 
     @Test func aJobsErrorIsItsCallersAndTheQueueGoesOn() async throws {
         struct Refused: Error {}
-        let threads = ReaderThreads(limit: 1, label: "test.reads")
+        let threads = BlockingLanes(limit: 1, label: "test.reads")
         await #expect(throws: Refused.self) { try await threads.run { () throws -> Int in throw Refused() } }
         #expect(try await threads.run { 7 } == 7)
     }
 
     @Test func aLongJobHoldsUpOnlyItsOwnPlace() async throws {
-        let threads = ReaderThreads(limit: 2, label: "test.reads")
+        let threads = BlockingLanes(limit: 2, label: "test.reads")
         let release = DispatchSemaphore(value: 0)
         let gauge = Gauge()
         let long = Task { try await threads.run { gauge.during { release.wait() }; return 0 } }

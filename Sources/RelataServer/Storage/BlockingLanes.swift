@@ -1,20 +1,25 @@
 import Foundation
 
-/// Runs a database's asynchronous reads off Swift's cooperative pool — at most `limit` at once
-/// (one per reader connection, so none waits for a connection), the rest queued in the order
-/// they were asked for. A read hops once from the caller's task to a thread of the queue and
-/// once back; GRDB's asynchronous read hops three times (to its pool's waiting queue, to the
-/// reader's queue, back), which cost a one-row read more than the read itself.
-final class ReaderThreads: @unchecked Sendable {
+/// Runs blocking work — a database read, a wait for a pooled connection — off Swift's cooperative
+/// pool, on at most `limit` serial queues at once; more work waits its turn, in the order it came.
+///
+/// Serial queues, because Dispatch gives each one a thread of its own even while others block,
+/// whereas on Linux a concurrent queue draws on the same few threads (one per core) as Swift's
+/// cooperative pool: work blocked there would hold up every task, including those that would
+/// end the wait. A piece of work hops once from the caller's task to a lane and once back.
+///
+/// ```swift
+/// let reads = BlockingLanes(limit: 16, label: "relata.sqlite.read")
+/// let count = try await reads.run { try database.read { try $0.count() } }
+/// ```
+final class BlockingLanes: @unchecked Sendable {
     // @unchecked Sendable: `waiting`, `next`, `idleLanes` and `lanes` are read and written only
     // while `lock` is held.
     private let lock = NSLock()
     private var waiting: [@Sendable () -> Void] = []
     /// The index in `waiting` of the next job to run.
     private var next = 0
-    /// Serial queues, one per read running at once: Dispatch gives a serial queue a thread even
-    /// while others block (a read waits for its slow client), where a concurrent queue shares
-    /// the few threads of Swift's cooperative pool — and would starve it.
+    /// The serial queues not running work now, and how many there are in all.
     private var idleLanes: [DispatchQueue] = []
     private var lanes = 0
     private let limit: Int
@@ -25,7 +30,7 @@ final class ReaderThreads: @unchecked Sendable {
         self.label = label
     }
 
-    /// Runs `work` on a thread of the queue; the caller's task waits without holding a thread.
+    /// Runs `work` on a lane; the caller's task waits without holding a thread.
     func run<Result: Sendable>(_ work: @escaping @Sendable () throws -> Result) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             submit { continuation.resume(with: Swift.Result { try work() }) }
