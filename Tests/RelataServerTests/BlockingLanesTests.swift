@@ -5,7 +5,7 @@ import Testing
 /// The lanes a SQLite database's asynchronous reads and other blocking work run on: never more
 /// at once than the limit (a database's reader connections), every job run, a job's error its
 /// caller's, and a job that takes long holding up only its own lane.
-@Suite(.timeLimit(.minutes(1))) struct BlockingLanesTests {
+@Suite(.timeLimit(.minutes(10))) struct BlockingLanesTests {
     /// How many jobs run now, and the most that ever ran at once.
     final class Gauge: @unchecked Sendable {
         // @unchecked Sendable: `now` and `most` are read and written only while `lock` is held.
@@ -40,6 +40,30 @@ import Testing
         }
         #expect(results.sorted() == Array(0..<200))
         #expect(gauge.most <= 3, "\(gauge.most) ran at once")
+    }
+
+    /// Each lane makes its resource on its first job and keeps it; a resource that cannot be
+    /// made fails that job only, and the lane's next job tries again.
+    @Test func eachLaneKeepsTheResourceItMadeAndRetriesOneItCouldNot() async throws {
+        final class Made: @unchecked Sendable {
+            // @unchecked Sendable: `count` is read and written only while `lock` is held.
+            private let lock = NSLock()
+            private var count = 0
+            func next() -> Int { lock.withLock { count += 1; return count } }
+            var total: Int { lock.withLock { count } }
+        }
+        struct Unavailable: Error {}
+        let made = Made()
+        let lanes = BlockingLanes<Int>(limit: 1, label: "test.reads") {
+            let number = made.next()
+            if number == 1 { throw Unavailable() }
+            return number
+        }
+        await #expect(throws: Unavailable.self) { try await lanes.run { $0 } }
+        for _ in 0..<5 {
+            #expect(try await lanes.run { $0 } == 2, "the second attempt's resource, kept")
+        }
+        #expect(made.total == 2)
     }
 
     @Test func aJobsErrorIsItsCallersAndTheQueueGoesOn() async throws {

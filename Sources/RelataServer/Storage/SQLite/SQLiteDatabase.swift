@@ -13,8 +13,9 @@ public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
     private let leases = LeaseCount()
-    /// The asynchronous reads' own threads: one hop there and back, where GRDB's async read takes three.
-    private let readers: BlockingLanes
+    /// The asynchronous reads' own threads, each with a reader connection of its own: one hop
+    /// there and back, where GRDB's async read takes three, and no pool to take a connection from.
+    private let readers: BlockingLanes<any DatabaseReader>
 
     /// How many reads and writes hold a connection now.
     public var connectionsInUse: Int { leases.count }
@@ -29,7 +30,6 @@ public final class SQLiteDatabase: SQLDatabase {
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
-        readers = BlockingLanes(limit: configuration.maximumReaderCount, label: "relata.sqlite.read")
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
@@ -38,13 +38,20 @@ public final class SQLiteDatabase: SQLDatabase {
             db.add(function: Self.like)
         }
         if path == ":memory:" {
-            queue = try DatabaseQueue(configuration: configuration)
+            let memory = try DatabaseQueue(configuration: configuration)
+            queue = memory
+            readers = BlockingLanes(limit: 1, label: "relata.sqlite.read") { memory }
             return
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw RelataError(.fileFailed, "the database cannot be opened: its folder \(folder) does not exist", location: path)
+        }
+        var reader = configuration
+        reader.readonly = true
+        readers = BlockingLanes(limit: configuration.maximumReaderCount, label: "relata.sqlite.read") { [reader] in
+            try DatabaseQueue(path: path, configuration: reader)
         }
         do {
             queue = try DatabasePool(path: path, configuration: configuration)
@@ -66,7 +73,9 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await readers.run { [self] in try read(work) }
+        try await readers.run { [leases] reader in
+            try SQLiteConnection.mappingErrors { try reader.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
+        }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
