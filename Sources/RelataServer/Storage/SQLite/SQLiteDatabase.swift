@@ -4,7 +4,9 @@ import GRDBSQLite
 import Relata
 
 /// A SQLite database file (or a private in-memory database) through GRDB: a pool in WAL
-/// mode, so reads run beside the writer and a long read never holds up an apply.
+/// mode, so reads run beside the writer and a long read never holds up an apply. Reads from a
+/// task (a request's) run on lanes of the database's own, each with a read-only connection;
+/// reads from a thread that may block take a connection of GRDB's pool.
 ///
 /// ```swift
 /// let storage = try SQLStorage(database: SQLiteDatabase(path: "pctrade.sqlite"), schema: schema)
@@ -25,8 +27,9 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Parameters:
     ///   - synchronous: false lets commits return before the disk has them (SQLite's
     ///     `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
-    ///   - maxReaders: reads that run at once beside the writer (each a connection of its own);
-    ///     more wait. A client that stops reading holds one only until the server's write timeout.
+    ///   - maxReaders: reads from tasks that run at once beside the writer (each a connection of
+    ///     its own), and as many from threads; more wait. A client that stops reading holds one
+    ///     only until the server's write timeout.
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
