@@ -24,9 +24,8 @@ enum GetDataAnswer {
         // A reader waits for room at most the write timeout (and not after the client went),
         // even when the answer's body is never written.
         let pipe = ChunkPipe(capacity: 8, patience: writeTimeout, isAbandoned: { limit.isCancelled })
-        // The reader: ends when the read does, or when the pipe is closed (the client went). It
-        // starts on this thread, so it hops only when its read goes to the database.
-        Task.immediate {
+        // The reader: ends when the read does, or when the pipe is closed (the client went).
+        Task {
             // Frames are gathered into chunks of at least `chunkBytes`: a small answer goes out in
             // one write, a large one in a few hundred kilobytes at a time.
             let output = Output(start)

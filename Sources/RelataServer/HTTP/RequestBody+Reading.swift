@@ -8,10 +8,7 @@ extension ConnectionContext {
     /// the bodies held would go past it).
     func body(of request: Request, limit: Int, within timeout: Duration) async throws -> Data {
         let lease = bodyLease
-        let arrived = ArrivalFlag()
-        // Started on this thread: a body already here is read without a hop, and needs no timer.
-        let reading = Task.immediate {
-            defer { arrived.set() }
+        let reading = Task {
             var body = Data()
             for try await chunk in request.body {
                 guard chunk.readableBytes <= limit - body.count else {
@@ -24,9 +21,9 @@ extension ConnectionContext {
             try Task.checkCancellation()
             return body
         }
-        // A timer of the connection's event loop, not a sleeping task, for a body still on its way.
-        let deadline = arrived.isSet ? nil : channel.eventLoop.scheduleTask(in: timeout.timeAmount) { reading.cancel() }
-        defer { deadline?.cancel() }
+        // A timer of the connection's event loop, not a sleeping task: one per request, and cheap.
+        let deadline = channel.eventLoop.scheduleTask(in: timeout.timeAmount) { reading.cancel() }
+        defer { deadline.cancel() }
         do {
             return try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
         } catch is CancellationError where !Task.isCancelled {
@@ -54,14 +51,4 @@ extension ConnectionContext {
             throw ProtocolError.badRequest(failure.description)
         }
     }
-}
-
-/// Set once a request's body has been read (or its reading ended), from any thread.
-private final class ArrivalFlag: @unchecked Sendable {
-    // @unchecked Sendable: `value` is read and written only while `lock` is held.
-    private let lock = NSLock()
-    private var value = false
-
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }

@@ -60,12 +60,9 @@ struct SessionMiddleware: RouterMiddleware {
             facts.user = user
             facts.domain = domain.name
         }
-        // Every line the request logs names who made it (set at once: a handler may prepare its
-        // metadata's text on every change).
-        var metadata = context.logger.handler.metadata
-        metadata["user"] = user.map { .string($0) }
-        metadata["domain"] = .string(domain.name)
-        context.logger.handler.metadata = metadata
+        // Every line the request logs names who made it.
+        context.logger[metadataKey: "user"] = user.map { .string($0) }
+        context.logger[metadataKey: "domain"] = .string(domain.name)
         return try await next(request, context)
     }
 

@@ -4,9 +4,7 @@ import GRDBSQLite
 import Relata
 
 /// A SQLite database file (or a private in-memory database) through GRDB: a pool in WAL
-/// mode, so reads run beside the writer and a long read never holds up an apply. Reads from a
-/// task (a request's) run on lanes of the database's own, each with a read-only connection;
-/// reads from a thread that may block take a connection of GRDB's pool.
+/// mode, so reads run beside the writer and a long read never holds up an apply.
 ///
 /// ```swift
 /// let storage = try SQLStorage(database: SQLiteDatabase(path: "pctrade.sqlite"), schema: schema)
@@ -15,9 +13,6 @@ public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
     private let leases = LeaseCount()
-    /// The asynchronous reads' own threads, each with a reader connection of its own: one hop
-    /// there and back, where GRDB's async read takes three, and no pool to take a connection from.
-    private let readers: BlockingLanes<any DatabaseReader>
 
     /// How many reads and writes hold a connection now.
     public var connectionsInUse: Int { leases.count }
@@ -27,9 +22,8 @@ public final class SQLiteDatabase: SQLDatabase {
     /// - Parameters:
     ///   - synchronous: false lets commits return before the disk has them (SQLite's
     ///     `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
-    ///   - maxReaders: reads from tasks that run at once beside the writer (each a connection of
-    ///     its own), and as many from threads; more wait. A client that stops reading holds one
-    ///     only until the server's write timeout.
+    ///   - maxReaders: reads that run at once beside the writer (each a connection of its own);
+    ///     more wait. A client that stops reading holds one only until the server's write timeout.
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
@@ -41,20 +35,13 @@ public final class SQLiteDatabase: SQLDatabase {
             db.add(function: Self.like)
         }
         if path == ":memory:" {
-            let memory = try DatabaseQueue(configuration: configuration)
-            queue = memory
-            readers = BlockingLanes(limit: 1, label: "relata.sqlite.read") { memory }
+            queue = try DatabaseQueue(configuration: configuration)
             return
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
             throw RelataError(.fileFailed, "the database cannot be opened: its folder \(folder) does not exist", location: path)
-        }
-        var reader = configuration
-        reader.readonly = true
-        readers = BlockingLanes(limit: configuration.maximumReaderCount, label: "relata.sqlite.read") { [reader] in
-            try DatabaseQueue(path: path, configuration: reader)
         }
         do {
             queue = try DatabasePool(path: path, configuration: configuration)
@@ -76,9 +63,7 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await readers.run { [leases] reader in
-            try SQLiteConnection.mappingErrors { try reader.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
-        }
+        try await SQLiteConnection.mappingErrors { [leases] in try await queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
