@@ -59,11 +59,8 @@ import Testing
             #expect(line["rows_read"]?.description == "30002", "every row sent, counted once the answer ended")
             #expect(line["answer"] == nil)
 
-            let request = try JSONEncoder().encode(ProtocolMessages.GetDataRequest(requests: [DataRequest(table: "Clients")]))
             let socket = try RawConnection(port: client.port)
-            try socket.send("POST /v2/DataService/GetData HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
-                            + "Accept: \(RowStream.contentType)\r\nContent-Type: application/json\r\nContent-Length: \(request.count)\r\n\r\n",
-                            body: request)
+            try HostileClientTests.rawGetData(socket, token: token, body: try HostileClientTests.getDataBody([DataRequest(table: "Clients")]))
             #expect(try await socket.receiveSome(within: .seconds(60)).starts(with: Array("HTTP/1.1 200".utf8)))
             socket.close()
             try #require(await log.waitFor(count: 2, of: "POST /v2/DataService/GetData 200", within: .seconds(30)), "the second answer's line")

@@ -2,10 +2,10 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// The outermost middleware: once a request has its answer, one log
-/// line says what it was, how it ended and how long it took — method, path, status, duration,
-/// user, domain, rows read and changed, error code, and the request id every line of the request
-/// carries (`hb.request.id`, also the answer's `X-Request-Id`) — and the server's metrics count it.
+/// The outermost middleware: once a request has its answer, one log line says what it was, how
+/// it ended and how long it took — method, path, status, duration, user, domain, rows read and
+/// changed, error code, and the request id every line of the request carries (`hb.request.id`,
+/// also the answer's `X-Request-Id`) — and the server's metrics count it.
 ///
 /// An answer made whole is logged as it is returned: Hummingbird writes its head, body and end
 /// in one write, which wrapping its body to see the last byte would turn into three. A streamed
@@ -30,7 +30,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         let end = RequestEnd(method: request.method.rawValue, path: request.uri.path, status: response.status.code,
                              start: start, record: context.record, logger: context.logger, metrics: metrics,
                              refusals: refusals, requestId: context.id)
-        guard context.record.facts.answerStreams else {
+        guard context.record.answerStreams else {
             end.log(cutShort: false)
             return response
         }

@@ -49,6 +49,9 @@ final class RequestRecord: @unchecked Sendable {
 
     func noteRowsRead(_ rows: Int) { note { $0.rowsRead += rows } }
 
+    /// Whether the answer streams (read without copying the other facts: every request asks).
+    var answerStreams: Bool { lock.withLock { stored.answerStreams } }
+
     /// Notes a refusal, unless the request has already noted ``refusalsKept``.
     func noteRefusal(_ refusal: RecentRefusals.Refusal) {
         note { facts in
