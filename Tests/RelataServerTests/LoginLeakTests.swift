@@ -48,7 +48,9 @@ import Testing
             }
         }
         // Loose bounds, for a busy machine: before, a fresh server's first unknown name took about ten times a real check.
-        let (firstUnknown, firstKnown) = (await cold.median("unknown"), await cold.median("known"))
+        // The fastest of the first logins, as a busy machine only adds time (a median of three was
+        // once twice the other's, on a loaded run of the whole suite).
+        let (firstUnknown, firstKnown) = (await cold.fastest("unknown"), await cold.fastest("known"))
         #expect(firstUnknown > 0.5 * firstKnown && firstUnknown < 2 * firstKnown, "first logins: unknown \(firstUnknown) s, wrong password \(firstKnown) s")
         let (unknown, known) = (await warm.median("unknown"), await warm.median("known"))
         #expect(unknown > 0.5 * known && unknown < 2 * known, "unknown names \(unknown) s, wrong passwords \(known) s")
@@ -59,6 +61,7 @@ import Testing
         private var values: [String: [Double]] = [:]
         func add(_ seconds: Double, to kind: String) { values[kind, default: []].append(seconds) }
         func median(_ kind: String) -> Double { LoginLeakTests.median(values[kind] ?? [0]) }
+        func fastest(_ kind: String) -> Double { values[kind]?.min() ?? 0 }
     }
 
     /// A name typed in another Unicode form (é as e + ◌́) is the same user, for the login and

@@ -279,7 +279,7 @@ final class PostgresSQLConnection: SQLConnection {
             if cancellation.isCancelled { throw CancellationError() }
             if cancellation.isExpired { throw SQLError(.timeLimitExceeded, "the statements ran past their time limit") }
         }
-        if !readOnlyTransaction && !sql.hasPrefix("BEGIN") && !sql.hasPrefix("SET ") && sql != "COMMIT" { sentAChange = true }
+        if !readOnlyTransaction && !sql.hasPrefix("BEGIN") && !sql.hasPrefix("SET ") && sql != "COMMIT" && sql != "ROLLBACK" { sentAChange = true }
         let waitLimit = statementLimit + PostgresTimeLimits.answerGrace
         let answer = connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
         let deadline = ContinuousClock.now + waitLimit
@@ -300,7 +300,12 @@ final class PostgresSQLConnection: SQLConnection {
                 }
             }
         } catch let error as PSQLError {
-            if PostgresValues.isConnectionLost(error) { lostConnection = true }
+            if PostgresValues.isConnectionLost(error) {
+                // Its close may not be seen yet (the session's last words come first): given up now,
+                // so the pool cannot lend it again before it looks closed.
+                lostConnection = true
+                abandon(because: "PostgreSQL closed it")
+            }
             let failure = PostgresValues.sqlError(error)
             if inTransaction {
                 if failure.kind == .serializationFailure { mustRetryTransaction = true }
