@@ -12,6 +12,9 @@ import Relata
 public final class SQLiteDatabase: SQLDatabase {
     public var dialect: any SQLDialect { SQLiteDialect() }
     private let queue: any DatabaseWriter
+    /// Where asynchronous reads run: lanes with read-only connections of their own (nil for a
+    /// private in-memory database, which only GRDB's own connection can see).
+    private let lanes: SQLiteReadLanes?
     private let leases = LeaseCount()
 
     /// How many reads and writes hold a connection now.
@@ -24,6 +27,8 @@ public final class SQLiteDatabase: SQLDatabase {
     ///     `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
     ///   - maxReaders: reads that run at once beside the writer (each a connection of its own);
     ///     more wait. A client that stops reading holds one only until the server's write timeout.
+    ///     Asynchronous reads (GetData, DA SQL queries) and synchronous ones (rules, logins) each
+    ///     have this many connections.
     public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
@@ -36,6 +41,7 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         if path == ":memory:" {
             queue = try DatabaseQueue(configuration: configuration)
+            lanes = nil
             return
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -45,17 +51,16 @@ public final class SQLiteDatabase: SQLDatabase {
         }
         do {
             queue = try DatabasePool(path: path, configuration: configuration)
+            lanes = SQLiteReadLanes(path: path, count: configuration.maximumReaderCount)
         } catch let error as DatabaseError {
             throw RelataError(.fileFailed, "the database cannot be opened: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")", location: path)
         }
     }
 
-    /// `relata_like(text, pattern, escape)`: DA SQL's `LIKE` — Relata's own matcher, which folds
-    /// case across Unicode where SQLite's `LIKE` folds only ASCII — so a query with `LIKE`
-    /// compiles for SQLite and answers as everywhere else. NULL in, NULL out.
+    /// `relata_like(text, pattern, escape)`: see ``SQLiteStatementRuns/like(_:_:escape:)``.
     static let like = DatabaseFunction("relata_like", argumentCount: 3, pure: true) { values in
-        guard let text = String.fromDatabaseValue(values[0]), let pattern = String.fromDatabaseValue(values[1]) else { return nil }
-        return LikePattern(pattern, escape: String.fromDatabaseValue(values[2])?.first).matches(text)
+        SQLiteStatementRuns.like(String.fromDatabaseValue(values[0]), String.fromDatabaseValue(values[1]),
+                                 escape: String.fromDatabaseValue(values[2]))
     }
 
     public func read<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
@@ -63,7 +68,11 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await SQLiteConnection.mappingErrors { [leases] in try await queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
+        let leases = self.leases
+        guard let lanes else {
+            return try await SQLiteConnection.mappingErrors { try await queue.read { db in try leases.during { try work(SQLiteConnection(db)) } } }
+        }
+        return try await lanes.read { connection in try leases.during { try work(connection) } }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
@@ -109,90 +118,52 @@ final class SQLiteConnection: SQLConnection, RowBatchReading {
     private var iterating: Set<String> = []
 
     func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
-        try Self.mappingErrors {
-            let nested = !iterating.insert(sql).inserted
-            defer { if !nested { iterating.remove(sql) } }
-            let statement = nested ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
-            try Self.bind(arguments, to: statement)
-            let cursor = try Row.fetchCursor(statement)
-            let handle = statement.sqliteStatement
-            while try cursor.next() != nil {
-                let values = try fields.indices.map { try SQLiteValues.value(handle, CInt($0), for: fields[$0]) }
-                guard try row(values) else { return }
-            }
+        try stepping(sql, arguments) { handle, step in
+            try SQLiteStatementRuns.hand(handle, step: step, reading: fields, to: row)
         }
     }
 
     func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
                emit: (RowStreamEvent) throws -> Void) throws -> Int {
+        try stepping(sql, arguments) { handle, step in
+            try SQLiteStatementRuns.append(handle, step: step, limit: limit, into: &batch, emit: emit)
+        }
+    }
+
+    /// Runs a query with its arguments bound and hands `body` its statement and how to step it.
+    private func stepping<Result>(_ sql: String, _ arguments: [Value],
+                                  _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
         try Self.mappingErrors {
             let nested = !iterating.insert(sql).inserted
             defer { if !nested { iterating.remove(sql) } }
             let statement = nested ? try db.makeStatement(sql: sql) : try db.cachedStatement(sql: sql)
             try Self.bind(arguments, to: statement)
             let cursor = try Row.fetchCursor(statement)
-            let handle = statement.sqliteStatement
-            let fields = batch.builder.fields
-            var total = 0
-            while total < limit, try cursor.next() != nil {
-                for field in fields.indices {
-                    try SQLiteValues.append(handle, CInt(field), as: field, of: fields, to: &batch.builder)
-                }
-                try batch.endRow(emit: emit)
-                total += 1
-            }
-            return total
+            return try body(statement.sqliteStatement) { try cursor.next() != nil }
         }
     }
 
     func limiting<Result>(_ limit: WorkLimit, _ work: () throws -> Result) throws -> Result {
         guard let connection = db.sqliteConnection else { return try work() }
-        // SQLite calls the handler every few thousand instructions; past the deadline, or once
-        // cancelled, it stops the statement.
-        sqlite3_progress_handler(connection, 10_000, { context in
-            guard let context else { return 0 }
-            let limit = Unmanaged<WorkLimit>.fromOpaque(context).takeUnretainedValue()
-            return limit.isExpired || limit.isCancelled ? 1 : 0
-        }, Unmanaged.passUnretained(limit).toOpaque())
-        defer { sqlite3_progress_handler(connection, 0, nil, nil) }
-        do {
-            return try work()
-        } catch let error as SQLError where error.kind == .timeLimitExceeded && limit.isCancelled {
-            throw CancellationError()
-        }
+        return try SQLiteStatementRuns.limiting(connection, limit, work)
     }
 
     func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
     func commit() throws { try Self.mappingErrors { try db.commit() } }
     func rollback() throws { try Self.mappingErrors { try db.rollback() } }
 
-    /// A GRDB error as a ``SQLError``: an interrupted statement is one a time limit stopped.
+    /// A GRDB error as a ``SQLError``.
     private static func sqlError(_ error: DatabaseError) -> SQLError {
-        switch error.resultCode {
-        case .SQLITE_CONSTRAINT: return SQLError(.constraint, error.message ?? "\(error)")
-        case .SQLITE_INTERRUPT: return SQLError(.timeLimitExceeded, error.message ?? "interrupted")
-        default: return SQLError(.other, error.message ?? "\(error)")
-        }
+        SQLiteStatementRuns.sqlError(code: error.resultCode.rawValue, message: error.message)
     }
 
     /// Binds a statement's parameters straight from the values, through SQLite's C API: GRDB's
     /// `StatementArguments` boxes every value and checks it generically, which cost an apply
     /// more than the statement itself. GRDB then runs the statement with what is bound.
     private static func bind(_ arguments: [Value], to statement: Statement) throws {
-        try SQLError.checkStorable(arguments)
-        let handle = statement.sqliteStatement
-        let expected = Int(sqlite3_bind_parameter_count(handle))
-        guard expected == arguments.count else {
-            throw SQLError(.other, "the statement takes \(expected) values, not \(arguments.count): \(statement.sql)")
-        }
         // Resets the statement, clears its bindings and tells GRDB its (now empty) arguments are bound.
         statement.setUncheckedArguments(StatementArguments())
-        for (index, value) in arguments.enumerated() {
-            let code = try SQLiteValues.bind(value, to: handle, at: CInt(index + 1))
-            guard code == SQLITE_OK else {
-                throw SQLError(.other, "SQLite could not take value \(index + 1) of a statement (code \(code)): \(statement.sql)")
-            }
-        }
+        try SQLiteStatementRuns.bind(arguments, to: statement.sqliteStatement, sql: statement.sql)
     }
 
     /// GRDB's errors as ``SQLError``s; every other error passes through.
