@@ -21,9 +21,8 @@ extension ConnectionContext {
             try Task.checkCancellation()
             return body
         }
-        // A timer of the connection's event loop, not a sleeping task: one per request, and cheap.
-        let deadline = channel.eventLoop.scheduleTask(in: timeout.timeAmount) { reading.cancel() }
-        defer { deadline.cancel() }
+        let deadline = BodyDeadlines.shared.add(after: timeout) { reading.cancel() }
+        defer { BodyDeadlines.shared.remove(deadline) }
         do {
             return try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
         } catch is CancellationError where !Task.isCancelled {

@@ -60,9 +60,12 @@ struct SessionMiddleware: RouterMiddleware {
             facts.user = user
             facts.domain = domain.name
         }
-        // Every line the request logs names who made it.
-        context.logger[metadataKey: "user"] = user.map { .string($0) }
-        context.logger[metadataKey: "domain"] = .string(domain.name)
+        // Every line the request logs names who made it. Set in one change: a log handler may
+        // render its metadata at each (swift-log's `StreamLogHandler` does).
+        var metadata = context.logger.handler.metadata
+        metadata["user"] = user.map { .string($0) }
+        metadata["domain"] = .string(domain.name)
+        context.logger.handler.metadata = metadata
         return try await next(request, context)
     }
 
