@@ -17,8 +17,6 @@ import Relata
 public final class PostgresDatabase: SQLDatabase {
     public var dialect: any SQLDialect { PostgresDialect() }
     private let pool: PostgresConnectionPool
-    /// Reads for `asyncRead` wait for their answers here, off the cooperative pool.
-    private let readers = DispatchQueue(label: "relata.postgres.readers", attributes: .concurrent)
 
     /// Connects to the database a URL names: `postgres://user:password@host:port/database`.
     ///
@@ -50,9 +48,8 @@ public final class PostgresDatabase: SQLDatabase {
     }
 
     public func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            readers.async { continuation.resume(with: Swift.Result { try self.read(work) }) }
-        }
+        // Its statements wait for their answers, and its rows for the client: off the cooperative pool.
+        try await OffCooperativePool.run { try self.read(work) }
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
