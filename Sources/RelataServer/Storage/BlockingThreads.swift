@@ -21,9 +21,8 @@ final class BlockingThreads: @unchecked Sendable {
     /// How long a thread waits for work before it ends (seconds).
     let idleLifetime: TimeInterval
     private let condition = NSCondition()
-    /// The waiting work, first come first served: taken from `next` (reversed), filled through `arrived`.
-    private var arrived: [@Sendable () -> Void] = []
-    private var next: [@Sendable () -> Void] = []
+    /// The work waiting for a thread, first come first served.
+    private var waiting = FIFO<@Sendable () -> Void>()
     private var threads = 0
     private var idle = 0
     /// Idle threads signalled for work that have not woken yet.
@@ -46,7 +45,7 @@ final class BlockingThreads: @unchecked Sendable {
 
     private func submit(_ job: @escaping @Sendable () -> Void) {
         let start: Bool = condition.withLock {
-            arrived.append(job)
+            waiting.append(job)
             if idle > wakeUps {
                 wakeUps += 1
                 condition.signal()
@@ -66,12 +65,12 @@ final class BlockingThreads: @unchecked Sendable {
     private func work() {
         condition.lock()
         while true {
-            guard let job = takeJob() else {
+            guard let job = waiting.popFirst() else {
                 idle += 1
                 let signalled = condition.wait(until: Date(timeIntervalSinceNow: idleLifetime))
                 idle -= 1
                 if wakeUps > 0 { wakeUps -= 1 }
-                if !signalled, arrived.isEmpty, next.isEmpty {
+                if !signalled, waiting.isEmpty {
                     threads -= 1
                     condition.unlock()
                     return
@@ -82,14 +81,5 @@ final class BlockingThreads: @unchecked Sendable {
             job()
             condition.lock()
         }
-    }
-
-    /// The first waiting job; called with `condition` locked.
-    private func takeJob() -> (@Sendable () -> Void)? {
-        if next.isEmpty {
-            next = arrived.reversed()
-            arrived = []
-        }
-        return next.popLast()
     }
 }

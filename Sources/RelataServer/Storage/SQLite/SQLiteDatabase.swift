@@ -96,7 +96,7 @@ private final class LeaseCount: @unchecked Sendable {
 }
 
 /// A GRDB database connection, for the duration of one `read` or `write`.
-final class SQLiteConnection: SQLConnection, RowBatchReading {
+final class SQLiteConnection: SQLiteSteppingConnection {
     private let db: Database
     var dialect: any SQLDialect { SQLiteDialect() }
 
@@ -117,22 +117,9 @@ final class SQLiteConnection: SQLConnection, RowBatchReading {
     /// would reset the cursor handing out the rows — which then started again from the first.
     private var iterating: Set<String> = []
 
-    func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
-        try stepping(sql, arguments) { handle, step in
-            try SQLiteStatementRuns.hand(handle, step: step, reading: fields, to: row)
-        }
-    }
-
-    func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
-               emit: (RowStreamEvent) throws -> Void) throws -> Int {
-        try stepping(sql, arguments) { handle, step in
-            try SQLiteStatementRuns.append(handle, step: step, limit: limit, into: &batch, emit: emit)
-        }
-    }
-
     /// Runs a query with its arguments bound and hands `body` its statement and how to step it.
-    private func stepping<Result>(_ sql: String, _ arguments: [Value],
-                                  _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
+    func stepping<Result>(_ sql: String, _ arguments: [Value],
+                          _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
         try Self.mappingErrors {
             let nested = !iterating.insert(sql).inserted
             defer { if !nested { iterating.remove(sql) } }

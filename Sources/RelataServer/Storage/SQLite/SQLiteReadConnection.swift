@@ -6,7 +6,7 @@ import Relata
 /// prepared once and kept — `BEGIN` and `COMMIT` among them. A read lane (``SQLiteReadLanes``)
 /// owns one and runs a GetData's or a query's read on it: none of GRDB's pool, queue or
 /// savepoint around each read. Used by one read at a time.
-final class SQLiteReadConnection: SQLConnection, RowBatchReading {
+final class SQLiteReadConnection: SQLiteSteppingConnection {
     private let handle: OpaquePointer
     /// Statements kept for their next run, by SQL; never more than ``keptLimit``.
     private var kept: [String: SQLiteStatement] = [:]
@@ -69,19 +69,6 @@ final class SQLiteReadConnection: SQLConnection, RowBatchReading {
         }
     }
 
-    func query(_ sql: String, _ arguments: [Value], reading fields: [FieldDefinition], row: ([Value]) throws -> Bool) throws {
-        try stepping(sql, arguments) { statement, step in
-            try SQLiteStatementRuns.hand(statement, step: step, reading: fields, to: row)
-        }
-    }
-
-    func query(_ sql: String, _ arguments: [Value], limit: Int, into batch: inout RowBatch,
-               emit: (RowStreamEvent) throws -> Void) throws -> Int {
-        try stepping(sql, arguments) { statement, step in
-            try SQLiteStatementRuns.append(statement, step: step, limit: limit, into: &batch, emit: emit)
-        }
-    }
-
     func limiting<Result>(_ limit: WorkLimit, _ work: () throws -> Result) throws -> Result {
         try SQLiteStatementRuns.limiting(handle, limit, work)
     }
@@ -94,8 +81,8 @@ final class SQLiteReadConnection: SQLConnection, RowBatchReading {
 
     /// Runs a statement with its arguments bound, and hands `body` the statement and how to
     /// step it; the statement is reset afterwards (a read left open would hold its snapshot).
-    private func stepping<Result>(_ sql: String, _ arguments: [Value],
-                                  _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
+    func stepping<Result>(_ sql: String, _ arguments: [Value],
+                          _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
         let nested = !iterating.insert(sql).inserted
         defer { if !nested { iterating.remove(sql) } }
         let statement = nested ? try prepare(sql) : try keptStatement(sql)

@@ -23,17 +23,8 @@ final class SQLiteReadLanes: Sendable {
 
     private struct State {
         var free: [Lane]
-        /// The waiting reads, first come first served: taken from `next` (reversed), filled through `arrived`.
-        var arrived: [Job] = []
-        var next: [Job] = []
-
-        mutating func takeWaiting() -> Job? {
-            if next.isEmpty {
-                next = arrived.reversed()
-                arrived = []
-            }
-            return next.popLast()
-        }
+        /// The reads waiting for a lane, first come first served.
+        var waiting = FIFO<Job>()
     }
 
     /// One lane: its queue, and the connection the reads it runs use.
@@ -74,7 +65,7 @@ final class SQLiteReadLanes: Sendable {
     private func submit(_ job: @escaping Job) {
         let lane: Lane? = state.withLock { state in
             if let lane = state.free.popLast() { return lane }
-            state.arrived.append(job)
+            state.waiting.append(job)
             return nil
         }
         guard let lane else { return }
@@ -87,7 +78,7 @@ final class SQLiteReadLanes: Sendable {
         while let job = next {
             job(lane)
             next = state.withLock { state in
-                guard let waiting = state.takeWaiting() else {
+                guard let waiting = state.waiting.popFirst() else {
                     state.free.append(lane)
                     return nil
                 }
