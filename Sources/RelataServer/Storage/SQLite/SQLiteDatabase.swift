@@ -23,8 +23,10 @@ public final class SQLiteDatabase: SQLDatabase {
     /// Opens (or creates) a database file; `:memory:` makes a private in-memory database.
     ///
     /// - Parameters:
-    ///   - synchronous: false lets commits return before the disk has them (SQLite's
-    ///     `synchronous = NORMAL`): for data whose last moments a power cut may lose, such as sessions.
+    ///   - synchronous: true (the default) returns from a commit once the disk has it (SQLite's
+    ///     `synchronous = FULL`): an apply the server answered survives a power cut. False lets
+    ///     commits return before (`synchronous = NORMAL`): for data whose last moments a power cut
+    ///     may lose, such as sessions.
     ///   - maxReaders: reads that run at once beside the writer (each a connection of its own);
     ///     more wait. A client that stops reading holds one only until the server's write timeout.
     ///     Asynchronous reads (GetData, DA SQL queries) and synchronous ones (rules, logins) each
@@ -35,10 +37,7 @@ public final class SQLiteDatabase: SQLDatabase {
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            if !synchronous { try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-            db.add(function: Self.like)
-        }
+        configuration.prepareDatabase { db in db.add(function: Self.like) }
         if path == ":memory:" {
             queue = try DatabaseQueue(configuration: configuration)
             lanes = nil
@@ -50,7 +49,11 @@ public final class SQLiteDatabase: SQLDatabase {
             throw RelataError(.fileFailed, "the database cannot be opened: its folder \(folder) does not exist", location: path)
         }
         do {
-            queue = try DatabasePool(path: path, configuration: configuration)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            // GRDB turns WAL on with `synchronous = NORMAL`, after `prepareDatabase`: set on the
+            // writer here, the only connection that commits.
+            try pool.writeWithoutTransaction { try $0.execute(sql: synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") }
+            queue = pool
             lanes = SQLiteReadLanes(path: path, count: configuration.maximumReaderCount)
         } catch let error as DatabaseError {
             throw RelataError(.fileFailed, "the database cannot be opened: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")", location: path)
