@@ -127,8 +127,8 @@ public final class DataService: Sendable {
         // Only a batch with an id is compared with its record: a large apply without one skips the work.
         let fingerprint = apply == nil ? "" : ApplyLog.fingerprint(of: deltas)
         let version = rules.value
-        return try await version.pool.perform { runtime in
-            let (answer, recorded) = try self.inSerializableTransaction { connection in
+        let (answer, commit) = try await version.pool.perform { runtime in
+            let ((answer, recorded), commit) = try self.inSerializableTransaction { connection in
                 let now = Date()
                 if let apply, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint, now: now, in: connection) {
                     try connection.rollback()
@@ -179,8 +179,11 @@ public final class DataService: Sendable {
                     try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: Date(), in: $0) }
                 }
             }
-            return answer
+            return (answer, commit)
         }
+        // The runtime is free for the next apply meanwhile: the more applies share a commit, the fewer commits.
+        try await commit.durable()
+        return answer
     }
 
     /// How many times an apply or a command runs before it gives up meeting concurrent ones.
@@ -188,13 +191,15 @@ public final class DataService: Sendable {
 
     /// Runs `work` in a serializable transaction that `work` ends (a ``SQLDeltaStore`` commits
     /// or rolls it back), again from the start — after a short random pause that grows — while
-    /// the database could not order it with concurrent transactions.
+    /// the database could not order it with concurrent transactions. The commit may be shared
+    /// with other applies (``SQLStorage/groupedWrite(_:)``): answer nobody before the returned
+    /// ``PendingCommit`` says the changes are durable.
     ///
     /// - Throws: ``SQLError/Kind/unavailable`` after ``maximumAttempts`` attempts.
-    private func inSerializableTransaction<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
+    private func inSerializableTransaction<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit) {
         for attempt in 1...Self.maximumAttempts {
             do {
-                return try storage.write { connection in
+                return try storage.groupedWrite { connection in
                     try connection.beginSerializable()
                     do {
                         return try work(connection)
@@ -319,7 +324,7 @@ public final class DataService: Sendable {
             throw RelataError(.permissionDenied, "the command \(command.name) is for roles [\(command.roles.joined(separator: ", "))]")
         }
         let storage = self.storage, hidden = loginTable
-        return try await version.pool.perform { runtime in
+        let (outcome, commit) = try await version.pool.perform { runtime in
             try self.inSerializableTransaction { connection in
                 let data = SQLDataAccess(storage: storage, schema: schema, connection: connection, runtime: runtime)
                 return try runtime.withUnitEnvironment(RuleEnvironment(session: session, isServer: true, dataAccess: data)) {
@@ -334,6 +339,8 @@ public final class DataService: Sendable {
                 }
             }
         }
+        try await commit.durable()
+        return outcome
     }
 
     /// Lets the schema's `afterLogin(login)` shape a new session (add values and roles).

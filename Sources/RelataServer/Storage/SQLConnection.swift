@@ -80,6 +80,11 @@ public protocol SQLDatabase: Sendable {
     func asyncRead<Result: Sendable>(_ work: @escaping @Sendable (any SQLConnection) throws -> Result) async throws -> Result
     /// Runs `work` with a connection and no transaction open: the work begins and ends its own.
     func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result
+    /// Like ``write(_:)``, but the work's commits may share one commit with other grouped
+    /// writes that come at the same time: its changes are durable once the returned
+    /// ``PendingCommit`` says so, and nobody may be told of them before. By default the work
+    /// commits on its own, as in ``write(_:)``.
+    func groupedWrite<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit)
     /// Closes the database's connections when the server stops (nothing by default).
     func close()
     /// How many connections are lent to work now (the server's metrics report it).
@@ -88,6 +93,10 @@ public protocol SQLDatabase: Sendable {
 
 extension SQLDatabase {
     public func close() {}
+
+    public func groupedWrite<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit) {
+        (try write(work), .committed)
+    }
 }
 
 extension SQLDatabase {

@@ -174,6 +174,13 @@ public final class SQLStorage: Sendable {
         try database.write(work)
     }
 
+    /// Like ``write(_:)``, but the work's commits may share one durable commit with others
+    /// (see ``SQLDatabase/groupedWrite(_:)``): tell nobody of its changes before the returned
+    /// ``PendingCommit`` says they are durable.
+    public func groupedWrite<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit) {
+        try database.groupedWrite(work)
+    }
+
     /// ` ORDER BY` the table's primary key (empty without one): rows come in the same order from
     /// every database, whatever order it keeps them in.
     func orderByKey(of table: String) -> String {

@@ -16,6 +16,8 @@ public final class SQLiteDatabase: SQLDatabase {
     /// private in-memory database, which only GRDB's own connection can see).
     private let lanes: SQLiteReadLanes?
     private let leases = LeaseCount()
+    /// The writes sharing a commit (nil for a private in-memory database: nothing to wait for).
+    let groups: SQLiteGroupCommit?
 
     /// How many reads and writes hold a connection now.
     public var connectionsInUse: Int { leases.count }
@@ -31,16 +33,24 @@ public final class SQLiteDatabase: SQLDatabase {
     ///     more wait. A client that stops reading holds one only until the server's write timeout.
     ///     Asynchronous reads (GetData, DA SQL queries) and synchronous ones (rules, logins) each
     ///     have this many connections.
-    public init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
+    public convenience init(path: String, synchronous: Bool = true, maxReaders: Int = 16) throws {
+        try self.init(path: path, synchronous: synchronous, maxReaders: maxReaders, groups: SQLiteGroupCommit())
+    }
+
+    /// Opens a database file whose grouped writes share commits as `groups` says.
+    init(path: String, synchronous: Bool = true, maxReaders: Int = 16, groups: SQLiteGroupCommit) throws {
         var configuration = Configuration()
         configuration.maximumReaderCount = max(1, maxReaders)
         configuration.foreignKeysEnabled = true
         // Schemas of one domain share a database file: wait for each other's writes instead of failing.
         configuration.busyMode = .timeout(10)
+        // A group of writes leaves its shared transaction open between them (readers refuse it still).
+        configuration.allowsUnsafeTransactions = true
         configuration.prepareDatabase { db in db.add(function: Self.like) }
         if path == ":memory:" {
             queue = try DatabaseQueue(configuration: configuration)
             lanes = nil
+            self.groups = nil
             return
         }
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
@@ -54,6 +64,7 @@ public final class SQLiteDatabase: SQLDatabase {
             // writer here, the only connection that commits.
             try pool.writeWithoutTransaction { try $0.execute(sql: synchronous ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL") }
             queue = pool
+            self.groups = groups
             lanes = SQLiteReadLanes(path: path, count: configuration.maximumReaderCount)
         } catch let error as DatabaseError {
             throw RelataError(.fileFailed, "the database cannot be opened: \(error.message ?? "SQLite error \(error.resultCode.rawValue)")", location: path)
@@ -79,7 +90,32 @@ public final class SQLiteDatabase: SQLDatabase {
     }
 
     public func write<Result>(_ work: (any SQLConnection) throws -> Result) throws -> Result {
-        try SQLiteConnection.mappingErrors { try queue.writeWithoutTransaction { db in try leases.during { try work(SQLiteConnection(db)) } } }
+        try SQLiteConnection.mappingErrors {
+            try queue.writeWithoutTransaction { db in
+                groups?.commitOpenGroup(on: db)
+                // Work that left its transaction open (it should not) must not leave it to the next.
+                defer { if db.isInsideTransaction { try? db.rollback() } }
+                return try leases.during { try work(SQLiteConnection(db)) }
+            }
+        }
+    }
+
+    /// Like ``write(_:)``, but the work's commits share one durable commit with the grouped
+    /// writes that come with it (see ``SQLiteGroupCommit``): its changes are durable once the
+    /// returned ``PendingCommit`` says so.
+    public func groupedWrite<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit) {
+        guard let groups else { return (try write(work), .committed) }
+        groups.arriving()
+        return try SQLiteConnection.mappingErrors {
+            try queue.writeWithoutTransaction { db in
+                try leases.during { try groups.run(on: db, work) }
+            }
+        }
+    }
+
+    public func close() {
+        guard let groups else { return }
+        queue.writeWithoutTransaction { db in groups.commitOpenGroup(on: db) }
     }
 }
 
@@ -102,8 +138,16 @@ private final class LeaseCount: @unchecked Sendable {
 final class SQLiteConnection: SQLiteSteppingConnection {
     private let db: Database
     var dialect: any SQLDialect { SQLiteDialect() }
+    /// Whether the connection serves a grouped write (see ``SQLiteGroupCommit``): its
+    /// transactions are savepoints in the one the group shares.
+    private let grouped: Bool
+    /// Whether a grouped write's savepoint is open.
+    private var inSavepoint = false
 
-    init(_ db: Database) { self.db = db }
+    init(_ db: Database, grouped: Bool = false) {
+        self.db = db
+        self.grouped = grouped
+    }
 
     @discardableResult
     func execute(_ sql: String, _ arguments: [Value]) throws -> Int {
@@ -138,9 +182,50 @@ final class SQLiteConnection: SQLiteSteppingConnection {
         return try SQLiteStatementRuns.limiting(connection, limit, work)
     }
 
-    func begin() throws { try Self.mappingErrors { try db.beginTransaction(.immediate) } }
-    func commit() throws { try Self.mappingErrors { try db.commit() } }
-    func rollback() throws { try Self.mappingErrors { try db.rollback() } }
+    func begin() throws {
+        try Self.mappingErrors {
+            guard grouped else { return try db.beginTransaction(.immediate) }
+            if !db.isInsideTransaction { try db.execute(sql: "BEGIN IMMEDIATE") }
+            try db.execute(sql: "SAVEPOINT relata_write")
+            inSavepoint = true
+        }
+    }
+
+    func commit() throws {
+        try Self.mappingErrors {
+            guard grouped else { return try db.commit() }
+            // Foreign keys deferred by this write are checked now, as its own COMMIT would: at the
+            // shared one a violation would fail every write of the group. The writes before it
+            // left none, so any counted now are this write's.
+            var violations: CInt = 0, most: CInt = 0
+            if let handle = db.sqliteConnection, sqlite3_db_status(handle, SQLITE_DBSTATUS_DEFERRED_FKS, &violations, &most, 0) == SQLITE_OK,
+               violations > 0 {
+                throw SQLiteStatementRuns.sqlError(code: SQLITE_CONSTRAINT, message: "FOREIGN KEY constraint failed")
+            }
+            inSavepoint = false
+            try db.execute(sql: "RELEASE relata_write; PRAGMA defer_foreign_keys = OFF")
+        }
+    }
+
+    func rollback() throws {
+        try Self.mappingErrors {
+            guard grouped else { return try db.rollback() }
+            inSavepoint = false
+            guard db.isInsideTransaction else { return }   // SQLite rolled the whole transaction back already
+            try db.execute(sql: "ROLLBACK TO relata_write; RELEASE relata_write; PRAGMA defer_foreign_keys = OFF")
+        }
+    }
+
+    /// Rolls back a grouped write's savepoint its work left open, so that none of it is
+    /// committed with the group.
+    func abandonOpenSavepoint() {
+        if inSavepoint { try? rollback() }
+    }
+
+    /// GRDB's error as a ``SQLError``; any other error as it is.
+    static func mapped(_ error: any Error) -> any Error {
+        (error as? DatabaseError).map(sqlError) ?? error
+    }
 
     /// A GRDB error as a ``SQLError``.
     private static func sqlError(_ error: DatabaseError) -> SQLError {
