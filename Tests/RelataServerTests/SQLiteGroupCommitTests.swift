@@ -193,6 +193,33 @@ import Testing
         #expect(try await Self.stored("t", in: database) == [1])
     }
 
+    /// A write that goes on to tell of its commit (a rule's `afterCommit`) commits the group
+    /// there and then: its own changes and the earlier writes' are durable before it goes on.
+    @Test func aDurableCommitInAGroupCommitsTheGroupAtOnce() async throws {
+        let (database, folder) = try Self.database()
+        defer { withExtendedLifetime(folder) {} }
+        let release = ConditionFlag()
+        let first = try await Self.holdingTheWriter(database, inserting: 1, release: release)
+        let seenAfterCommit = Mutex<[Int64]?>(nil)
+        let durable = await Self.queued(database) {
+            try database.groupedWrite { connection in
+                try connection.begin()
+                try connection.execute("INSERT INTO t VALUES (2)", [])
+                try connection.commitDurably()
+                // What another connection sees now, before this write's work ends.
+                let seen = try database.read { try $0.rows("SELECT n FROM t ORDER BY n", [], reading: [Self.number]) }
+                seenAfterCommit.withLock { $0 = seen.compactMap { if case .integer(let n) = $0[0] { n } else { nil } } }
+            }.1
+        }
+        let later = await Self.queued(database) { try Self.insert("INSERT INTO t VALUES (3)", [], into: database) }
+        release.set()
+        try await first.value.durable()
+        try await durable.value.durable()
+        try await later.value.durable()
+        #expect(seenAfterCommit.withLock { $0 } == [1, 2], "the earlier write's row and its own were committed")
+        #expect(try await Self.stored("t", in: database) == [1, 2, 3])
+    }
+
     @Test func aWriteThatIsNotGroupedCommitsTheOpenGroupFirst() async throws {
         let (database, folder) = try Self.database()
         defer { withExtendedLifetime(folder) {} }

@@ -35,12 +35,19 @@ public final class DataService: Sendable {
     /// How long a batch's apply id is kept after its answer by default: 30 days.
     public static let defaultApplyIdRetention: Duration = .seconds(30 * 86_400)
 
+    /// Rule runtimes a service has unless told otherwise: four per core, at least sixteen. An
+    /// apply holds its runtime while it waits for the database (SQLite's one writer, a
+    /// PostgreSQL answer), so more runtimes than cores keep the cores busy, and on SQLite let
+    /// more applies share a commit; a rule's time limit is CPU time, so sharing a core costs a
+    /// rule none of it. Each runtime takes about 1.5 MB.
+    public static let defaultRuntimes = max(16, 4 * ProcessInfo.processInfo.activeProcessorCount)
+
     /// Creates the service with `runtimes` rule runtimes (one unit of work each at a time);
     /// `applyIdRetention` is how long an answered batch's ``ApplyId`` is remembered.
     ///
     /// - Throws: a ``ScriptError`` when a script of the schema does not compile.
     public init(storage: SQLStorage, permissions: TablePermissions = .allowAll,
-                runtimes: Int = max(ProcessInfo.processInfo.activeProcessorCount, 1),
+                runtimes: Int = DataService.defaultRuntimes,
                 timeLimit: Duration = .seconds(1), queryTimeLimit: Duration = .seconds(30),
                 applyIdRetention: Duration = DataService.defaultApplyIdRetention, loginTable: LoginTableFields? = nil,
                 logger: Logger = Logger(label: "relata.rules")) throws {

@@ -45,12 +45,18 @@ public protocol SQLConnection: AnyObject {
     /// concurrent transactions (a serialization failure, a deadlock): its work must run again.
     var mustRetryTransaction: Bool { get }
     func commit() throws
+    /// Commits so that the changes are durable when it returns, even in a grouped write
+    /// (``SQLDatabase/groupedWrite(_:)``), whose ``commit()`` only ends its part of the
+    /// transaction the group shares: for work that goes on to tell of its commit (a rule's
+    /// `afterCommit`). ``commit()`` by default.
+    func commitDurably() throws
     func rollback() throws
 }
 
 extension SQLConnection {
     /// One writer at a time (SQLite) is serializable already.
     func beginSerializable() throws { try begin() }
+    func commitDurably() throws { try commit() }
     var mustRetryTransaction: Bool { false }
 }
 

@@ -103,7 +103,13 @@ final class SQLDeltaStore: DeltaStore {
     func commit(_ deltas: [Delta]) throws {
         data.isRecordingChanges = false
         try beforeCommit?(deltas)
-        try connection.commit()
+        // A rule's `afterCommit` runs next and may tell of the commit: then it must be durable
+        // now, not shared with the applies after this one.
+        if access.runtime?.handles(.afterCommit) == true {
+            try connection.commitDurably()
+        } else {
+            try connection.commit()
+        }
         committed = true
     }
 

@@ -115,7 +115,7 @@ public final class SQLiteDatabase: SQLDatabase {
 
     public func close() {
         guard let groups else { return }
-        queue.writeWithoutTransaction { db in groups.commitOpenGroup(on: db) }
+        _ = queue.writeWithoutTransaction { db in groups.commitOpenGroup(on: db) }
     }
 }
 
@@ -138,15 +138,16 @@ private final class LeaseCount: @unchecked Sendable {
 final class SQLiteConnection: SQLiteSteppingConnection {
     private let db: Database
     var dialect: any SQLDialect { SQLiteDialect() }
-    /// Whether the connection serves a grouped write (see ``SQLiteGroupCommit``): its
-    /// transactions are savepoints in the one the group shares.
-    private let grouped: Bool
+    /// The group of writes the connection serves, if it serves a grouped write (see
+    /// ``SQLiteGroupCommit``): its transactions are savepoints in the one the group shares.
+    private let group: SQLiteGroupCommit?
+    private var grouped: Bool { group != nil }
     /// Whether a grouped write's savepoint is open.
     private var inSavepoint = false
 
-    init(_ db: Database, grouped: Bool = false) {
+    init(_ db: Database, group: SQLiteGroupCommit? = nil) {
         self.db = db
-        self.grouped = grouped
+        self.group = group
     }
 
     @discardableResult
@@ -205,6 +206,13 @@ final class SQLiteConnection: SQLiteSteppingConnection {
             inSavepoint = false
             try db.execute(sql: "RELEASE relata_write; PRAGMA defer_foreign_keys = OFF")
         }
+    }
+
+    /// Commits, and in a grouped write commits the group's shared transaction too, so that the
+    /// changes are durable when it returns.
+    func commitDurably() throws {
+        try commit()
+        if let group { try group.commitOpenGroup(on: db).get() }
     }
 
     func rollback() throws {

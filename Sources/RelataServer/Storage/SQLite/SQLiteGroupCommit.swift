@@ -50,7 +50,7 @@ final class SQLiteGroupCommit: Sendable {
         if let group = open.withLock({ $0 }), group.members >= maximumMembers || ContinuousClock.now - group.opened >= maximumAge {
             commitOpenGroup(on: db)
         }
-        let connection = SQLiteConnection(db, grouped: true)
+        let connection = SQLiteConnection(db, group: self)
         let result: Result
         do {
             result = try work(connection)
@@ -64,21 +64,26 @@ final class SQLiteGroupCommit: Sendable {
     }
 
     /// Commits the open group's transaction, if any, and tells its writes how it went: before a
-    /// write that is not grouped, and when the database closes.
-    func commitOpenGroup(on db: Database) {
-        guard let group = open.withLock({ group in defer { group = nil }; return group }) else { return }
-        guard db.isInsideTransaction else {
-            group.commit.end(.failure(Self.lost))
-            return
+    /// write that is not grouped, when a grouped write must be durable before it goes on
+    /// (``SQLiteConnection/commitDurably()``), and when the database closes.
+    @discardableResult
+    func commitOpenGroup(on db: Database) -> Result<Void, any Error> {
+        let group = open.withLock { group in defer { group = nil }; return group }
+        let result: Result<Void, any Error>
+        if !db.isInsideTransaction {
+            result = group == nil ? .success(()) : .failure(Self.lost)
+        } else {
+            do {
+                try db.execute(sql: "COMMIT")
+                commits.add(1, ordering: .relaxed)
+                result = .success(())
+            } catch {
+                if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
+                result = .failure(SQLiteConnection.mapped(error))
+            }
         }
-        do {
-            try db.execute(sql: "COMMIT")
-            commits.add(1, ordering: .relaxed)
-            group.commit.end(.success(()))
-        } catch {
-            if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
-            group.commit.end(.failure(SQLiteConnection.mapped(error)))
-        }
+        group?.commit.end(result)
+        return result
     }
 
     /// After a grouped write's work: its changes join the open group, whose transaction is
