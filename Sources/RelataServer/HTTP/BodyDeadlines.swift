@@ -1,9 +1,12 @@
+import Foundation
 import Synchronization
 
 /// The deadlines of request bodies still arriving, checked together a few times a second by one
-/// sweeping task. A body that arrives at once — nearly every one — costs a lock taken twice,
+/// sweeping thread. A body that arrives at once — nearly every one — costs a lock taken twice,
 /// where a timer of the connection's event loop cost scheduling and cancelling it from another
-/// thread: each a wake-up of that loop. A deadline is met at most ``interval`` late.
+/// thread: each a wake-up of that loop. A deadline is met at most ``interval`` late — also while
+/// Swift's cooperative threads are all busy, when a slow client is cut off most usefully: the
+/// sweeper is a thread of its own, not a task, and ends when no deadline is pending.
 ///
 /// ```swift
 /// let deadline = BodyDeadlines.shared.add(after: .seconds(30)) { reading.cancel() }
@@ -20,7 +23,7 @@ final class BodyDeadlines: Sendable {
     private struct State {
         var pending: [Int: Pending] = [:]
         var nextID = 0
-        /// Whether the sweeping task runs (it ends once nothing is pending).
+        /// Whether the sweeping thread runs (it ends once nothing is pending).
         var sweeping = false
     }
 
@@ -43,7 +46,11 @@ final class BodyDeadlines: Sendable {
             defer { state.sweeping = true }
             return (state.nextID, !state.sweeping)
         }
-        if startSweeping { Task.detached { await self.sweep() } }
+        if startSweeping {
+            let thread = Thread { self.sweep() }
+            thread.name = "relata.body-deadlines"
+            thread.start()
+        }
         return id
     }
 
@@ -55,9 +62,11 @@ final class BodyDeadlines: Sendable {
     /// How many deadlines are pending.
     var count: Int { state.withLock { $0.pending.count } }
 
-    private func sweep() async {
+    private func sweep() {
+        let (seconds, attoseconds) = interval.components
+        let pause = Double(seconds) + Double(attoseconds) / 1e18
         while true {
-            try? await Task.sleep(for: interval)
+            Thread.sleep(forTimeInterval: pause)
             let now = ContinuousClock.now
             let expired: [Pending]? = state.withLock { state in
                 guard !state.pending.isEmpty else {

@@ -106,9 +106,13 @@ public final class SQLiteDatabase: SQLDatabase {
     public func groupedWrite<Result>(_ work: (any SQLConnection) throws -> Result) throws -> (Result, PendingCommit) {
         guard let groups else { return (try write(work), .committed) }
         groups.arriving()
+        var entered = false
+        // Counted as waiting, it must be counted out even if it never reaches the writer.
+        defer { if !entered { groups.leftWithoutWriting() } }
         return try SQLiteConnection.mappingErrors {
             try queue.writeWithoutTransaction { db in
-                try leases.during { try groups.run(on: db, work) }
+                entered = true
+                return try leases.during { try groups.run(on: db, work) }
             }
         }
     }

@@ -43,6 +43,9 @@ final class SQLiteGroupCommit: Sendable {
     /// A grouped write starts waiting for the writer.
     func arriving() { waiting.add(1, ordering: .relaxed) }
 
+    /// A grouped write that waited gave up before it reached the writer.
+    func leftWithoutWriting() { waiting.subtract(1, ordering: .relaxed) }
+
     /// Runs a grouped write's `work` on the writer's connection `db`, and says which commit its
     /// changes wait for.
     func run<Result>(on db: Database, _ work: (SQLiteConnection) throws -> Result) throws -> (Result, PendingCommit) {
