@@ -83,6 +83,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Password checks run at once (each is slow on purpose); half the cores when left out.", valueName: "count"))
     var loginWorkers = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
 
+    @Option(help: ArgumentHelp("Rule runtimes of each schema: units of work (applies, commands, rule reads) at once; four per core, at least sixteen, when left out.", valueName: "count"))
+    var ruleRuntimes = DataService.defaultRuntimes
+
     @Option(help: ArgumentHelp("Logins that may wait for a password check; more are answered 503 with Retry-After.", valueName: "count"))
     var loginQueue = 16
 
@@ -127,6 +130,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         guard (1...3650).contains(applyIdDays) else { throw ValidationError("--apply-id-days must be between 1 and 3650, not \(applyIdDays)") }
         guard (1...1024).contains(loginWorkers) else { throw ValidationError("--login-workers must be between 1 and 1024, not \(loginWorkers)") }
+        guard (1...1024).contains(ruleRuntimes) else { throw ValidationError("--rule-runtimes must be between 1 and 1024, not \(ruleRuntimes)") }
         guard (0...100_000).contains(loginQueue) else { throw ValidationError("--login-queue must be between 0 and 100000, not \(loginQueue)") }
         if config != nil && (schema != nil || database != nil || users != nil) {
             throw ValidationError("--config gives the schemas, databases and users; leave out the schema file, --database and --users")
@@ -236,7 +240,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let sessions = opened is PostgresDatabase ? try SessionStore(database: opened, lifetime: sessionIdle, maxLifetime: sessionMaximum)
             : try SessionStore(path: location == ":memory:" ? ":memory:" : location + "-sessions", lifetime: sessionIdle, maxLifetime: sessionMaximum)
-        let service = try DataService(storage: storage, queryTimeLimit: Self.duration(queryTimeLimit),
+        let service = try DataService(storage: storage, runtimes: ruleRuntimes, queryTimeLimit: Self.duration(queryTimeLimit),
                                       applyIdRetention: .seconds(applyIdDays * 86_400), logger: logger)
         if !userList.isEmpty { Self.warnOpen([definition.name], logger: logger) }
         let staticUsers = StaticUsers(userList)
@@ -304,7 +308,7 @@ struct ServeCommand: AsyncParsableCommand {
                     return hosts ? LoginTableFields(table: table.table, passwordField: table.passwordField, rolesField: table.rolesField,
                                                     writers: table.writers ?? []) : nil
                 }
-                let service = try DataService(storage: storage, permissions: permissions,
+                let service = try DataService(storage: storage, permissions: permissions, runtimes: ruleRuntimes,
                                               queryTimeLimit: Self.duration(queryTimeLimit),
                                               applyIdRetention: .seconds(applyIdDays * 86_400), loginTable: loginTable, logger: logger)
                 watched.append(RulesWatch(schemaFile: schemaFile.url, service: service))

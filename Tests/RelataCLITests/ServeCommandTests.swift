@@ -16,9 +16,12 @@ import RelataTestSupport
         let log = ProcessLog()
         private(set) var port = 0
 
+        /// `relata serve` with `arguments` — and two rule runtimes unless they say how many:
+        /// the tests' servers start by the dozen beside other tests, and compiling a default
+        /// pool each time would only slow them.
         init(_ arguments: [String]) throws {
             process.executableURL = RelataProcess.binary
-            process.arguments = ["serve"] + arguments
+            process.arguments = ["serve"] + arguments + (arguments.contains("--rule-runtimes") ? [] : ["--rule-runtimes", "2"])
             process.currentDirectoryURL = RelataProcess.packageRoot
             let output = Pipe()
             process.standardOutput = output
@@ -107,6 +110,9 @@ import RelataTestSupport
         #expect(((answer["tables"] as? [[String: Any]])?.first?["rows"] as? [Any])?.isEmpty == false)
         let (wrong, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
         #expect(wrong == 401)
+        // The helper's `--rule-runtimes 2` is what the schema's pool has.
+        let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+        #expect(String(decoding: metrics, as: UTF8.self).contains(#"relata_rule_runtimes{domain="default",schema="PCTrade"} 2"#))
 
         // A second server on the same port is told the port is taken.
         let clash = try RelataProcess.run(["serve", "--port", "\(server.port)", "--database", folder.url.appendingPathComponent("other.sqlite").path])
@@ -134,6 +140,11 @@ import RelataTestSupport
         #expect(!badUsers.errorOutput.contains("created and seeded"), "nothing is created before the input is known to be good")
         let badPort = try RelataProcess.run(["serve", "--port", "70000"])
         #expect(badPort.status == 64)
+        for runtimes in ["0", "1025", "-3"] {
+            let badRuntimes = try RelataProcess.run(["serve", "--port", "0", "--rule-runtimes", runtimes])
+            #expect(badRuntimes.status == 64, "--rule-runtimes \(runtimes)")
+            #expect(badRuntimes.errorOutput.contains("--rule-runtimes"), "\(badRuntimes.errorOutput)")
+        }
 
         // A database or session file whose folder is missing is named, with the reason.
         let config = try folder.write("server.json", """
@@ -377,6 +388,9 @@ extension ServeCommandTests {
         #expect(server.port > 0)
         let (wrong, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
         #expect(wrong == 401)
+        // The helper's `--rule-runtimes 2` is what the schema's pool has.
+        let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
+        #expect(String(decoding: metrics, as: UTF8.self).contains(#"relata_rule_runtimes{domain="default",schema="PCTrade"} 2"#))
         #expect(await server.waitForLog("login.failed", within: .seconds(10)))
         #expect(server.stop() == 0)
         let lines = server.errorOutput.split(separator: "\n").map(String.init)

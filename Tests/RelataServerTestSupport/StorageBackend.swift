@@ -24,7 +24,11 @@ public enum StorageBackend: String, CaseIterable, Sendable, CustomStringConverti
         switch self {
         case .sqlite:
             let path = folder.appendingPathComponent("shop.sqlite").path
-            return (try (0..<connections).map { _ in try SQLiteDatabase(path: path, maxReaders: readers) }, {})
+            // Commits that do not wait for the disk: a test's file outlives no power cut, and a
+            // sync per commit, waited for on Swift's few cooperative threads by the many tests
+            // that run at once, holds the others up for seconds. `SQLiteDurabilityTests` and
+            // `SQLiteGroupCommitTests` keep the default.
+            return (try (0..<connections).map { _ in try SQLiteDatabase(path: path, synchronous: false, maxReaders: readers) }, {})
         case .postgres:
             return try TestPostgres.makeDatabase(connections: connections, maxConnections: readers)
         }

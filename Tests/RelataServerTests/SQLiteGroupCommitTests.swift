@@ -45,24 +45,23 @@ import Testing
 
     /// Starts a grouped write on a thread of its own whose work holds the writer until
     /// `release` is set, so that the writes started after it queue up behind it.
-    static func holdingTheWriter(_ database: SQLiteDatabase, inserting n: Int64, release: ConditionFlag) async throws -> Task<PendingCommit, any Error> {
+    static func holdingTheWriter(_ database: SQLiteDatabase, inserting n: Int64, release: ConditionFlag) async throws -> OnThread<PendingCommit> {
         let started = ConditionFlag()
-        let task = Task {
-            try await BlockingThreads.shared.run {
-                try database.groupedWrite { connection in
-                    try connection.begin()
-                    try connection.execute("INSERT INTO t VALUES (?1)", [.integer(n)])
-                    started.set()
-                    #expect(release.wait(for: .seconds(60)), "released")
-                    try connection.commit()
-                }.1
-            }
+        let write = OnThread {
+            try database.groupedWrite { connection in
+                try connection.begin()
+                try connection.execute("INSERT INTO t VALUES (?1)", [.integer(n)])
+                started.set()
+                #expect(release.wait(for: .seconds(60)), "released")
+                try connection.commit()
+            }.1
         }
         #expect(await Self.becomes { started.isSet }, "the first write holds the writer")
-        return task
+        return write
     }
 
-    /// Waits (at most 30 s) until `condition` holds.
+    /// Waits (at most 30 s) until `condition` holds. What it waits for runs on threads of its
+    /// own, never on Swift's cooperative threads, which the tests running beside may hold.
     static func becomes(_ condition: () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {
@@ -73,12 +72,12 @@ import Testing
     }
 
     /// Runs `write` on a thread of its own; waits until it waits for the writer.
-    static func queued(_ database: SQLiteDatabase, _ write: @escaping @Sendable () throws -> PendingCommit) async -> Task<PendingCommit, any Error> {
+    static func queued(_ database: SQLiteDatabase, _ write: @escaping @Sendable () throws -> PendingCommit) async -> OnThread<PendingCommit> {
         let groups = try! #require(database.groups)
         let before = groups.waitingCount
-        let task = Task { try await BlockingThreads.shared.run(write) }
+        let thread = OnThread(write)
         #expect(await Self.becomes { groups.waitingCount > before }, "the write waits for the writer")
-        return task
+        return thread
     }
 
     @Test(arguments: [Duration.seconds(60), .zero])
@@ -89,12 +88,12 @@ import Testing
         let commitsBefore = groups.commitCount
         let release = ConditionFlag()
         let first = try await Self.holdingTheWriter(database, inserting: 0, release: release)
-        var others: [Task<PendingCommit, any Error>] = []
+        var others: [OnThread<PendingCommit>] = []
         for n in 1...20 {
             others.append(await Self.queued(database) { try Self.insert("INSERT INTO t VALUES (?1)", [.integer(Int64(n))], into: database) })
         }
         release.set()
-        for task in [first] + others { try await task.value.durable() }
+        for write in [first] + others { try await write.value.durable() }
         #expect(try await Self.stored("t", in: database) == Array(0...20))
         let commits = groups.commitCount - commitsBefore
         // Young enough, the group takes every write that waits; at once too old, none.
@@ -226,16 +225,42 @@ import Testing
         let release = ConditionFlag()
         let first = try await Self.holdingTheWriter(database, inserting: 1, release: release)
         let grouped = await Self.queued(database) { try Self.insert("INSERT INTO t VALUES (2)", [], into: database) }
-        let plain = Task {
-            try await BlockingThreads.shared.run {
-                try database.inTransaction { try $0.execute("INSERT INTO t VALUES (3)", []) }
-            }
-        }
+        let plain = OnThread { try database.inTransaction { try $0.execute("INSERT INTO t VALUES (3)", []) } }
         let another = await Self.queued(database) { try Self.insert("INSERT INTO t VALUES (4)", [], into: database) }
         release.set()
         _ = try await plain.value
-        for task in [first, grouped, another] { try await task.value.durable() }
+        for write in [first, grouped, another] { try await write.value.durable() }
         #expect(try await Self.stored("t", in: database) == [1, 2, 3, 4])
         #expect(try database.write { try $0.value("SELECT COUNT(*) FROM t", [], reading: Self.number) } == .integer(4))
+    }
+}
+
+/// Work started at once on a thread of its own (never waiting for one of Swift's cooperative
+/// threads), whose result a test awaits.
+final class OnThread<Value: Sendable>: Sendable {
+    private let state = Mutex<(result: Result<Value, any Error>?, waiting: CheckedContinuation<Value, any Error>?)>((nil, nil))
+
+    init(_ work: @escaping @Sendable () throws -> Value) {
+        Thread { [self] in
+            let result = Result { try work() }
+            let waiting = state.withLock { state in
+                state.result = result
+                return state.waiting
+            }
+            waiting?.resume(with: result)
+        }.start()
+    }
+
+    /// What the work returned or threw, once it has ended.
+    var value: Value {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let result: Result<Value, any Error>? = state.withLock { state in
+                    if state.result == nil { state.waiting = continuation }
+                    return state.result
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        }
     }
 }

@@ -15,7 +15,7 @@ import Testing
     /// A file with table `t` holding `n` = 1…`rows`, read by `lanes` lanes.
     static func database(rows: Int = 3, lanes: Int = 2) throws -> (SQLiteDatabase, TemporaryFolder) {
         let folder = try TemporaryFolder()
-        let database = try SQLiteDatabase(path: folder.url.appendingPathComponent("lanes.sqlite").path, maxReaders: lanes)
+        let database = try SQLiteDatabase(path: folder.url.appendingPathComponent("lanes.sqlite").path, synchronous: false, maxReaders: lanes)
         try database.inTransaction { connection in
             try connection.execute("CREATE TABLE t (n INTEGER)", [])
             for n in 1...rows { try connection.execute("INSERT INTO t VALUES (?1)", [.integer(Int64(n))]) }

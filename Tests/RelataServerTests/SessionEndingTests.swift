@@ -60,7 +60,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-sessions-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let database = try SQLiteDatabase(path: folder.appendingPathComponent("s.sqlite").path)
+        let database = try SQLiteDatabase(path: folder.appendingPathComponent("s.sqlite").path, synchronous: false)
         _ = try database.write { connection in
             try connection.execute("CREATE TABLE relata_sessions (token_digest TEXT PRIMARY KEY NOT NULL, session TEXT NOT NULL, expires REAL NOT NULL)", [])
             try connection.execute("INSERT INTO relata_sessions VALUES ('x', '{}', 1e12)", [])
