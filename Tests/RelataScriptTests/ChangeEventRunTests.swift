@@ -185,6 +185,59 @@ import Testing
         #expect(try seen(recorder) == expected)
     }
 
+    /// A change object shows its kind, verdict and fields however the delta mixes inserts, updates
+    /// and deletes, and whatever the script did to the globals first: `change.Field` is the new
+    /// value (the old one for a delete), a field named as a change property (`status`) leaves the
+    /// change's own, and no setter on `Object.prototype` nor a replaced `JSON.stringify` or
+    /// `Object.hasOwn` reaches the objects.
+    @Test func aChangeShowsItsKindVerdictAndFieldsWhateverTheGlobalsHold() throws {
+        let recorder = LogRecorder()
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .seconds(2)), logger: recorder.logger)
+        let table = try DataTable(name: "Lines", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("status", .string),
+                                                          FieldDefinition("toString", .integer), FieldDefinition("Quantity", .integer)])
+        try table.loadRows((1...100).map { [.integer(Int64($0)), .string("stored"), .integer(Int64(-$0)), .integer(0)] })
+        try adapter.addTable(table, script: RuleScript("""
+            const stringify = JSON.stringify;
+            for (const name of ['status', 'type', 'oldValues', 'Quantity', 'isInsert'])
+                Object.defineProperty(Object.prototype, name, { set(value) { throw new Error('the prototype setter ran for ' + name); }, configurable: true });
+            JSON.stringify = () => 'the same for every list';
+            Object.hasOwn = () => false;
+            const seen = [];
+            function beforeProcessDeltaChange(delta, change) {
+                seen.push([change.type, change.isInsert, change.isUpdate, change.isDelete, change.failed, change.error, change.status,
+                           change.Id, change.Quantity, change.toString, Object.getPrototypeOf(Object.getPrototypeOf(change)) === Object.prototype].join('|'));
+                if (change.Id === 3) fail('not three');
+            }
+            function afterProcessDeltaChange(delta, change) { seen.push(['after', change.Id, change.status, change.failed, change.error].join('|')); }
+            function afterProcessDelta(delta) {
+                seen.push(delta.changes.map((change) => [change.Id, change.status, change.failed, change.error].join('|')).join(' '));
+                log(stringify(seen));
+            }
+            """, fileName: "Lines.js"))
+        try table.withoutRules {
+            for row in table.rows.prefix(70) where row["Id"].integerValue! % 2 == 1 { try row.setValue(.integer(row["Id"].integerValue! * 10), forKey: "Quantity") }
+            for row in table.rows.filter({ $0["Id"].integerValue! % 2 == 0 }).prefix(30) { try table.removeRow(row) }
+            for id in 101...140 { _ = try table.addNewRow(values: ["Id": .integer(Int64(id)), "status": .string("new"), "toString": .integer(7), "Quantity": .integer(Int64(id))]) }
+        }
+        let delta = try adapter.validateApply(for: [table])[0]
+        #expect(delta.changes.map(\.status) == delta.changes.map { $0.newValues["Id"] == .integer(3) ? .failed : .resolved })
+        var expected: [String] = []
+        for change in delta.changes {
+            let id = (change.type == .delete ? change.oldValues["Id"] : change.newValues["Id"])!.integerValue!
+            let quantity = change.type == .insert ? id : change.type == .delete ? 0 : id * 10
+            let toString = change.type == .insert ? 7 : -id
+            let type = change.type.rawValue
+            expected.append("\(type)|\(type == "insert")|\(type == "update")|\(type == "delete")|false||pending|\(id)|\(quantity)|\(toString)|true")
+            if id != 3 { expected.append("after|\(id)|resolved|false|") }
+        }
+        expected.append(delta.changes.map { change in
+            let id = (change.type == .delete ? change.oldValues["Id"] : change.newValues["Id"])!.integerValue!
+            return id == 3 ? "3|failed|true|not three" : "\(id)|resolved|false|"
+        }.joined(separator: " "))
+        #expect(delta.changes.count == 35 + 30 + 40)
+        #expect(try seen(recorder) == expected)
+    }
+
     /// Each change's values reach the script by name however their dictionaries are laid out:
     /// changes `makeDelta` built (copies of one dictionary), hand-made ones with the same names
     /// inserted in other orders, and ones with fewer names, mixed and across several calls.
