@@ -56,6 +56,7 @@ final class CommitGroup: Sendable {
             let ended: Result<Void, any Error>? = state.withLock { state in
                 switch state {
                 case .open(var waiting):
+                    state = .open(waiting: [])   // the array taken out, so that appending does not copy it
                     waiting.append(continuation)
                     state = .open(waiting: waiting)
                     return nil

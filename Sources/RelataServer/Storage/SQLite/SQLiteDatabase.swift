@@ -255,18 +255,10 @@ final class SQLiteConnection: SQLiteSteppingConnection {
 
     /// GRDB's errors as ``SQLError``s; every other error passes through.
     static func mappingErrors<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let error as DatabaseError {
-            throw sqlError(error)
-        }
+        do { return try body() } catch { throw mapped(error) }
     }
 
     static func mappingErrors<Result>(_ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch let error as DatabaseError {
-            throw sqlError(error)
-        }
+        do { return try await body() } catch { throw mapped(error) }
     }
 }
