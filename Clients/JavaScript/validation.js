@@ -5,7 +5,12 @@
 // would fail on the server, with the same message and place; the server decides anyway.
 
 import { RelataError } from './errors.js';
+import { installChangeObjects } from './rule-environment.js';
 import { fromTagged, sameValue } from './values.js';
+
+/** The delta and change objects every site gives delta events (`rule-environment.js`). */
+const changeObjects = {};
+installChangeObjects(changeObjects);
 
 const deltaEvents = ['beforeProcessDelta', 'beforeProcessDeltaChange', 'afterProcessDeltaChange', 'afterProcessDelta'];
 
@@ -174,30 +179,21 @@ function processDelta(delta, rules) {
     }
 }
 
-/** The delta as a script sees it: `{name, count, changes}` and `delta[i]`; each change with its values and `change.Field`. */
+/** The delta as a script sees it, as on every site: `{name, count, changes}` and `delta[i]`; each change with its values and `change.Field`. */
 function deltaView(delta, realm) {
     const inRealm = (value) => (value instanceof Date && realm !== globalThis ? new realm.Date(value.getTime()) : value);
     const changes = delta.changes.map((change) => {
         const oldValues = Object.fromEntries(Object.entries(change.oldValues ?? {}).map(([name, value]) => [name, inRealm(fromTagged(value))]));
         const newValues = Object.fromEntries(Object.entries(change.newValues ?? {}).map(([name, value]) => [name, inRealm(fromTagged(value))]));
-        const object = {
-            type: change.type, changeId: change.changeId, oldValues, newValues, status: change.status, message: change.message ?? null,
-            isInsert: change.type === 'insert', isUpdate: change.type === 'update', isDelete: change.type === 'delete',
-            failed: change.status === 'failed', error: change.message ?? null,
-        };
-        const shown = change.type === 'delete' ? oldValues : newValues;
-        for (const [name, value] of Object.entries(shown)) {
-            if (!(name in object)) Object.defineProperty(object, name, { value, enumerable: false });
-        }
-        return object;
+        const names = [...new Set([...Object.keys(oldValues), ...Object.keys(newValues)])].sort();
+        return changeObjects.change(changeObjects.changePrototype(names), change.type, change.changeId, oldValues, newValues,
+                                    change.status, change.message ?? null);
     });
-    const object = { name: delta.tableName, count: changes.length, changes };
-    changes.forEach((change, index) => { object[index] = change; });
     return {
-        object, changes,
+        object: changeObjects.delta(delta.tableName, changes), changes,
         show(index) {
             const change = delta.changes[index];
-            Object.assign(changes[index], { status: change.status, message: change.message ?? null, failed: change.status === 'failed', error: change.message ?? null });
+            Object.assign(changes[index], { status: change.status, message: change.message ?? null });
         },
     };
 }

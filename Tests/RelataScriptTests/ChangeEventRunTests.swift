@@ -238,6 +238,35 @@ import Testing
         #expect(try seen(recorder) == expected)
     }
 
+    /// The same lines as the JavaScript client's "delta events get change objects of the shape
+    /// every site gives them" (`Clients/JavaScript/test/table.test.js`): one implementation of the
+    /// change objects (`rule-environment.js`) on every site.
+    @Test func aChangeObjectHasTheShapeOfEverySite() throws {
+        let recorder = LogRecorder()
+        let adapter = try LocalDataAdapter(engine: ScriptEngine(timeLimit: .seconds(2)), logger: recorder.logger)
+        let lines = try DataTable(name: "Lines", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("Quantity", .integer)])
+        try lines.loadRows([[.integer(1), .integer(5)], [.integer(2), .integer(6)]])
+        try adapter.addTable(lines, script: RuleScript("""
+            function beforeProcessDeltaChange(delta, change) {
+                log([change.type, Object.keys(change).join(','), change.isInsert, change.isUpdate, change.isDelete,
+                     change.changeID === change.changeId, change.Quantity, change.failed, change.error].join('|'));
+            }
+            function afterProcessDelta(delta) { log(delta.length + ' ' + Object.keys(delta).join(',') + ' ' + delta[0].status); }
+            """, fileName: "Lines.js"))
+        try lines.rows[0].setValue(.integer(50), forKey: "Quantity")
+        try lines.removeRow(lines.rows[1])
+        _ = try lines.addNewRow(values: ["Id": .integer(3), "Quantity": .integer(7)])
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        #expect(verdicts.map(\.status) == [.resolved, .resolved, .resolved])
+        let own = "type,changeId,changeID,oldValues,newValues,status,message"
+        #expect(recorder.messages.suffix(4) == [
+            "update|\(own)|false|true|false|true|50|false|",
+            "delete|\(own)|false|false|true|true|6|false|",
+            "insert|\(own)|true|false|false|true|7|false|",
+            "3 0,1,2,name,count,length,changes resolved",
+        ])
+    }
+
     /// Each change's values reach the script by name however their dictionaries are laid out:
     /// changes `makeDelta` built (copies of one dictionary), hand-made ones with the same names
     /// inserted in other orders, and ones with fewer names, mixed and across several calls.

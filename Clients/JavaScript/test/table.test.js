@@ -325,3 +325,34 @@ test('a new row posted explicitly needs its required fields; a key must be whole
     assert.throws(() => table.rows[0].set('Status', null), (error) => error.code === 'requiredValueMissing' && error.row === 'row (OrderId=1)'
         && error.message === 'the field is required and cannot be NULL');
 });
+
+// The same lines as ChangeEventRunTests.aChangeObjectHasTheShapeOfEverySite (Swift): one
+// implementation of the change objects (rule-environment.js) on every site.
+test('delta events get change objects of the shape every site gives them', async () => {
+    const { validateDeltas } = await import('../validation.js');
+    const lineFields = [{ name: 'Id', type: 'integer', primaryKey: true }, { name: 'Quantity', type: 'integer' }];
+    const lines = new DataTable('Lines', lineFields);
+    lines.load([[1, 5], [2, 6]]);
+    const schema = { name: 'S', tables: [{ name: 'Lines', fields: lineFields, script: { fileName: 'Lines.js', source: `
+        function beforeProcessDeltaChange(delta, change) {
+            log([change.type, Object.keys(change).join(','), change.isInsert, change.isUpdate, change.isDelete,
+                 change.changeID === change.changeId, change.Quantity, change.failed, change.error].join('|'));
+        }
+        function afterProcessDelta(delta) { log(delta.length + ' ' + Object.keys(delta).join(',') + ' ' + delta[0].status); }` } }] };
+    const tables = new Map([['lines', lines]]);
+    const logged = [];
+    const rules = new RuleSet(schema, { tables: () => tables, log: (line) => logged.push(line) });
+    lines.rules = rules;
+    lines.rows[0].set('Quantity', 50);
+    lines.rows[1].remove();
+    lines.addRow({ Id: 3, Quantity: 7 });
+    const verdicts = validateDeltas([lines.makeDelta()], { rules, tables, schema });
+    assert.deepEqual(verdicts[0].changes.map((change) => change.status), ['resolved', 'resolved', 'resolved']);
+    const own = 'type,changeId,changeID,oldValues,newValues,status,message';
+    assert.deepEqual(logged, [
+        `update|${own}|false|true|false|true|50|false|`,
+        `delete|${own}|false|false|true|true|6|false|`,
+        `insert|${own}|true|false|false|true|7|false|`,
+        '3 0,1,2,name,count,length,changes resolved',
+    ]);
+});

@@ -27,7 +27,7 @@ package final class ScriptContext {
         runtime = JSObjectMake(ref, nil, nil)
         JSValueProtect(ref, runtime)
         try install(Self.coreHelpers)
-        try install(Self.utcDates)
+        try install(Self.environment)
     }
 
     deinit {
@@ -54,11 +54,12 @@ package final class ScriptContext {
         };
         """
 
-    /// Rules see UTC on every site, whatever the host's time zone: `rule-environment.js`
-    /// (`Engine/Environment`), the same file the JavaScript client runs in the browser.
-    private static let utcDates = String(decoding: PackageResources.rule_environment_js, as: UTF8.self)
-        .replacingOccurrences(of: "export function installUTCDates", with: "function installUTCDates")
-        + "\ninstallUTCDates(globalThis, relata);\n"
+    /// Rules see UTC on every site, whatever the host's time zone, and delta events get the same
+    /// change objects: `rule-environment.js` (`Engine/Environment`), the same file the JavaScript
+    /// client runs in the browser.
+    private static let environment = String(decoding: PackageResources.rule_environment_js, as: UTF8.self)
+        .replacingOccurrences(of: "export function ", with: "function ")
+        + "\ninstallUTCDates(globalThis, relata);\ninstallChangeObjects(relata);\n"
 
     /// Runs Relata's own JavaScript with `relata` (the ``runtime`` object) in scope:
     /// what it stores there is out of every script's reach.

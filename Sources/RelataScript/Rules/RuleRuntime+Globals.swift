@@ -31,46 +31,6 @@ extension RuleRuntime {
             for (let k = 0; k < failures.length; k += 2) parts.push(failures[k] + '\\u0003' + failures[k + 1]);
             return parts.join('\\u0002');
         };
-        // What the change objects of one list of field names share, as their prototype: `isInsert`,
-        // `isUpdate`, `isDelete`, `failed`, `error`, and a getter per field (the new value, else the
-        // old one) — made once per list, not per change: accessors defined on each change object
-        // cost about eight times the rest of it. Read through `this`, they see the change's own
-        // `type`, `status`, `message`, `oldValues` and `newValues` (a field of one of those names is
-        // left to the change's own property, as before). Lists are few; the map is emptied should a
-        // delta bring many.
-        const changeOwnNames = new Set(['type', 'changeId', 'changeID', 'oldValues', 'newValues', 'status', 'message']);
-        const changePrototypes = new Map();
-        const stringify = JSON.stringify, hasOwn = Object.hasOwn;   // as they were before any script ran
-        relata.changePrototype = function (names) {
-            const key = stringify(names);
-            let prototype = changePrototypes.get(key);
-            if (prototype !== undefined) return prototype;
-            prototype = {
-                get isInsert() { return this.type === 'insert' },
-                get isUpdate() { return this.type === 'update' },
-                get isDelete() { return this.type === 'delete' },
-                get failed() { return this.status === 'failed' },
-                get error() { return this.message },
-            };
-            for (const name of names) {
-                if (changeOwnNames.has(name) || hasOwn(prototype, name)) continue;
-                Object.defineProperty(prototype, name, {
-                    enumerable: true,
-                    get() {
-                        const newValues = this.newValues;
-                        return hasOwn(newValues, name) ? newValues[name] : this.oldValues[name];
-                    },
-                });
-            }
-            if (changePrototypes.size >= 256) changePrototypes.clear();
-            changePrototypes.set(key, prototype);
-            return prototype;
-        };
-        // A literal, so its properties are defined, not assigned: no setter a script put on
-        // Object.prototype is reached.
-        relata.change = function (prototype, type, changeId, oldValues, newValues, status, message) {
-            return { __proto__: prototype, type, changeId, changeID: changeId, oldValues, newValues, status, message };
-        };
         relata.valuesObject = function (names, values, offset = 0) {
             const object = {};
             for (let k = 0; k < names.length; k++)
@@ -111,14 +71,6 @@ extension RuleRuntime {
                                         strings[header[h + 2]], message === undefined ? null : message);
             }
             return made;
-        };
-        // The delta object of a delta's change objects (`changes` is a copy: a script may replace its elements).
-        relata.delta = function (name, changes) {
-            const delta = {};
-            for (const [key, value] of [['name', name], ['count', changes.length], ['length', changes.length], ['changes', changes.slice()]])
-                Object.defineProperty(delta, key, { value, enumerable: true, writable: false, configurable: false });
-            for (let i = 0; i < changes.length; i++) delta[i] = changes[i];
-            return delta;
         };
         // A delta's change events for `changes[start..<end]` in one call (`RuleRuntime.runChangeEvents`):
         // for each change, `before(delta, change)`, the change shown resolved, `after(delta, change)`
