@@ -369,6 +369,7 @@ extension ServeCommandTests {
         let secondToken = try #require(second["token"] as? String)
         drop()
         dropped.set()
+        #expect(TestPostgres.waitUntilGone(url), "the database was dropped")
         // The database is gone: requests fail (they do not hang), and the server still stops.
         let (status, _) = try await again.post("/v2/DataService/GetData", read, token: secondToken)
         #expect(status >= 500 || status == 401, "status \(status)")

@@ -117,6 +117,20 @@ public enum TestPostgres {
         })
     }
 
+    /// Waits, up to `limit`, until the database at `url` takes no more connections: what a test
+    /// that needs the database gone calls after `drop`, which drops it in the background.
+    public static func waitUntilGone(_ url: String, limit: Duration = .seconds(60)) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            guard let database = try? PostgresDatabase(url: url, maxConnections: 1, limits: adminLimits, logger: quiet) else { return true }
+            let answered = (try? database.write { connection in _ = try connection.execute("SELECT 1", []) }) != nil
+            database.close()
+            if !answered { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+
     /// Creating or dropping a test's database fails after a minute rather than the five a server allows a statement.
     private static let adminLimits = PostgresTimeLimits(statement: .seconds(60))
     private static let testLimits = PostgresTimeLimits(statement: .seconds(60))

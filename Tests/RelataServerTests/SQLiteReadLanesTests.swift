@@ -59,10 +59,12 @@ import Testing
         let started = ConditionFlag(), release = ConditionFlag()
         async let blocked: Value? = database.asyncRead { connection in
             started.set()
-            #expect(release.wait(for: .seconds(60)), "released")
+            #expect(release.wait(for: .seconds(240)), "released")
             return try connection.value("SELECT COUNT(*) FROM t", [], reading: Self.number)
         }
-        let deadline = ContinuousClock.now + .seconds(30)
+        // Generous: the read starts from a task, and a loaded machine's cooperative threads can be
+        // held up for tens of seconds by the tests beside this one.
+        let deadline = ContinuousClock.now + .seconds(120)
         while !started.isSet, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         #expect(started.isSet, "the blocking read started")
         for _ in 0..<20 {
