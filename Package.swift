@@ -113,7 +113,7 @@ let package = Package(
         .executableTarget(name: "relata-data-access", dependencies: [
             "Relata", "RelataScript", "RelataRemote", .product(name: "Logging", package: "swift-log"),
         ], path: "Examples/DataAccessApp"),
-        .testTarget(name: "RelataTests", dependencies: ["Relata", "relata-briefcase-writer"]),
+        .testTarget(name: "RelataTests", dependencies: ["Relata", "RelataTestSupport", "relata-briefcase-writer"]),
         // The child process the briefcase crash test kills while it saves.
         .executableTarget(name: "relata-briefcase-writer", dependencies: ["Relata"], path: "Tests/BriefcaseWriter"),
         // Tables and scripts the runtime and tooling tests share.
@@ -125,7 +125,7 @@ let package = Package(
         // The databases server tests run on: SQLite files, and PostgreSQL databases made on the
         // cluster RELATA_POSTGRES_URL names (Scripts/test.sh starts one).
         .target(name: "RelataServerTestSupport", dependencies: [
-            "RelataServer", .product(name: "Logging", package: "swift-log"),
+            "RelataServer", "RelataTestSupport", .product(name: "Logging", package: "swift-log"),
         ], path: "Tests/RelataServerTestSupport"),
         // Servers on loopback ports, reached with URLSession as any client would.
         .testTarget(name: "RelataServerTests", dependencies: [

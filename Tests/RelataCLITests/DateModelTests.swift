@@ -26,14 +26,14 @@ import RelataTestSupport
     }
 
     @Test(arguments: ["America/New_York", "Asia/Kolkata", "UTC"])
-    func rulesSeeUTCAndStoreExactDatesWhateverTheHostsTimeZone(zone: String) throws {
+    func rulesSeeUTCAndStoreExactDatesWhateverTheHostsTimeZone(zone: String) async throws {
         let folder = try TemporaryFolder()
         let schema = try Self.schema(in: folder)
         let edits = try folder.write("e.json", #"[{"update": "T", "key": 1, "values": {"N": 2}}]"#)
         let briefcase = folder.url.appendingPathComponent("t.briefcase").path
-        let run = try RelataProcess.run(["run", schema, "--edits", edits, "--no-apply", "--save-briefcase", briefcase], environment: ["TZ": zone])
+        let run = try await RelataProcess.run(["run", schema, "--edits", edits, "--no-apply", "--save-briefcase", briefcase], environment: ["TZ": zone])
         #expect(run.status == 0, "\(run.output)\(run.errorOutput)")
-        let export = try RelataProcess.run(["briefcase", "export", briefcase, "--table", "T"], environment: ["TZ": zone])
+        let export = try await RelataProcess.run(["briefcase", "export", briefcase, "--table", "T"], environment: ["TZ": zone])
         let rows = try JSONSerialization.jsonObject(with: Data(export.output.utf8)) as? [[String: Any]]
         let row = try #require(rows?.first)
         #expect(row["Made"] as? String == "2026-01-15T09:30:00Z")

@@ -17,41 +17,41 @@ import RelataTestSupport
             """)
     }
 
-    @Test func aMisspeltTableOrRoleStopsTheStartSayingWhatWasMeant() throws {
+    @Test func aMisspeltTableOrRoleStopsTheStartSayingWhatWasMeant() async throws {
         let folder = try TemporaryFolder()
-        let table = try RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"Clints": {"read": ["Sales"]}}"#)])
+        let table = try await RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"Clints": {"read": ["Sales"]}}"#)])
         #expect(table.status != 0)
         #expect(table.errorOutput.contains("permissions name the table 'Clints', which the schema does not have (did you mean Clients?)"), "\(table.errorOutput)")
 
-        let role = try RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"Clients": {"read": ["Sals"]}, "*": {"read": ["*"]}}"#)])
+        let role = try await RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"Clients": {"read": ["Sals"]}, "*": {"read": ["*"]}}"#)])
         #expect(role.status != 0)
         #expect(role.errorOutput.contains("give read to the role 'Sals', which no user has (did you mean Sales?)"), "\(role.errorOutput)")
 
         // A role no user has yet, declared by the domain, is no typo.
-        let declared = try ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: #"{"Clients": {"read": ["Auditor"]}}"#,
+        let declared = try await ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: #"{"Clients": {"read": ["Auditor"]}}"#,
                                                                            domain: #", "roles": ["Auditor"]"#)])
         #expect(declared.port > 0, "\(declared.errorOutput)")
-        _ = declared.stop()
+        _ = await declared.stop()
     }
 
-    @Test func aLoginTableNoPermissionNamesStopsTheStart() throws {
+    @Test func aLoginTableNoPermissionNamesStopsTheStart() async throws {
         let folder = try TemporaryFolder()
         let login = #", "loginTable": {"table": "Clients", "userField": "ClientName", "passwordField": "ContactPhone"}"#
-        let refused = try RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"*": {"read": ["*"]}}"#, domain: login)])
+        let refused = try await RelataProcess.run(["serve", "--config", Self.config(in: folder, permissions: #"{"*": {"read": ["*"]}}"#, domain: login)])
         #expect(refused.status != 0)
         #expect(refused.errorOutput.contains("the login table Clients holds passwords and roles"), "\(refused.errorOutput)")
         #expect(refused.errorOutput.contains(#""Clients": {} closes it to everyone"#), "\(refused.errorOutput)")
 
-        let closed = try ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: #"{"Clients": {}, "*": {"read": ["*"]}}"#, domain: login)])
+        let closed = try await ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: #"{"Clients": {}, "*": {"read": ["*"]}}"#, domain: login)])
         #expect(closed.port > 0)
-        _ = closed.stop()
+        _ = await closed.stop()
     }
 
-    @Test func noPermissionsAtAllIsSaidOnceAtTheStart() throws {
+    @Test func noPermissionsAtAllIsSaidOnceAtTheStart() async throws {
         let folder = try TemporaryFolder()
-        let server = try ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: nil)])
+        let server = try await ServeCommandTests.Server(["--config", Self.config(in: folder, permissions: nil)])
         #expect(server.port > 0)
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
         let log = server.errorOutput
         #expect(log.components(separatedBy: "no permissions for Shop/PCTrade: every logged-in user may read and change every table there").count == 2, "\(log)")
     }

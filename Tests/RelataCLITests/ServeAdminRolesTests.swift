@@ -18,7 +18,7 @@ extension ServeCommandTests {
                  "domains": [{"name": "Shop", "usersFile": "users.json", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite"}]}]}
                 """)
         }
-        let server = try Server(["--config", try config("server.json", adminRoles: #"["Manager"]"#), "--console-admin-role", "Clerk"])
+        let server = try await Server(["--config", try config("server.json", adminRoles: #"["Manager"]"#), "--console-admin-role", "Clerk"])
         for user in ["demo", "clerk"] {
             let (_, login) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=\#(user);Password=\#(user)"}"#)
             #expect(login["admin"] as? Bool == true, "\(user): \(login)")
@@ -27,17 +27,17 @@ extension ServeCommandTests {
             #expect(status == 200, "\(overview)")
             #expect(overview["domain"] as? String == "Shop")
         }
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
 
-        let misspelt = try RelataProcess.run(["serve", "--config", try config("misspelt.json", adminRoles: #"["Manger"]"#)])
+        let misspelt = try await RelataProcess.run(["serve", "--config", try config("misspelt.json", adminRoles: #"["Manger"]"#)])
         #expect(misspelt.status == 2)
         #expect(misspelt.errorOutput.contains("misspelt.json"), "\(misspelt.errorOutput)")
         #expect(misspelt.errorOutput.contains("console.adminRoles names the role 'Manger', which no user has (did you mean Manager?)"), "\(misspelt.errorOutput)")
-        let option = try RelataProcess.run(["serve", "--port", "0", "--users", folder.url.appendingPathComponent("users.json").path,
+        let option = try await RelataProcess.run(["serve", "--port", "0", "--users", folder.url.appendingPathComponent("users.json").path,
                                             "--database", ":memory:", "--console-admin-role", "Root"])
         #expect(option.status == 2)
         #expect(option.errorOutput.contains("the role 'Root', which no user has"), "\(option.errorOutput)")
-        let unknownKey = try RelataProcess.run(["serve", "--config", try folder.write("key.json", #"{"console": {"adminRole": ["Manager"]}, "domains": []}"#)])
+        let unknownKey = try await RelataProcess.run(["serve", "--config", try folder.write("key.json", #"{"console": {"adminRole": ["Manager"]}, "domains": []}"#)])
         #expect(unknownKey.status == 2)
         #expect(unknownKey.errorOutput.contains("console.adminRole: unknown key 'adminRole' (did you mean 'adminRoles'?)"), "\(unknownKey.errorOutput)")
     }

@@ -15,7 +15,7 @@ extension ServeCommandTests {
             {"port": 0, "cors": {"allowOrigins": ["https://shop.example.com"]},
              "domains": [{"name": "Shop", "usersFile": "users.json", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite"}]}]}
             """)
-        let server = try Server(["--config", config, "--cors-allow-origin", "http://localhost:5173"])
+        let server = try await Server(["--config", config, "--cors-allow-origin", "http://localhost:5173"])
         for (origin, allowed) in [("https://shop.example.com", true), ("http://localhost:5173", true), ("https://evil.example", false)] {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(server.port)/v2/LoginService/Login")!)
             request.httpMethod = "OPTIONS"
@@ -26,21 +26,21 @@ extension ServeCommandTests {
             #expect(http.statusCode == (allowed ? 204 : 403), "\(origin)")
             #expect((http.value(forHTTPHeaderField: "Access-Control-Allow-Origin") == origin) == allowed, "\(origin)")
         }
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
 
         let bad = try folder.write("bad.json", """
             {"cors": {"allowOrigins": ["https://shop.example.com/"]},
              "domains": [{"name": "Shop", "usersFile": "users.json", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)", "database": "shop.sqlite"}]}]}
             """)
-        let refused = try RelataProcess.run(["serve", "--config", bad])
+        let refused = try await RelataProcess.run(["serve", "--config", bad])
         #expect(refused.status == 2)
         #expect(refused.errorOutput.contains("bad.json"), "\(refused.errorOutput)")
         #expect(refused.errorOutput.contains("'https://shop.example.com/' is not an origin: it ends with '/'"), "\(refused.errorOutput)")
         let misspelt = try folder.write("misspelt.json", #"{"cors": {"allowOrigin": ["*"]}, "domains": []}"#)
-        let unknown = try RelataProcess.run(["serve", "--config", misspelt])
+        let unknown = try await RelataProcess.run(["serve", "--config", misspelt])
         #expect(unknown.status == 2)
         #expect(unknown.errorOutput.contains("cors.allowOrigin: unknown key 'allowOrigin' (did you mean 'allowOrigins'?)"), "\(unknown.errorOutput)")
-        let option = try RelataProcess.run(["serve", "--port", "0", "--cors-allow-origin", "localhost:5173"])
+        let option = try await RelataProcess.run(["serve", "--port", "0", "--cors-allow-origin", "localhost:5173"])
         #expect(option.status == 64)
         #expect(option.errorOutput.contains("--cors-allow-origin: cors.allowOrigins: 'localhost:5173' is not an origin: it has no scheme"), "\(option.errorOutput)")
     }

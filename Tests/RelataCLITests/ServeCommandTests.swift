@@ -9,28 +9,38 @@ import RelataTestSupport
 /// `relata serve`: a real server process, reached over a socket.
 @Suite(.serialized, .timeLimit(.minutes(10))) struct ServeCommandTests {
     /// A running `relata serve`, stopped with SIGTERM when the test is done with it.
-    final class Server {
-        let process = Process()
-        let errors = Pipe()
+    ///
+    /// Every wait — for the line that says where it listens, for a log line, for the process to
+    /// end — is done by a thread of its own, never by the test's task on one of Swift's
+    /// cooperative threads, which the tests running beside need.
+    final class Server: Sendable {
+        let process: Process
         /// Its standard error, read as it comes by a thread of its own.
-        let log = ProcessLog()
-        private(set) var port = 0
+        let log: ProcessLog
+        /// The port it listens on; 0 when it did not say.
+        let port: Int
 
         /// `relata serve` with `arguments` — and two rule runtimes unless they say how many:
         /// the tests' servers start by the dozen beside other tests, and compiling a default
         /// pool each time would only slow them.
-        init(_ arguments: [String]) throws {
+        init(_ arguments: [String]) async throws {
+            let process = Process()
             process.executableURL = RelataProcess.binary
             process.arguments = ["serve"] + arguments + (arguments.contains("--rule-runtimes") ? [] : ["--rule-runtimes", "2"])
             process.currentDirectoryURL = RelataProcess.packageRoot
-            let output = Pipe()
+            let output = Pipe(), errors = Pipe()
             process.standardOutput = output
             process.standardError = errors
+            await ProcessSlots.shared.take()
+            defer { ProcessSlots.shared.give() }
             try process.run()
+            self.process = process
+            let log = ProcessLog()
             log.collect(from: errors.fileHandleForReading)
+            self.log = log
             // The first line says where it listens: "serving PCTrade on http://127.0.0.1:PORT …".
-            // Read on a thread of its own, waited for with a deadline: a server that never says
-            // it listens is killed, and the test fails instead of hanging.
+            // Waited for with a deadline: a server that never says it listens is killed, and the
+            // test fails instead of hanging.
             let firstLine = ConditionFlag()
             let line = LineBuffer()
             let reader = output.fileHandleForReading
@@ -42,22 +52,32 @@ import RelataTestSupport
                 }
                 firstLine.set()
             }.start()
-            if !firstLine.wait(for: .seconds(120)) {
+            guard await firstLine.waited(for: .seconds(120)) else {
                 Issue.record("relata serve did not say where it listens within 120 s; killed")
                 Foundation.kill(process.processIdentifier, SIGKILL)
+                port = 0
+                return
             }
             let text = line.text
-            guard let range = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression),
-                  let port = Int(text[range].split(separator: ":").last ?? "") else { return }
-            self.port = port
+            port = text.range(of: #"127\.0\.0\.1:(\d+)"#, options: .regularExpression)
+                .flatMap { Int(text[$0].split(separator: ":").last ?? "") } ?? 0
         }
 
         /// A test that stops early (a failed `#require`, a thrown error) leaves no server behind.
-        deinit { if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) } }
+        deinit { kill() }
 
-        /// Stops the server with SIGTERM; one still running 30 s later is killed (and the test fails).
-        func stop() -> Int32 {
-            if !stopping(process, within: .seconds(30)) { Issue.record("relata serve ignored SIGTERM for 30 s and was killed") }
+        /// Kills the server at once (SIGKILL) when it still runs: what a `defer` does, which
+        /// cannot wait for a graceful stop.
+        func kill() {
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// Stops the server with SIGTERM; one still running 30 s later is killed (and the test
+        /// fails). Its whole log is in ``errorOutput`` once this returns.
+        func stop() async -> Int32 {
+            if !(await stopping(process, within: .seconds(30))) { Issue.record("relata serve ignored SIGTERM for 30 s and was killed") }
+            let log = self.log
+            _ = await onOwnThread { log.waitForEnd(within: .seconds(30)) }
             return process.terminationStatus
         }
 
@@ -77,14 +97,11 @@ import RelataTestSupport
         /// Whether the server logs `text` within `limit`.
         func waitForLog(_ text: String, within limit: Duration) async -> Bool {
             let log = self.log
-            return await Task.detached { log.wait(for: text, within: limit) }.value
+            return await onOwnThread { log.wait(for: text, within: limit) }
         }
 
-        /// What the server logged: all of it once it has stopped, what it logged so far while it runs.
-        var errorOutput: String {
-            if !process.isRunning { _ = log.waitForEnd(within: .seconds(30)) }
-            return log.text
-        }
+        /// What the server logged so far; all of it once ``stop()`` returned.
+        var errorOutput: String { log.text }
 
         func post(_ path: String, _ body: String, token: String? = nil) async throws -> (Int, [String: Any]) {
             var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
@@ -100,7 +117,7 @@ import RelataTestSupport
     @Test func servesPCTradeFromADatabaseItSeedsOnceAndStopsOnSIGTERM() async throws {
         let folder = try TemporaryFolder()
         let database = folder.url.appendingPathComponent("pc.sqlite").path
-        let server = try Server(["--port", "0", "--database", database])
+        let server = try await Server(["--port", "0", "--database", database])
         #expect(server.port > 0, "the server says where it listens")
         let (loginStatus, login) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
         #expect(loginStatus == 200)
@@ -115,33 +132,33 @@ import RelataTestSupport
         #expect(String(decoding: metrics, as: UTF8.self).contains(#"relata_rule_runtimes{domain="default",schema="PCTrade"} 2"#))
 
         // A second server on the same port is told the port is taken.
-        let clash = try RelataProcess.run(["serve", "--port", "\(server.port)", "--database", folder.url.appendingPathComponent("other.sqlite").path])
+        let clash = try await RelataProcess.run(["serve", "--port", "\(server.port)", "--database", folder.url.appendingPathComponent("other.sqlite").path])
         #expect(clash.status == 2)
         #expect(clash.errorOutput.contains("port \(server.port) on 127.0.0.1 is taken"), "\(clash.errorOutput)")
 
-        #expect(server.stop() == 0, "SIGTERM stops it gracefully")
+        #expect(await server.stop() == 0, "SIGTERM stops it gracefully")
         #expect(server.errorOutput.contains("created and seeded"))
 
-        let again = try Server(["--port", "0", "--database", database])
+        let again = try await Server(["--port", "0", "--database", database])
         #expect(again.port > 0)
-        #expect(again.stop() == 0)
+        #expect(await again.stop() == 0)
         #expect(!again.errorOutput.contains("created and seeded"), "the database is reused")
     }
 
-    @Test func aMissingSchemaOrUsersFileIsABadInput() throws {
-        let noSchema = try RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0"])
+    @Test func aMissingSchemaOrUsersFileIsABadInput() async throws {
+        let noSchema = try await RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0"])
         #expect(noSchema.status == 2)
         #expect(noSchema.errorOutput.contains("the schema file does not exist"))
         let folder = try TemporaryFolder()
         let users = try folder.write("users.json", #"{"name": "x"}"#)
-        let badUsers = try RelataProcess.run(["serve", "--port", "0", "--users", users, "--database", folder.url.appendingPathComponent("d.sqlite").path])
+        let badUsers = try await RelataProcess.run(["serve", "--port", "0", "--users", users, "--database", folder.url.appendingPathComponent("d.sqlite").path])
         #expect(badUsers.status == 2)
         #expect(badUsers.errorOutput.contains("users.json: expected an array"), "\(badUsers.errorOutput)")
         #expect(!badUsers.errorOutput.contains("created and seeded"), "nothing is created before the input is known to be good")
-        let badPort = try RelataProcess.run(["serve", "--port", "70000"])
+        let badPort = try await RelataProcess.run(["serve", "--port", "70000"])
         #expect(badPort.status == 64)
         for runtimes in ["0", "1025", "-3"] {
-            let badRuntimes = try RelataProcess.run(["serve", "--port", "0", "--rule-runtimes", runtimes])
+            let badRuntimes = try await RelataProcess.run(["serve", "--port", "0", "--rule-runtimes", runtimes])
             #expect(badRuntimes.status == 64, "--rule-runtimes \(runtimes)")
             #expect(badRuntimes.errorOutput.contains("--rule-runtimes"), "\(badRuntimes.errorOutput)")
         }
@@ -152,7 +169,7 @@ import RelataTestSupport
              "domains": [{"name": "Shop", "usersFile": "users.json", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)"}]}]}
             """)
         _ = try folder.write("users.json", "[]")
-        let noFolder = try RelataProcess.run(["serve", "--config", config])
+        let noFolder = try await RelataProcess.run(["serve", "--config", config])
         #expect(noFolder.status == 2)
         #expect(noFolder.errorOutput.contains("state-t/sessions.sqlite: the database cannot be opened: its folder"), "\(noFolder.errorOutput)")
         #expect(noFolder.errorOutput.contains("state-t does not exist"), "\(noFolder.errorOutput)")
@@ -179,7 +196,7 @@ extension ServeCommandTests {
                "schemas": [{"schema": "lab/Lab.schema.json"}]}
             ]}
             """)
-        let server = try Server(["--config", config])
+        let server = try await Server(["--config", config])
         #expect(server.port > 0)
         let (_, lab) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=tech;Password=demo;Domain=Lab"}"#)
         let labToken = try #require(lab["token"] as? String)
@@ -198,19 +215,19 @@ extension ServeCommandTests {
         #expect((answer["error"] as? [String: Any])?["code"] as? String == "permissionDenied")
         let (allowed, _) = try await server.post("/v2/DataService/GetData", #"{"requests": [{"table": "Products", "parameters": {}}]}"#, token: clerkToken)
         #expect(allowed == 200)
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
     }
 
-    @Test func aMisspeltConfigurationKeyIsNamed() throws {
+    @Test func aMisspeltConfigurationKeyIsNamed() async throws {
         let folder = try TemporaryFolder()
         let config = try folder.write("server.json", #"{"domains": [{"name": "A", "schemas": [{"schema": "x.json", "permisions": {}}]}]}"#)
-        let run = try RelataProcess.run(["serve", "--config", config])
+        let run = try await RelataProcess.run(["serve", "--config", config])
         #expect(run.status == 2)
         #expect(run.errorOutput.contains("domains[0].schemas[0].permisions: unknown key 'permisions' (did you mean 'permissions'?)"), "\(run.errorOutput)")
         let twice = try folder.write("twice.json", """
             {"domains": [{"name": "A", "schemas": [{"schema": "\(RelataProcess.pcTradeSchema)"}, {"schema": "\(RelataProcess.pcTradeSchema)"}]}]}
             """)
-        let clash = try RelataProcess.run(["serve", "--config", twice])
+        let clash = try await RelataProcess.run(["serve", "--config", twice])
         #expect(clash.status == 2)
         #expect(clash.errorOutput.contains("both have a table Clients in"), "\(clash.errorOutput)")
     }
@@ -219,44 +236,44 @@ extension ServeCommandTests {
 extension ServeCommandTests {
     /// A schema whose tables changed since the database was made: the server refuses to start,
     /// naming the difference (every request on the table failed before, with SQLite's words).
-    @Test func aServerRefusesToStartOnADatabaseThatLacksAField() throws {
+    @Test func aServerRefusesToStartOnADatabaseThatLacksAField() async throws {
         let folder = try TemporaryFolder()
         let fields = #"{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Title", "type": "string", "size": 40}"#
         let schema = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [\#(fields)]}]}"#)
         let database = folder.url.appendingPathComponent("lab.sqlite").path
-        let first = try Server([schema, "--port", "0", "--database", database])
+        let first = try await Server([schema, "--port", "0", "--database", database])
         #expect(first.port > 0)
-        #expect(first.stop() == 0)
+        #expect(await first.stop() == 0)
         _ = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [\#(fields), {"name": "Year", "type": "integer"}]}]}"#)
-        let second = try Server([schema, "--port", "0", "--database", database])
+        let second = try await Server([schema, "--port", "0", "--database", database])
         #expect(second.port == 0, "it does not listen")
-        #expect(second.stop() == 2)
+        #expect(await second.stop() == 2)
         #expect(second.errorOutput.contains("the database does not match the schema Lab (1 difference)"), "\(second.errorOutput)")
         #expect(second.errorOutput.contains(#"Books.Year: the database has no such column; add it with relata migrate, or: ALTER TABLE "Books" ADD COLUMN "Year" INTEGER"#))
 
         // relata migrate shows, then makes, the change; the server starts then.
-        let dryRun = try RelataProcess.run(["migrate", schema, "--database", database, "--dry-run"])
+        let dryRun = try await RelataProcess.run(["migrate", schema, "--database", database, "--dry-run"])
         #expect(dryRun.status == 0, "\(dryRun.errorOutput)")
         #expect(dryRun.output.contains(#"ALTER TABLE "Books" ADD COLUMN "Year" INTEGER;"#), "\(dryRun.output)")
         #expect(dryRun.output.contains("1 statement(s) would run on \(database) (--dry-run: nothing was changed)"))
-        let migrated = try RelataProcess.run(["migrate", schema, "--database", database])
+        let migrated = try await RelataProcess.run(["migrate", schema, "--database", database])
         #expect(migrated.status == 0, "\(migrated.errorOutput)")
         #expect(migrated.output.contains("migrated \(database): 1 statement(s) in one transaction"))
-        let third = try Server([schema, "--port", "0", "--database", database])
+        let third = try await Server([schema, "--port", "0", "--database", database])
         #expect(third.port > 0, "it starts on the migrated database")
-        #expect(third.stop() == 0)
-        let again = try RelataProcess.run(["migrate", schema, "--database", database])
+        #expect(await third.stop() == 0)
+        let again = try await RelataProcess.run(["migrate", schema, "--database", database])
         #expect(again.output.contains("matches the schema already; nothing to do"))
 
         // A change that is not additive is refused, naming it; nothing changes.
         _ = try folder.write("Lab.schema.json", #"{"name": "Lab", "tables": [{"name": "Books", "fields": [{"name": "Id", "type": "integer", "primaryKey": true}, {"name": "Title", "type": "integer"}, {"name": "Year", "type": "integer"}]}]}"#)
-        let retype = try RelataProcess.run(["migrate", schema, "--database", database])
+        let retype = try await RelataProcess.run(["migrate", schema, "--database", database])
         #expect(retype.status == 2)
         #expect(retype.errorOutput.contains("Books.Title: the column is TEXT, the field is integer"), "\(retype.errorOutput)")
         #expect(retype.errorOutput.contains("nothing was changed"))
 
         // A database that cannot be reached is 4, as a server that cannot be (retrying may work).
-        let unreachable = try RelataProcess.run(["migrate", schema, "--database", "postgres://relata:x@127.0.0.1:1/lab"])
+        let unreachable = try await RelataProcess.run(["migrate", schema, "--database", "postgres://relata:x@127.0.0.1:1/lab"])
         #expect(unreachable.status == 4)
         #expect(unreachable.errorOutput.contains("the database could not be reached: could not connect to PostgreSQL"), "\(unreachable.errorOutput)")
     }
@@ -271,7 +288,7 @@ extension ServeCommandTests {
         let script = try folder.write("Samples.js", "function beforePost(row) {}\n")
         let usersFile = try String(contentsOfFile: RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json").path, encoding: .utf8)
         _ = try folder.write("users.json", usersFile)
-        let server = try Server([schema, "--port", "0", "--database", folder.url.appendingPathComponent("lab.sqlite").path])
+        let server = try await Server([schema, "--port", "0", "--database", folder.url.appendingPathComponent("lab.sqlite").path])
         #expect(server.port > 0)
         let (_, login) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=demo"}"#)
         let token = try #require(login["token"] as? String)
@@ -290,7 +307,7 @@ extension ServeCommandTests {
         let (_, answer) = try await server.post("/v2/DataService/UpdateData", update, token: token)
         let change = ((answer["deltas"] as? [[String: Any]])?.first?["changes"] as? [[String: Any]])?.first
         #expect(change?["message"] as? String == "no bad labels")
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
     }
 
     /// The users file reloads while the server runs: a user removed from it, or given other roles,
@@ -304,7 +321,7 @@ extension ServeCommandTests {
         let users = try JSONSerialization.jsonObject(with: Data(contentsOf: RelataProcess.packageRoot.appendingPathComponent("Examples/PCTrade/users.json"))) as? [[String: Any]] ?? []
         let demo = try #require(users.first { $0["name"] as? String == "demo" }), clerk = try #require(users.first { $0["name"] as? String == "clerk" })
         let usersFile = URL(fileURLWithPath: try folder.write("users.json", String(decoding: try JSONSerialization.data(withJSONObject: users), as: UTF8.self)))
-        let server = try Server([schema, "--port", "0", "--users", usersFile.path, "--database", folder.url.appendingPathComponent("lab.sqlite").path])
+        let server = try await Server([schema, "--port", "0", "--users", usersFile.path, "--database", folder.url.appendingPathComponent("lab.sqlite").path])
         #expect(server.port > 0)
         func login(_ name: String) async throws -> String? {
             try await server.post("/v2/LoginService/Login", #"{"loginString": "User=\#(name);Password=\#(name)"}"#).1["token"] as? String
@@ -334,7 +351,7 @@ extension ServeCommandTests {
         let again = try #require(try await login("clerk"), "clerk logs in again, with his new roles")
         #expect(try await isOpen(again))
         _ = demo
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
         #expect(server.errorOutput.contains("reloaded the users of the server"))
     }
 }
@@ -355,26 +372,26 @@ extension ServeCommandTests {
             """)
         let login = #"{"loginString": "User=demo;Password=demo"}"#
         let read = #"{"requests": [{"table": "Clients", "parameters": {}}]}"#
-        let server = try Server(["--config", config])
+        let server = try await Server(["--config", config])
         try #require(server.port > 0)
         let (_, answer) = try await server.post("/v2/LoginService/Login", login)
         let token = try #require(answer["token"] as? String)
         #expect(try await server.post("/v2/DataService/GetData", read, token: token).0 == 200)
-        #expect(server.stop() == 0, "SIGTERM stops it gracefully")
+        #expect(await server.stop() == 0, "SIGTERM stops it gracefully")
         #expect(!server.errorOutput.contains("deinitialized before being closed"))
 
-        let again = try Server(["--config", config])
+        let again = try await Server(["--config", config])
         try #require(again.port > 0)
         let (_, second) = try await again.post("/v2/LoginService/Login", login)
         let secondToken = try #require(second["token"] as? String)
         drop()
         dropped.set()
-        #expect(TestPostgres.waitUntilGone(url), "the database was dropped")
+        #expect(await TestPostgres.waitUntilGone(url), "the database was dropped")
         // The database is gone: requests fail (they do not hang), and the server still stops.
         let (status, _) = try await again.post("/v2/DataService/GetData", read, token: secondToken)
         #expect(status >= 500 || status == 401, "status \(status)")
         let started = ContinuousClock.now
-        #expect(again.stop() == 0)
+        #expect(await again.stop() == 0)
         #expect(ContinuousClock.now - started < .seconds(30))
     }
 }
@@ -385,7 +402,7 @@ extension ServeCommandTests {
     @Test func theLogIsJSONLinesAtTheChosenLevelWithAuditEvents() async throws {
         let folder = try TemporaryFolder()
         let database = folder.url.appendingPathComponent("pc.sqlite").path
-        let server = try Server(["--port", "0", "--database", database, "--log-format", "json", "--log-level", "notice"])
+        let server = try await Server(["--port", "0", "--database", database, "--log-format", "json", "--log-level", "notice"])
         #expect(server.port > 0)
         let (wrong, _) = try await server.post("/v2/LoginService/Login", #"{"loginString": "User=demo;Password=nope"}"#)
         #expect(wrong == 401)
@@ -393,7 +410,7 @@ extension ServeCommandTests {
         let (metrics, _) = try await URLSession.shared.data(from: URL(string: "http://127.0.0.1:\(server.port)/metrics")!)
         #expect(String(decoding: metrics, as: UTF8.self).contains(#"relata_rule_runtimes{domain="default",schema="PCTrade"} 2"#))
         #expect(await server.waitForLog("login.failed", within: .seconds(10)))
-        #expect(server.stop() == 0)
+        #expect(await server.stop() == 0)
         let lines = server.errorOutput.split(separator: "\n").map(String.init)
         let events = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
         #expect(events.count == lines.count, "every line is a JSON object: \(lines.filter { !$0.hasPrefix("{") })")
@@ -404,7 +421,7 @@ extension ServeCommandTests {
         #expect(failed["user"] as? String == "demo" && failed["level"] as? String == "warning" && failed["time"] is String)
         #expect(!lines.contains { $0.contains("POST /v2/LoginService/Login") }, "request lines are info, below notice")
 
-        let refused = try RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0", "--log-format", "json"])
+        let refused = try await RelataProcess.run(["serve", "/nonexistent/s.schema.json", "--port", "0", "--log-format", "json"])
         #expect(refused.status == 2)
         let line = try #require(refused.errorOutput.split(separator: "\n").last)
         let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -412,7 +429,7 @@ extension ServeCommandTests {
         #expect(event["level"] as? String == "critical")
         #expect((event["message"] as? String)?.contains("the schema file does not exist") == true)
 
-        let badLevel = try RelataProcess.run(["serve", "--log-level", "loud"])
+        let badLevel = try await RelataProcess.run(["serve", "--log-level", "loud"])
         #expect(badLevel.status == 64)
     }
 }

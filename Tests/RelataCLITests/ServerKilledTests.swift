@@ -48,7 +48,7 @@ import RelataTestSupport
         let folder = try TemporaryFolder()
         let schema = try Self.slowCommitSchema(in: folder)
         let database = folder.url.appendingPathComponent("pctrade.sqlite").path
-        var server = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        var server = try await ServeCommandTests.Server([schema, "--port", "0", "--database", database])
         let port = server.port
         try #require(port > 0)
         let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
@@ -66,7 +66,7 @@ import RelataTestSupport
         #expect(row.originalValue(forKey: "ClientName") == before)
 
         // The same database on the same port: nothing was applied, and the retry is.
-        server = try ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
+        server = try await ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
         try #require(server.port == port)
         let fresh = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
         fresh.credentials = adapter.credentials
@@ -75,7 +75,7 @@ import RelataTestSupport
         #expect(delta.changes.map(\.status) == [.resolved])
         #expect(row.rowState == .unchanged)
         #expect(try await fresh.getDataTable("Clients").rows[0]["ClientName"] == "Typed before the crash")
-        _ = server.stop()
+        _ = await server.stop()
     }
 }
 
@@ -91,7 +91,7 @@ extension ServerKilledTests {
         var drop: @Sendable () -> Void = {}
         if backend == .postgres { (database, drop) = try TestPostgres.makeDatabaseURL() }
         defer { drop() }
-        var server = try ServeCommandTests.Server([schema, "--port", "0", "--database", database])
+        var server = try await ServeCommandTests.Server([schema, "--port", "0", "--database", database])
         let port = server.port
         try #require(port > 0)
         let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
@@ -105,9 +105,9 @@ extension ServerKilledTests {
         #expect(killed.isSet, "the server was killed in afterCommit")
         #expect(adapter.unansweredApply != nil && row.isLocked)
 
-        server = try ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
+        server = try await ServeCommandTests.Server([schema, "--port", "\(port)", "--database", database])
         try #require(server.port == port)
-        defer { _ = server.stop() }
+        defer { server.kill() }
         let fresh = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, dataService: "DataService.PCTrade")
         fresh.credentials = adapter.credentials
         let named = { try await fresh.getDataTable("Clients", where: "ClientName = 'Killed After Commit'").rows.count }

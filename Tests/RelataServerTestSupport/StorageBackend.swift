@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import RelataServer
+import RelataTestSupport
 
 /// The databases the server suite runs on: every test that takes a backend runs once per backend.
 public enum StorageBackend: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -119,14 +120,16 @@ public enum TestPostgres {
 
     /// Waits, up to `limit`, until the database at `url` takes no more connections: what a test
     /// that needs the database gone calls after `drop`, which drops it in the background.
-    public static func waitUntilGone(_ url: String, limit: Duration = .seconds(60)) -> Bool {
+    public static func waitUntilGone(_ url: String, limit: Duration = .seconds(60)) async -> Bool {
         let deadline = ContinuousClock.now + limit
         while ContinuousClock.now < deadline {
-            guard let database = try? PostgresDatabase(url: url, maxConnections: 1, limits: adminLimits, logger: quiet) else { return true }
-            let answered = (try? database.write { connection in _ = try connection.execute("SELECT 1", []) }) != nil
-            database.close()
+            let answered = await onOwnThread { () -> Bool in
+                guard let database = try? PostgresDatabase(url: url, maxConnections: 1, limits: adminLimits, logger: quiet) else { return false }
+                defer { database.close() }
+                return (try? database.write { connection in _ = try connection.execute("SELECT 1", []) }) != nil
+            }
             if !answered { return true }
-            Thread.sleep(forTimeInterval: 0.05)
+            try? await Task.sleep(for: .milliseconds(50))
         }
         return false
     }

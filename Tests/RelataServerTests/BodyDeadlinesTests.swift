@@ -1,6 +1,7 @@
 import Foundation
 @testable import RelataServer
 import RelataServerTestSupport
+import RelataTestSupport
 import Testing
 
 /// The deadlines of request bodies: met, at most a sweep late; never met once removed; and the

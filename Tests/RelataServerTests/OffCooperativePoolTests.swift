@@ -1,6 +1,7 @@
 import Foundation
 @testable import RelataServer
 import RelataServerTestSupport
+import RelataTestSupport
 import Testing
 
 /// Blocking work runs on threads of its own, each call at once: never on the cooperative pool's

@@ -2,6 +2,7 @@ import Foundation
 import Relata
 @testable import RelataServer
 import RelataServerTestSupport
+import RelataTestSupport
 import Testing
 
 /// Nothing waits on PostgreSQL for ever: an answer that never comes, a pool whose connections

@@ -234,33 +234,3 @@ import Testing
         #expect(try database.write { try $0.value("SELECT COUNT(*) FROM t", [], reading: Self.number) } == .integer(4))
     }
 }
-
-/// Work started at once on a thread of its own (never waiting for one of Swift's cooperative
-/// threads), whose result a test awaits.
-final class OnThread<Value: Sendable>: Sendable {
-    private let state = Mutex<(result: Result<Value, any Error>?, waiting: CheckedContinuation<Value, any Error>?)>((nil, nil))
-
-    init(_ work: @escaping @Sendable () throws -> Value) {
-        Thread { [self] in
-            let result = Result { try work() }
-            let waiting = state.withLock { state in
-                state.result = result
-                return state.waiting
-            }
-            waiting?.resume(with: result)
-        }.start()
-    }
-
-    /// What the work returned or threw, once it has ended.
-    var value: Value {
-        get async throws {
-            try await withCheckedThrowingContinuation { continuation in
-                let result: Result<Value, any Error>? = state.withLock { state in
-                    if state.result == nil { state.waiting = continuation }
-                    return state.result
-                }
-                if let result { continuation.resume(with: result) }
-            }
-        }
-    }
-}

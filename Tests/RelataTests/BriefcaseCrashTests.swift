@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Relata
+import RelataTestSupport
 
 /// A save killed at any moment leaves the previous briefcase or the new one —
 /// readable and whole — never a broken file or a mix of two saves.
@@ -28,7 +29,7 @@ import Relata
     }
 
     @Test(arguments: ["file", "folder"])
-    func killedSavesLeaveAWholeBriefcase(layout: String) throws {
+    func killedSavesLeaveAWholeBriefcase(layout: String) async throws {
         let rows = 3_000
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-crash-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -45,9 +46,9 @@ import Relata
             let output = Pipe()
             process.standardOutput = output
             try process.run()
-            usleep(UInt32.random(in: 5_000...150_000, using: &random))
+            try await Task.sleep(for: .microseconds(Int.random(in: 5_000...150_000, using: &random)))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            await onOwnThread { process.waitUntilExit() }
             try #require(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
                          "the writer stopped by itself (status \(process.terminationStatus)) instead of being killed")
             let temporary = layout == "file" ? folder.appendingPathComponent(".crash.briefcase.saving") : url
