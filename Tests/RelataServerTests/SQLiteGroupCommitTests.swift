@@ -52,7 +52,7 @@ import Testing
                 try connection.begin()
                 try connection.execute("INSERT INTO t VALUES (?1)", [.integer(n)])
                 started.set()
-                #expect(release.wait(for: .seconds(60)), "released")
+                try release.require(within: .seconds(60), "the release of the first write")
                 try connection.commit()
             }.1
         }
@@ -112,7 +112,7 @@ import Testing
                 try connection.begin()
                 try connection.execute("INSERT INTO t VALUES (2)", [])
                 secondStarted.set()
-                #expect(releaseSecond.wait(for: .seconds(60)), "released")
+                try releaseSecond.require(within: .seconds(60), "the release of the second write")
                 try connection.commit()
             }.1
         }

@@ -59,7 +59,7 @@ import Testing
         let started = ConditionFlag(), release = ConditionFlag()
         async let blocked: Value? = database.asyncRead { connection in
             started.set()
-            #expect(release.wait(for: .seconds(240)), "released")
+            try release.require(within: .seconds(240), "the release of the blocking read")
             return try connection.value("SELECT COUNT(*) FROM t", [], reading: Self.number)
         }
         // Generous: the read starts from a task, and a loaded machine's cooperative threads can be

@@ -26,4 +26,15 @@ public final class ConditionFlag: @unchecked Sendable {
         while !value, condition.wait(until: deadline) {}
         return value
     }
+
+    /// Waits as ``wait(for:)`` does, and throws ``NotSet`` when the flag was not set in time.
+    /// For work on a thread of its own: an `#expect` there records its issue for no test, while
+    /// the error reaches the test that awaits the work.
+    public func require(within limit: Duration, _ what: String) throws {
+        guard wait(for: limit) else { throw NotSet(description: "\(what) was not set within \(limit)") }
+    }
+
+    public struct NotSet: Error, CustomStringConvertible {
+        public let description: String
+    }
 }
