@@ -153,6 +153,23 @@ import Testing
         #expect(twice[0].changes.allSatisfy { $0.message?.contains("the delta has change 4 twice") == true }, "\(twice[0].changes.map(\.message))")
         #expect(server.details.rowCount == 4, "only the positive-key insert landed")
     }
+
+    @Test func aDeltaRefusedWholeLeavesTheNextDeltaOfTheRequestItsOwnVerdicts() throws {
+        let server = try Server()
+        let answer = try server.update([
+            Delta(tableName: "Orders", keyFields: ["OrderId"], loggedFields: [], changes: [
+                DeltaChange(changeId: 0, type: .update, oldValues: ["OrderId": 10], newValues: ["Status": "shipped"]),
+            ]),
+            Delta(tableName: "OrderDetails", keyFields: ["DetailId"], loggedFields: [], changes: [
+                DeltaChange(changeId: 1, type: .update, oldValues: ["DetailId": 100], newValues: ["Quantity": 3]),
+            ]),
+        ])
+        let orders = try #require(answer.first { $0.tableName == "Orders" })
+        #expect(orders.changes.first?.message?.contains("change ids are positive; the delta has 0") == true, "\(orders.changes.map(\.message))")
+        let details = try #require(answer.first { $0.tableName == "OrderDetails" })
+        #expect(details.changes.first?.status == .resolved, "\(details.changes.map(\.message))")
+        #expect(server.details.rows.first { $0["DetailId"] == 100 }?["Quantity"] == 3)
+    }
 }
 
 extension Delta {

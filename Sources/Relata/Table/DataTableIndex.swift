@@ -32,22 +32,27 @@ public final class DataTableIndex {
 
     func slots(for value: Value) -> [Int] {
         guard let key = try? field.type.coerced(value), !key.isNull else { return [] }
-        return currentMap[key]?.sorted ?? []
+        return slotList(for: key)?.sorted ?? []
     }
 
     /// The first slot, in table order, holding `key` (a value of the field's type) that `matches`;
     /// no array is made for a value one row holds.
     func firstSlot(holding key: Value, where matches: (Int) -> Bool) -> Int? {
         guard !key.isNull else { return nil }
-        switch currentMap[key] {
+        switch slotList(for: key) {
         case nil, .none?: return nil
         case .one(let slot)?: return matches(slot) ? slot : nil
         case .many(let slots)?: return slots.sorted().first(where: matches)
         }
     }
 
-    private var currentMap: [Value: SlotList] {
-        if let map { return map }
+    /// The slots holding `key`, read from the map in place (a copy of the map would retain and release it).
+    private func slotList(for key: Value) -> SlotList? {
+        if map == nil { map = builtMap() }
+        return map?[key]
+    }
+
+    private func builtMap() -> [Value: SlotList] {
         let slots = table.visibleSlots
         var built: [Value: SlotList] = [:]
         built.reserveCapacity(slots.count)
@@ -55,7 +60,6 @@ public final class DataTableIndex {
             let value = table.postedValue(slot: slot, field: fieldIndex)
             if !value.isNull { built[value, default: .none].insert(slot) }
         }
-        map = built
         return built
     }
 
@@ -160,10 +164,15 @@ extension DataTable {
         guard values.count == keyFieldIndexes.count else {
             throw RelataError(.invalidDefinition, "the primary key has \(keyFieldIndexes.count) fields, \(values.count) values were given", table: name)
         }
-        let first = index(forFieldAt: keyFieldIndexes[0])
-        let key = try zip(keyFieldIndexes, values).map { try validatedKey($1, field: $0) }
-        return first.firstSlot(holding: key[0]) { slot in
-            zip(keyFieldIndexes, key).allSatisfy { postedValue(slot: slot, field: $0) == $1 }
+        return row(forCoercedPrimaryKey: try zip(keyFieldIndexes, values).map { try validatedKey($1, field: $0) })
+    }
+
+    /// The visible row with the given primary-key values, already of the key fields' types
+    /// (``FieldDefinition/coerced(_:)``), one per key field; nil when no row holds them.
+    package func row(forCoercedPrimaryKey key: [Value]) -> DataTableRow? {
+        guard key.count == keyFieldIndexes.count, let first = keyFieldIndexes.first else { return nil }
+        return index(forFieldAt: first).firstSlot(holding: key[0]) { slot in
+            key.count == 1 || zip(keyFieldIndexes, key).allSatisfy { postedValue(slot: slot, field: $0) == $1 }
         }.map(row(atSlot:))
     }
 

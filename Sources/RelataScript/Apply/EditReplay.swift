@@ -46,22 +46,28 @@ public struct EditReplay {
     /// - Throws: ``RelataError/Code/invalidDelta`` naming the table and change.
     public static func checkEdits(of deltas: [Delta]) throws {
         var sequences: Set<Int64> = []
+        sequences.reserveCapacity(deltas.reduce(0) { $0 + $1.changes.count })   // most changes carry one edit
         for delta in deltas {
-            for change in delta.changes {
-                guard let edits = change.edits, !edits.isEmpty else { continue }
+            for position in delta.changes.indices {   // read in place: a loop over the changes would copy each
+                guard let edits = delta.changes[position].edits, !edits.isEmpty else { continue }
+                let changeId = delta.changes[position].changeId, type = delta.changes[position].type
                 func refuse(_ why: String) -> RelataError {
-                    RelataError(.invalidDelta, "change \(change.changeId): \(why)", table: delta.tableName)
+                    RelataError(.invalidDelta, "change \(changeId): \(why)", table: delta.tableName)
                 }
                 for (index, edit) in edits.enumerated() {
                     guard edit.sequence > 0 else { throw refuse("an edit's sequence is a positive number, not \(edit.sequence)") }
                     guard sequences.insert(edit.sequence).inserted else { throw refuse("edit sequence \(edit.sequence) is used twice in the request") }
                     if index > 0, edit.sequence <= edits[index - 1].sequence { throw refuse("its edits are not in rising sequence") }
                     // A new row removed again is an insert whose edits end with the delete.
-                    var allowed: [RowEdit.Kind] = [.update]
-                    if change.type == .insert && index == 0 { allowed.append(.insert) }
-                    if change.type != .update && index == edits.count - 1 { allowed.append(.delete) }
-                    guard allowed.contains(edit.kind) else {
-                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(change.type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(allowed.map(\.rawValue).joined(separator: " or "))")
+                    let insertAllowed = type == .insert && index == 0
+                    let deleteAllowed = type != .update && index == edits.count - 1
+                    switch edit.kind {
+                    case .update: break
+                    case .insert where insertAllowed: break
+                    case .delete where deleteAllowed: break
+                    default:
+                        let allowed: [RowEdit.Kind] = [.update] + (insertAllowed ? [.insert] : []) + (deleteAllowed ? [.delete] : [])
+                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(allowed.map(\.rawValue).joined(separator: " or "))")
                     }
                     if edit.kind == .delete, !edit.values.isEmpty { throw refuse("a delete sets no values") }
                 }
@@ -80,24 +86,20 @@ public struct EditReplay {
     ///   the changes the server's rules made to other rows; then the deltas of other tables the
     ///   rules changed — and the changes already settled.
     public func replay(_ deltas: [Delta], on data: TableDataAccess, table: (String) throws -> DataTable) -> Replayed {
-        var work = Work()
-        let changeCount = deltas.reduce(0) { $0 + $1.changes.count }
-        work.steps.reserveCapacity(changeCount)
-        work.rows.reserveCapacity(changeCount)
-        work.claimed.reserveCapacity(changeCount)
+        var work = Work(deltas)
         var tables: [DataTable?] = []
         for (position, delta) in deltas.enumerated() {
             do {
                 let found = try table(delta.tableName)
-                tables.append(found)
-                found.reserveChangeIds(through: delta.changes.map(\.changeId).max() ?? 0)
-                if let bad = delta.changes.first(where: { $0.changeId <= 0 }) {
-                    throw RelataError(.invalidDelta, "change ids are positive; the delta has \(bad.changeId)", table: delta.tableName)
-                }
                 var ids: Set<Int> = []
-                if let twice = delta.changes.first(where: { !ids.insert($0.changeId).inserted }) {
-                    throw RelataError(.invalidDelta, "the delta has change \(twice.changeId) twice", table: delta.tableName)
+                ids.reserveCapacity(delta.changes.count)
+                for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
+                    let id = delta.changes[index].changeId
+                    guard id > 0 else { throw RelataError(.invalidDelta, "change ids are positive; the delta has \(id)", table: delta.tableName) }
+                    guard ids.insert(id).inserted else { throw RelataError(.invalidDelta, "the delta has change \(id) twice", table: delta.tableName) }
                 }
+                tables.append(found)
+                found.reserveChangeIds(through: ids.max() ?? 0)
                 work.collect(delta, at: position, in: found)
             } catch {
                 tables.append(nil)
@@ -113,7 +115,7 @@ public struct EditReplay {
                     try make(step, of: deltas[step.ref.delta], on: table, work: &work)
                 } catch {
                     work.failed[step.ref] = failure(describing: error)
-                    if let row = work.rows[step.ref], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
+                    if let row = work.rows[step.ordinal], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
                 }
             }
         }
@@ -157,6 +159,8 @@ public struct EditReplay {
             let ref: Ref
             /// Where the change is in its delta (a lookup by id would make a large replay quadratic).
             let index: Int
+            /// Where the change is among the request's changes (``Work/rows``).
+            let ordinal: Int
             let edit: RowEdit
             /// The request order, for edits without a sequence.
             let order: Int
@@ -164,8 +168,10 @@ public struct EditReplay {
         }
 
         var steps: [Step] = []
-        /// The rows the changes' edits are made on, once found or added.
-        var rows: [Ref: DataTableRow] = [:]
+        /// Where each delta's first change is among the request's changes.
+        let firstOrdinals: [Int]
+        /// The rows the changes' edits are made on, once found or added, by the changes' ordinals.
+        var rows: [DataTableRow?]
         var failed: [Ref: ChangeFailure] = [:]
         /// Changes the client's rules made (empty edits), for the server's rules to make again.
         var madeByRules: Set<Ref> = []
@@ -175,6 +181,21 @@ public struct EditReplay {
         var addedByRules: Set<Ref> = []
         /// Rows the user's inserts added here.
         var addedByUser: Set<ObjectIdentifier> = []
+
+        init(_ deltas: [Delta]) {
+            var ordinals: [Int] = [], count = 0
+            for delta in deltas {
+                ordinals.append(count)
+                count += delta.changes.count
+            }
+            firstOrdinals = ordinals
+            rows = Array(repeating: nil, count: count)
+            steps.reserveCapacity(count)
+            claimed.reserveCapacity(count)
+        }
+
+        /// Where the change at `index` of the delta at `position` is among the request's changes.
+        func ordinal(delta position: Int, change index: Int) -> Int { firstOrdinals[position] + index }
 
         // Most replays have no failure and no change made by rules: those answer without hashing.
         func failure(of ref: Ref) -> ChangeFailure? { failed.isEmpty ? nil : failed[ref] }
@@ -201,13 +222,14 @@ public struct EditReplay {
                             throw RelataError(.invalidDelta, "change \(ref.change) is about \(row.label), which another change of the request changes too",
                                               table: table.name)
                         }
-                        rows[ref] = row
+                        rows[ordinal(delta: position, change: index)] = row
                     } catch {
                         failed[ref] = EditReplay.failureOf(error)
                         continue
                     }
                 }
-                for edit in edits { steps.append(Step(ref: ref, index: index, edit: edit, order: steps.count)) }
+                let changeOrdinal = ordinal(delta: position, change: index)
+                for edit in edits { steps.append(Step(ref: ref, index: index, ordinal: changeOrdinal, edit: edit, order: steps.count)) }
             }
         }
 
@@ -223,8 +245,7 @@ public struct EditReplay {
 
     /// Makes one edit on the table.
     private func make(_ step: Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
-        let change = delta.changes[step.index]
-        let edit = step.edit
+        let edit = step.edit   // the change is read in place: a copy of it would cost more than most edits
         switch edit.kind {
         case .insert:
             var values: [String: Value] = [:]
@@ -241,17 +262,17 @@ public struct EditReplay {
                 values[field.name] = value
             }
             for field in table.fields where field.autoIncrement {
-                if let key = change.newValues[field.name]?.integerValue, key < 0 { temporaryKeys.append((field.name, key)) }
+                if let key = delta.changes[step.index].newValues[field.name]?.integerValue, key < 0 { temporaryKeys.append((field.name, key)) }
             }
             // Rows the rules add meanwhile take the keys that follow, as where the user made the edit.
             for (field, key) in temporaryKeys { table.prepareTemporaryKey(key, field: field) }
             let row = try table.addNewRow(values: values)
-            work.rows[step.ref] = row
+            work.rows[step.ordinal] = row
             work.addedByUser.insert(ObjectIdentifier(row))
             for (field, key) in temporaryKeys { try table.adoptTemporaryKey(key, field: field, for: row) }
             try requireValues(of: row)
         case .update:
-            guard let row = try row(of: step, change: change, in: table, work: &work) else { return }
+            guard let row = try row(of: step, in: delta, on: table, work: &work) else { return }
             for name in edit.values.keys { _ = try field(name, of: table) }
             let values = step.sequence == 0 ? try edit.values.filter { name, value in
                 try coerce(value, to: field(name, of: table), table: table) != row[name]
@@ -266,18 +287,18 @@ public struct EditReplay {
                 throw error
             }
         case .delete:
-            guard let row = try row(of: step, change: change, in: table, work: &work) else { return }
+            guard let row = try row(of: step, in: delta, on: table, work: &work) else { return }
             try table.removeRow(row)
         }
     }
 
     /// The row an update or delete edit is made on: found or added by an earlier edit, or the
     /// row the server's rules added for a row the client's rules added.
-    private func row(of step: Work.Step, change: DeltaChange, in table: DataTable, work: inout Work) throws -> DataTableRow? {
-        if work.rows[step.ref] == nil, work.addedByRules.contains(step.ref) {
-            work.rows[step.ref] = try rowAddedByRules(for: change, in: table, work: work)
+    private func row(of step: Work.Step, in delta: Delta, on table: DataTable, work: inout Work) throws -> DataTableRow? {
+        if work.rows[step.ordinal] == nil, work.addedByRules.contains(step.ref) {
+            work.rows[step.ordinal] = try rowAddedByRules(for: delta.changes[step.index], in: table, work: work)
         }
-        return work.rows[step.ref]
+        return work.rows[step.ordinal]
     }
 
     /// The row the server's rules added that a client's change made by its rules stands for:
@@ -303,7 +324,7 @@ public struct EditReplay {
             // Changes are read in place by index here and below: a loop over them would copy each.
             for index in delta.changes.indices {
                 let ref = Work.Ref(delta: position, change: delta.changes[index].changeId)
-                guard !work.isMadeByRules(ref), work.failure(of: ref) == nil, let row = work.rows[ref], row.isInTable, row.changeId != 0 else { continue }
+                guard !work.isMadeByRules(ref), work.failure(of: ref) == nil, let row = work.rows[work.ordinal(delta: position, change: index)], row.isInTable, row.changeId != 0 else { continue }
                 do { try table.adoptChangeId(ref.change, for: row) } catch { work.failed[ref] = failure(describing: error) }
             }
             let answers = matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)
@@ -317,10 +338,14 @@ public struct EditReplay {
             }
             made.keyFields = table.primaryKeyFields.map(\.name)
             made.loggedFields = delta.loggedFields.isEmpty ? made.loggedFields : delta.loggedFields
+            if answers.isEmpty, work.failed.isEmpty, Self.sameChangeIds(made, delta) {
+                results.append(made)   // the common case: each change made as sent, nothing else; what follows would give the same
+                continue
+            }
             // Where each change id is in what the table made (a change is copied once, into place).
             var madePosition: [Int: Int] = [:]
             madePosition.reserveCapacity(made.changes.count)
-            for (index, change) in made.changes.enumerated() where madePosition[change.changeId] == nil { madePosition[change.changeId] = index }
+            for index in made.changes.indices where madePosition[made.changes[index].changeId] == nil { madePosition[made.changes[index].changeId] = index }
             var answersAnIncomingId = [Bool](repeating: false, count: made.changes.count)
             var changes: [DeltaChange] = []
             changes.reserveCapacity(made.changes.count)
@@ -364,11 +389,17 @@ public struct EditReplay {
         return Replayed(deltas: results, settled: settled)
     }
 
+    /// Whether two deltas hold changes of the same ids in the same order.
+    private static func sameChangeIds(_ one: Delta, _ other: Delta) -> Bool {
+        one.changes.count == other.changes.count && one.changes.indices.allSatisfy { one.changes[$0].changeId == other.changes[$0].changeId }
+    }
+
     /// Gives the changes the server's rules made the ids of the client's changes its rules made:
     /// the same row (table and original key) for updates and deletes, the same rank among the
     /// rows the rules added for inserts.
     /// - Returns: answers for the client's changes the server's rules did not make.
     private func matchingChangesMadeByRules(of delta: Delta, at position: Int, in table: DataTable, work: Work) -> [Int: DeltaChange] {
+        guard !work.madeByRules.isEmpty else { return [:] }
         let wanted = delta.changes.filter { work.isMadeByRules(Work.Ref(delta: position, change: $0.changeId)) }
         guard !wanted.isEmpty else { return [:] }
         let incomingIds = Set(delta.changes.map(\.changeId))
@@ -486,7 +517,7 @@ private func findStoredRow(for change: DeltaChange, checking checked: CheckedFie
             throw error
         }
     }
-    guard let row = try table.row(forPrimaryKey: key) else {
+    guard let row = table.row(forCoercedPrimaryKey: key) else {
         throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
     }
     var changed: [String] = []

@@ -285,22 +285,25 @@ public final class DataService: Sendable {
     /// database gave, a value it normalised — joins the change's refreshed values, which the
     /// client folds into the row (``Relata/DataTable/accept(_:)``) as its value and original.
     static func sendingBackWhatDiffers(_ processed: [Delta], from sent: [Delta]) -> [Delta] {
-        // Where each sent change is, by table and change id (a table's name is folded once per delta).
-        var expected: [String: [Int: (delta: Int, change: Int)]] = [:]
-        for (deltaIndex, delta) in sent.enumerated() {
-            let table = delta.tableName.lowercased()
-            var positions = expected.removeValue(forKey: table) ?? [:]
-            positions.reserveCapacity(positions.count + delta.changes.count)
-            for changeIndex in delta.changes.indices { positions[delta.changes[changeIndex].changeId] = (deltaIndex, changeIndex) }   // no change copied
-            expected[table] = positions
-        }
-        return processed.map { delta in
+        processed.map { delta in
             var delta = delta
-            guard let positions = expected[delta.tableName.lowercased()] else { return delta }
+            guard let sentDelta = sent.first(where: { $0.tableName.equalsIgnoringCase(delta.tableName) }) else { return delta }
+            // A change is usually where it was sent; the others are found by id, once asked for.
+            var positions: [Int: Int]?
+            func sentPosition(of id: Int, near index: Int) -> Int? {
+                if index < sentDelta.changes.count, sentDelta.changes[index].changeId == id { return index }
+                if positions == nil {
+                    var byId: [Int: Int] = [:]
+                    byId.reserveCapacity(sentDelta.changes.count)
+                    for position in sentDelta.changes.indices { byId[sentDelta.changes[position].changeId] = position }   // no change copied
+                    positions = byId
+                }
+                return positions?[id]
+            }
             for index in delta.changes.indices {
                 guard delta.changes[index].status == .resolved, delta.changes[index].type != .delete,
-                      let position = positions[delta.changes[index].changeId] else { continue }
-                let sentValues = sent[position.delta].changes[position.change].newValues
+                      let position = sentPosition(of: delta.changes[index].changeId, near: index) else { continue }
+                let sentValues = sentDelta.changes[position].newValues
                 let newValues = delta.changes[index].newValues
                 let refreshed = delta.changes[index].refreshedValues
                 for (field, value) in newValues where (refreshed.isEmpty || refreshed[field] == nil) && sentValues[field] != value {

@@ -224,6 +224,7 @@ public final class SQLStorage: Sendable {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
         var seen = table.heldKeys
+        seen.reserveCapacity(seen.count + keys.count)
         let missing = keys.filter { key in key.count == keyFields.count && seen.insert(key).inserted }
         let columns = keyFields.map { sqlColumn($0.name, of: table.name) }
         var loaded: [[Value]] = []
