@@ -494,11 +494,11 @@ public struct EditReplay {
 private struct CheckedFields {
     let keys: [FieldDefinition]
     /// Each logged field by the name the delta uses, with its index in the table's fields.
-    let logged: [(name: String, field: FieldDefinition, index: Int)]
+    let logged: [(name: String, index: Int)]
 
     init(of delta: Delta, in table: DataTable) {
         keys = table.primaryKeyFields
-        logged = delta.loggedFields.compactMap { name in table.fieldIndex(named: name).map { (name, table.fields[$0], $0) } }
+        logged = delta.loggedFields.compactMap { name in table.fieldIndex(named: name).map { (name, $0) } }
     }
 }
 
@@ -521,9 +521,11 @@ private func findStoredRow(for change: DeltaChange, checking checked: CheckedFie
         throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
     }
     var changed: [String] = []
-    for (name, field, index) in checked.logged {
+    for (name, index) in checked.logged {
         guard let original = change.oldValues[name] else { continue }
-        if (try? field.coerced(original)) != row.originalValue(at: index) { changed.append(field.name) }
+        let stored = row.originalValue(at: index)
+        // Coerced only when it differs as sent (an integer for a Float field, a date as text).
+        if original != stored, (try? table.fields[index].coerced(original)) != stored { changed.append(table.fields[index].name) }
     }
     if !changed.isEmpty {
         throw ConflictFailure(message: "\(row.label) changed since it was read: \(changed.joined(separator: ", "))")
