@@ -77,11 +77,11 @@ final class SQLiteGroupCommit: Sendable {
             result = group == nil ? .success(()) : .failure(Self.lost)
         } else {
             do {
-                try db.execute(sql: "COMMIT")
+                try SQLiteConnection.run("COMMIT", on: db)
                 commits.add(1, ordering: .relaxed)
                 result = .success(())
             } catch {
-                if db.isInsideTransaction { try? db.execute(sql: "ROLLBACK") }
+                if db.isInsideTransaction { try? SQLiteConnection.run("ROLLBACK", on: db) }
                 result = .failure(SQLiteConnection.mapped(error))
             }
         }
