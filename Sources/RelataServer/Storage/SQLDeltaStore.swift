@@ -138,24 +138,14 @@ final class SQLDeltaStore: DeltaStore {
             }
             change.refreshedValues[auto.name] = .integer(real)
         case .update:
-            // Each logged value is looked up once: what the change sets, and the originals it compares.
-            var changed: [Int] = [], newValues: [Value] = []
-            for (position, field) in writes.logged.enumerated() {
-                if let new = change.newValues[field.name], new != change.oldValues[field.name] {
-                    changed.append(position)
-                    newValues.append(new)
-                }
-            }
-            guard !changed.isEmpty else { return }
-            let (compared, originals) = writes.originals(in: change)
-            let arguments = newValues + writes.keys.map { change.oldValues[$0.name] ?? .null } + originals
-            if try connection.execute(writes.updateSQL(setting: changed, comparing: compared), arguments) == 0 {
+            let statement = writes.statement(for: change)
+            guard !statement.changed.isEmpty else { return }
+            if try connection.execute(writes.updateSQL(setting: statement.changed, comparing: statement.compared), statement.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         case .delete:
-            let (compared, originals) = writes.originals(in: change)
-            let arguments = writes.keys.map { change.oldValues[$0.name] ?? .null } + originals
-            if try connection.execute(writes.deleteSQL(comparing: compared), arguments) == 0 {
+            let statement = writes.statement(for: change)
+            if try connection.execute(writes.deleteSQL(comparing: statement.compared), statement.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         }
@@ -198,6 +188,9 @@ private final class TableWrites {
     /// What an insert writes: the logged fields but an auto-increment key.
     let inserted: [FieldDefinition]
     let autoIncrement: FieldDefinition?
+    /// The names of ``logged``, and where each key field is among ``keys`` (nil for the others).
+    private let loggedNames: [String]
+    private let keyIndexes: [Int?]
     private var updates: [[Int]: String] = [:]
     private var deletes: [[Int]: String] = [:]
     private var lastUpdate: (changed: [Int], compared: [Int], sql: String)?
@@ -211,6 +204,13 @@ private final class TableWrites {
         keys = table.fields.filter(\.primaryKey)
         inserted = self.logged.filter { !$0.autoIncrement }
         autoIncrement = table.fields.first(where: \.autoIncrement)
+        loggedNames = self.logged.map(\.name)
+        var keyCount = 0
+        keyIndexes = self.logged.map { field in
+            guard field.primaryKey else { return nil }
+            defer { keyCount += 1 }
+            return keyCount
+        }
     }
 
     private var dialect: any SQLDialect { storage.dialect }
@@ -226,16 +226,34 @@ private final class TableWrites {
         insertSQL + " RETURNING \(autoIncrement.map(column) ?? "")"
     }()
 
-    /// The non-key fields whose originals a change carries — what it compares — as their
-    /// positions in ``logged``, and those originals.
-    func originals(in change: DeltaChange) -> (positions: [Int], values: [Value]) {
-        var positions: [Int] = [], values: [Value] = []
-        for (position, field) in logged.enumerated() where !field.primaryKey {
-            guard let original = change.oldValues[field.name] else { continue }
-            positions.append(position)
-            values.append(original)
+    /// What an update or delete statement of `change` sets and compares, as positions in
+    /// ``logged`` — the fields whose new value differs from the original (none for a delete), the
+    /// non-key fields whose original the change carries — and its arguments in the statement's
+    /// order: the values set, the key's originals, the originals compared. One pass over the
+    /// logged fields, each value looked up once.
+    func statement(for change: DeltaChange) -> (changed: [Int], compared: [Int], arguments: [Value]) {
+        var changed: [Int] = [], compared: [Int] = []
+        var arguments: [Value] = [], tail: [Value] = []   // the values set; then the key's originals and the others compared
+        arguments.reserveCapacity(2 * loggedNames.count)
+        tail.reserveCapacity(loggedNames.count)
+        for _ in keys { tail.append(.null) }
+        let updating = change.type == .update
+        for position in loggedNames.indices {
+            let name = loggedNames[position]
+            let original = change.oldValues[name]
+            if updating, let new = change.newValues[name], new != original {
+                changed.append(position)
+                arguments.append(new)
+            }
+            if let keyIndex = keyIndexes[position] {
+                tail[keyIndex] = original ?? .null
+            } else if let original {
+                compared.append(position)
+                tail.append(original)
+            }
         }
-        return (positions, values)
+        arguments += tail
+        return (changed, compared, arguments)
     }
 
     /// `UPDATE … SET changed = ? … WHERE` the row as the change found it.
