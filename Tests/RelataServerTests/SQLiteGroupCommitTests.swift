@@ -192,6 +192,36 @@ import Testing
         #expect(try await Self.stored("t", in: database) == [1])
     }
 
+    /// A grouped write defers its foreign keys as a delta store does (`deferForeignKeys()`):
+    /// the pragma is set once per shared transaction — setting it expires every prepared
+    /// statement — so it must hold for every write of the group, and be set again in the next.
+    @Test func foreignKeysStayDeferredForEveryWriteOfAGroupAndTheNextGroup() async throws {
+        let (database, folder) = try Self.database()
+        defer { withExtendedLifetime(folder) {} }
+        /// A child inserted before its parent: stored only while foreign keys are deferred.
+        @Sendable func childFirst(_ child: Int64, parent: Int64?) throws -> PendingCommit {
+            try database.groupedWrite { connection in
+                try connection.begin()
+                return try connection.committing { connection in
+                    try connection.deferForeignKeys()
+                    try connection.execute("INSERT INTO child VALUES (?1, ?2)", [.integer(child), .integer(parent ?? 99)])
+                    if let parent { try connection.execute("INSERT INTO parent VALUES (?1)", [.integer(parent)]) }
+                }
+            }.1
+        }
+        let release = ConditionFlag()
+        let first = try await Self.holdingTheWriter(database, inserting: 1, release: release)
+        let setsThePragma = await Self.queued(database) { try childFirst(10, parent: 2) }
+        let findsItSet = await Self.queued(database) { try childFirst(11, parent: 3) }
+        let orphan = await Self.queued(database) { try childFirst(12, parent: nil) }
+        release.set()
+        for write in [first, setsThePragma, findsItSet] { try await write.value.durable() }
+        await #expect(throws: SQLError.self, "a child of a missing parent fails its own write") { try await orphan.value }
+        try await OnThread { try childFirst(13, parent: 4) }.value.durable()   // a transaction of its own: the pragma set again
+        #expect(try await Self.stored("child", in: database) == [10, 11, 13])
+        #expect(try await Self.stored("parent", in: database) == [1, 2, 3, 4])
+    }
+
     /// A write that goes on to tell of its commit (a rule's `afterCommit`) commits the group
     /// there and then: its own changes and the earlier writes' are durable before it goes on.
     @Test func aDurableCommitInAGroupCommitsTheGroupAtOnce() async throws {

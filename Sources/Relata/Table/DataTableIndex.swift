@@ -1,4 +1,8 @@
-/// A hash index on one field of a table: rows by value, kept current as the table changes.
+/// An index on one field of a table: rows by value, kept current as the table changes.
+///
+/// It is a hash map, but for an integer field whose values are unique and close together (a
+/// table's integer key, mostly): there it is an array found by subtraction — no hashing — until a
+/// value no longer fits (one held twice, or far from the others).
 ///
 /// ```swift
 /// let byName = try clients.index(forField: "ClientName")

@@ -51,9 +51,14 @@ public protocol SQLConnection: AnyObject {
     /// `afterCommit`). ``commit()`` by default.
     func commitDurably() throws
     func rollback() throws
+    /// Checks the transaction's foreign keys at its commit rather than statement by statement
+    /// (the dialect's ``SQLDialect/deferForeignKeys``), so that the order of a unit's statements
+    /// does not matter.
+    func deferForeignKeys() throws
 }
 
 extension SQLConnection {
+    func deferForeignKeys() throws { try execute(dialect.deferForeignKeys, []) }
     /// One writer at a time (SQLite) is serializable already.
     func beginSerializable() throws { try begin() }
     func commitDurably() throws { try commit() }

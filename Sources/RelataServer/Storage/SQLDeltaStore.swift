@@ -43,7 +43,7 @@ final class SQLDeltaStore: DeltaStore {
     }
 
     func begin(_ deltas: [Delta]) throws {
-        try connection.execute(storage.dialect.deferForeignKeys, [])
+        try connection.deferForeignKeys()
         data.startRecordingChanges()
         carried = UnitOfWorkChanges()
         for delta in deltas { carried.carry(delta) }

@@ -190,7 +190,10 @@ final class SQLiteConnection: SQLiteSteppingConnection {
     func begin() throws {
         try Self.mappingErrors {
             guard grouped else { return try db.beginTransaction(.immediate) }
-            if !db.isInsideTransaction { try Self.run("BEGIN IMMEDIATE", on: db) }
+            if !db.isInsideTransaction {
+                try Self.run("BEGIN IMMEDIATE", on: db)
+                group?.foreignKeysDeferred = false   // SQLite ends the pragma with each transaction
+            }
             try Self.run("SAVEPOINT relata_write", on: db)
             inSavepoint = true
         }
@@ -209,8 +212,17 @@ final class SQLiteConnection: SQLiteSteppingConnection {
             }
             inSavepoint = false
             try Self.run("RELEASE relata_write", on: db)
-            try Self.run("PRAGMA defer_foreign_keys = OFF", on: db)
         }
+    }
+
+    /// Defers the foreign keys; in a grouped write, once per shared transaction: the pragma stays
+    /// on until its commit (every grouped write defers them, and checks its own at ``commit()``),
+    /// and setting it expires every prepared statement of the connection — each grouped write
+    /// that set it had its statements parsed again.
+    func deferForeignKeys() throws {
+        if let group, group.foreignKeysDeferred { return }
+        try execute(dialect.deferForeignKeys, [])
+        group?.foreignKeysDeferred = true
     }
 
     /// Commits, and in a grouped write commits the group's shared transaction too, so that the
@@ -227,7 +239,6 @@ final class SQLiteConnection: SQLiteSteppingConnection {
             guard db.isInsideTransaction else { return }   // SQLite rolled the whole transaction back already
             try Self.run("ROLLBACK TO relata_write", on: db)
             try Self.run("RELEASE relata_write", on: db)
-            try Self.run("PRAGMA defer_foreign_keys = OFF", on: db)
         }
     }
 

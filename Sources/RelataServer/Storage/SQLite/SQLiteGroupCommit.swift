@@ -28,6 +28,14 @@ final class SQLiteGroupCommit: Sendable {
     private let waiting = Atomic<Int>(0)
     private let open = Mutex<OpenGroup?>(nil)
     private let commits = Atomic<Int>(0)
+    private let deferred = Atomic<Bool>(false)
+
+    /// Whether the shared transaction checks foreign keys at its commit already
+    /// (``SQLiteConnection/deferForeignKeys()``); set and read on the writer only.
+    var foreignKeysDeferred: Bool {
+        get { deferred.load(ordering: .relaxed) }
+        set { deferred.store(newValue, ordering: .relaxed) }
+    }
 
     /// Grouped writes waiting for the writer now.
     var waitingCount: Int { waiting.load(ordering: .relaxed) }
