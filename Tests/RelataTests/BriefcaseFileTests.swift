@@ -3,11 +3,15 @@ import Testing
 @testable import Relata
 
 /// Bad briefcase files give clear errors, never a crash or a partial load; the folder layout saves and loads tables alone.
-@Suite struct BriefcaseFileTests {
+@Suite final class BriefcaseFileTests {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("relata-briefcase-files-\(UUID().uuidString)")
 
     init() throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: folder)
     }
 
     func saved() throws -> (URL, [UInt8]) {
