@@ -13,6 +13,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CBenchmarkSupport", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // JavaScriptCore's C API (WebKitGTK on Linux) for the rules' floor.
+        .systemLibrary(name: "CBenchmarkJavaScriptCore", pkgConfig: "javascriptcoregtk-4.1", providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]),
         .executableTarget(name: "relata-benchmarks", dependencies: [
             .product(name: "Relata", package: "Relata"),
             .product(name: "RelataScript", package: "Relata"),
@@ -21,6 +23,7 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             "CBenchmarkSupport",
+            .target(name: "CBenchmarkJavaScriptCore", condition: .when(platforms: [.linux])),
         ]),
     ],
     swiftLanguageModes: [.v6]

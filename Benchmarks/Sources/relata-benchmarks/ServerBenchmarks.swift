@@ -131,6 +131,16 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             checkedWrites = measure(repetitions: 1) { updated = file.readAndUpdateComparingOriginals(changes) }
             precondition(updated == changes, "\(updated) of \(changes) rows updated")
         }
+        // The rules' part alone (RuleCallFloor.swift): the row rule called once per change, the
+        // best of three runs (JavaScriptCore's tiers make single runs uneven).
+        #if canImport(CBenchmarkJavaScriptCore)
+        let rules = RuleCallFloor(script: ItemTable.rules)
+        var failures = 0
+        let ruleCalls: Double? = times(repetitions: 3) { failures = rules.run(changes) }.first
+        precondition(failures == 0, "the rule failed \(failures) times")
+        #else
+        let ruleCalls: Double? = nil
+        #endif
         let transport = try await withServer(bareServer(answer: answer)) { barePort in
             try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: json, token: token) }
         }
@@ -144,11 +154,23 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         if let checkedWrites {
             print("| … the database's part alone: the touched rows read by key, one `UPDATE` per change comparing its originals (SQLite's C API) | \(milliseconds(checkedWrites)) | \(milliseconds(rawApply)) | \(ratio(checkedWrites, rawApply)) | \(percent(rawApply / checkedWrites)) |")
         }
+        if let ruleCalls {
+            print("| … the rules' part alone: `beforeUpdate(row, old)` called once per change through JavaScriptCore's C API, its two objects made from Swift values (best of 3) | \(milliseconds(ruleCalls)) | \(milliseconds(rawApply)) | \(ratio(ruleCalls, rawApply)) | \(percent(rawApply / ruleCalls)) |")
+        }
         print("| … the transport alone: the request's and the answer's JSON (\(json.count / 1024) KiB, \(answer.count / 1024) KiB) over loopback to a handler that does nothing | \(milliseconds(transport)) | \(milliseconds(rawApply)) | \(ratio(transport, rawApply)) | \(percent(rawApply / transport)) |")
         print("| … the transport alone with the minimal answer (\(minimalAnswer.count / 1024) KiB) | \(milliseconds(minimalTransport)) | \(milliseconds(rawApply)) | \(ratio(minimalTransport, rawApply)) | \(percent(rawApply / minimalTransport)) |")
         if let postgres {
             let oneStatement = try await measureAsync(repetitions: 1) { try await postgres.incrementQuantitiesInOneStatement(changes) }
             print("| … and vs one `UPDATE` of all \(changes) rows through postgres-nio (PostgreSQL's best case) | \(milliseconds(apply)) | \(milliseconds(oneStatement)) | \(ratio(apply, oneStatement)) | \(percent(oneStatement / apply)) |")
+        }
+        if let checkedWrites, let ruleCalls {
+            let floor = checkedWrites + ruleCalls
+            print("")
+            print("| the in-process apply with recorded edits against its floors | floor | apply ÷ floor |")
+            print("|---|---|---|")
+            print("| the database's part | \(milliseconds(checkedWrites)) | \(ratio(inProcessRecorded, checkedWrites)) |")
+            print("| the database's part + the rules' part (one rule call per change) | \(milliseconds(floor)) | \(ratio(inProcessRecorded, floor)) |")
+            print("| … that floor ÷ the database's part: the least any replaying apply could reach against the database's part | | \(ratio(floor, checkedWrites)) |")
         }
         print("")
         print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))).")

@@ -1,0 +1,78 @@
+// The rules' floor of a replayed apply: what the server's row rule costs with nothing of Relata
+// around it. The replay runs `beforeUpdate(row, old)` once per edit, in the order the edits were
+// made — each call sees the rows as the edits before it left them, and its verdict decides
+// whether the edit stands before the next one is made — so whatever an implementation does, it
+// enters JavaScript once per edit with that edit's row and old values. The floor does only that,
+// through JavaScriptCore's C API: two plain objects of four properties made from Swift values,
+// one call of the same script's function, the time limit armed as the rule runtime arms it.
+#if canImport(CBenchmarkJavaScriptCore)
+import CBenchmarkJavaScriptCore
+
+/// One rule call per change through JavaScriptCore's C API, on the rows the apply benchmark edits.
+final class RuleCallFloor {
+    private let group: JSContextGroupRef
+    private let context: JSGlobalContextRef
+    private let function: JSObjectRef
+    private let names: [JSStringRef]
+
+    /// - Parameter script: the table's rules; `beforeUpdate(row, old)` is the function called.
+    init(script: String) {
+        group = JSContextGroupCreate()
+        context = JSGlobalContextCreateInGroup(group, nil)
+        JSContextGroupSetExecutionTimeLimit(group, 60, nil, nil)
+        let source = JSStringCreateWithUTF8CString("function fail(message) { throw new Error(message); }\n" + script)
+        var exception: JSValueRef?
+        JSEvaluateScript(context, source, nil, nil, 1, &exception)
+        JSStringRelease(source)
+        precondition(exception == nil, "the rules' script failed to load")
+        let name = JSStringCreateWithUTF8CString("beforeUpdate")
+        let value = JSObjectGetProperty(context, JSContextGetGlobalObject(context), name, nil)
+        JSStringRelease(name)
+        guard let value, let object = JSValueToObject(context, value, nil), JSObjectIsFunction(context, object) else {
+            preconditionFailure("the rules' script has no beforeUpdate")
+        }
+        function = object
+        JSValueProtect(context, function)
+        names = ["ItemId", "Name", "Quantity", "UnitPrice"].map { (name: String) in JSStringCreateWithUTF8CString(name) }
+    }
+
+    deinit {
+        names.forEach(JSStringRelease)
+        JSValueUnprotect(context, function)
+        JSGlobalContextRelease(context)
+        JSContextGroupRelease(group)
+    }
+
+    /// Calls the rule once for each of the first `count` items, their quantity one more; the
+    /// number of calls that threw (none, for the benchmark's data).
+    func run(_ count: Int) -> Int {
+        var failures = 0
+        for index in 0..<count {
+            let id = Double(index + 1), quantity = Double(index % 50 + 1), price = Double(index % 1000) / 10 + 1
+            let name = "Item \(index + 1)"
+            let arguments: [JSValueRef?] = [
+                object(id: id, name: name, quantity: quantity + 1, price: price),
+                object(id: id, name: name, quantity: quantity, price: price),
+            ]
+            var exception: JSValueRef?
+            _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
+            if exception != nil { failures += 1 }
+        }
+        return failures
+    }
+
+    private func object(id: Double, name: String, quantity: Double, price: Double) -> JSObjectRef {
+        let object = JSObjectMake(context, nil, nil)!
+        let text = JSStringCreateWithUTF8CString(name)
+        let values: [JSValueRef?] = [
+            JSValueMakeNumber(context, id), JSValueMakeString(context, text),
+            JSValueMakeNumber(context, quantity), JSValueMakeNumber(context, price),
+        ]
+        JSStringRelease(text)
+        for (key, value) in zip(names, values) {
+            JSObjectSetProperty(context, object, key, value, JSPropertyAttributes(kJSPropertyAttributeNone), nil)
+        }
+        return object
+    }
+}
+#endif
