@@ -26,16 +26,17 @@ extension DataTable {
     /// Closes the row's open edit (or records an edit that set nothing) once it is part of
     /// the row's change; a row left unchanged keeps no edits.
     func sealUserEdit(slot: Int, kind: RowEdit.Kind) {
-        guard var record = changes[slot] else { return }
-        if record.changeId == 0 {
-            record.history = []
-        } else if let last = record.history.indices.last, record.history[last].sequence == 0 {
-            record.history[last].sequence = EditSequence.next()
-            record.history[last].kind = kind
-        } else {
-            record.history.append(RowEdit(sequence: EditSequence.next(), kind: kind))
+        guard changes.isDirty(slot) else { return }
+        modifyChanges(at: slot) { record in
+            if record.changeId == 0 {
+                record.history = []
+            } else if let last = record.history.indices.last, record.history[last].sequence == 0 {
+                record.history[last].sequence = EditSequence.next()
+                record.history[last].kind = kind
+            } else {
+                record.history.append(RowEdit(sequence: EditSequence.next(), kind: kind))
+            }
         }
-        setChanges(record, at: slot)
     }
 
     /// Forgets the open edit (a discarded or failed one).

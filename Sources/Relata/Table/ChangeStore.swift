@@ -59,6 +59,39 @@ struct ChangeStore: Sequence {
         }
     }
 
+    /// Changes a slot's record in place — no copy of it, so its values and edits are not
+    /// copied either — starting from an empty record when the slot has none; a record left
+    /// with nothing to say goes.
+    mutating func modify<Result>(_ slot: Int, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
+        let position = Int(recordIndex[slot])
+        guard position != 0 else {
+            var record = RowChanges()
+            let result = try body(&record)
+            if !record.isClean { self[slot] = record }
+            return result
+        }
+        let result = try body(&records[position - 1])
+        if records[position - 1].isClean {
+            self[slot] = nil
+        } else {
+            states[position - 1] = records[position - 1].state
+            for field in numberMirrors.keys { numberMirrors[field]![position - 1] = Self.numberBits(records[position - 1].pending[field]) }
+        }
+        return result
+    }
+
+    /// A slot's pending value of a field, read in place (no copy of the record).
+    @inline(__always) func pendingValue(_ slot: Int, _ field: Int) -> Value? {
+        let position = recordIndex[slot]
+        return position == 0 ? nil : records[Int(position) - 1].pending[field]
+    }
+
+    /// A slot's edit buffer, read in place; nil when the row is not being edited.
+    @inline(__always) func edit(_ slot: Int) -> FieldValues? {
+        let position = recordIndex[slot]
+        return position == 0 ? nil : records[Int(position) - 1].edit
+    }
+
     /// Locks or unlocks a slot's row in place (no copy of the record); a record left with
     /// nothing to say goes.
     mutating func setLocked(_ locked: Bool, slot: Int) {

@@ -64,13 +64,14 @@ extension DataTable {
     }
 }
 
-/// Primary keys seen while rows load: integers (the usual key) in a set of their own.
-struct KeySet {
+/// Primary keys seen while rows load, or held by a table (``DataTable/heldKeys``): integers
+/// (the usual key) in a set of their own, so a key of one integer is neither an array nor hashed.
+package struct KeySet {
     private var integers = IntegerKeySet()
     private var others: Set<[Value]> = []
 
     /// Adds a key; false when it was there already or is not a whole key (a part is NULL).
-    mutating func insert(_ key: [Value]) -> Bool {
+    package mutating func insert(_ key: [Value]) -> Bool {
         if key.contains(where: \.isNull) { return false }
         if key.count == 1, case .integer(let value) = key[0] { return integers.insert(value) }
         return others.insert(key).inserted
@@ -78,6 +79,12 @@ struct KeySet {
 
     /// Adds a key of one integer field.
     mutating func insert(integer: Int64) -> Bool { integers.insert(integer) }
+
+    /// True when the set holds the key (never for a key with a NULL part).
+    package func contains(_ key: [Value]) -> Bool {
+        if key.count == 1, case .integer(let value) = key[0] { return integers.contains(value) }
+        return others.contains(key)
+    }
 
     mutating func reserveCapacity(integers more: Int) { integers.reserveCapacity(more) }
 }

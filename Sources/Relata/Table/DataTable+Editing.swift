@@ -23,8 +23,8 @@ extension DataTable {
             // The rules may have set values, or changed other rows: find the row again.
             slot = try self.slot(of: row)
         }
-        guard var record = changes[slot], let edit = record.edit else { return }
-        if record.state == .addedInEditMode {
+        guard let edit = changes.edit(slot) else { return }
+        if changes.state(slot) == .addedInEditMode, var record = changes[slot] {
             var merged = record.pending
             merged.merge(edit) { $1 }
             if checkingRequired, let missing = fields.indices.first(where: { fields[$0].required && !fields[$0].autoIncrement && (merged[$0] ?? .null).isNull }) {
@@ -41,8 +41,7 @@ extension DataTable {
             return
         }
         try checkPrimaryKey(slot: slot) { edit[$0] }
-        record.edit = nil
-        setChanges(record, at: slot)
+        modifyChanges(at: slot) { $0.edit = nil }
         performBatchUpdates {
             for field in edit.keys.sorted() { commit(edit[field]!, field: field, slot: slot) }
         }

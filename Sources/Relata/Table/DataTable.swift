@@ -238,23 +238,39 @@ public final class DataTable {
 
     /// Stores a slot's change record, keeping `dirty` and the hidden count in step.
     func setChanges(_ record: RowChanges, at slot: Int) {
-        let wasHidden = changes[slot]?.isHidden == true
+        let wasHidden = changes.state(slot).hidesRow
         changes[slot] = record.isClean ? nil : record
-        if wasHidden != record.isHidden {
-            hiddenCount += record.isHidden ? 1 : -1
+        rowVisibilityMayHaveChanged(slot: slot, wasHidden: wasHidden)
+    }
+
+    /// Changes a slot's record in place (``ChangeStore/modify(_:_:)``), keeping the visible rows
+    /// and the indexes current as ``setChanges(_:at:)`` does. `body` must not read or write the
+    /// table's records.
+    func modifyChanges<Result>(at slot: Int, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
+        let wasHidden = changes.state(slot).hidesRow
+        let result = try changes.modify(slot, body)
+        rowVisibilityMayHaveChanged(slot: slot, wasHidden: wasHidden)
+        return result
+    }
+
+    private func rowVisibilityMayHaveChanged(slot: Int, wasHidden: Bool) {
+        let isHidden = changes.state(slot).hidesRow
+        if wasHidden != isHidden {
+            hiddenCount += isHidden ? 1 : -1
             invalidateVisibleSlots()
-            updateIndexes(slot: slot, becameVisible: !record.isHidden)
+            updateIndexes(slot: slot, becameVisible: !isHidden)
         }
     }
 
     /// The primary keys of every row the table holds, deleted ones included — by original and
     /// by current value — so a store loading more rows leaves out those it has.
-    package var heldKeys: Set<[Value]> {
-        var keys: Set<[Value]> = []
+    /// (A key with a NULL part is never among them: no row holds one.)
+    package var heldKeys: KeySet {
+        var keys = KeySet()
         guard !keyFieldIndexes.isEmpty else { return keys }
         for slot in 0..<slotCount {
-            keys.insert(keyFieldIndexes.map { columns[$0].value(at: slot) })
-            if changes.isDirty(slot) { keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
+            _ = keys.insert(keyFieldIndexes.map { columns[$0].value(at: slot) })
+            if changes.isDirty(slot) { _ = keys.insert(keyFieldIndexes.map { postedValue(slot: slot, field: $0) }) }
         }
         return keys
     }

@@ -34,5 +34,10 @@ struct RowChanges {
     var isPendingChange: Bool { changeId != 0 && state != .addedInEditMode }
 
     /// Deleted rows and rows added in edit mode are not part of the table's visible rows.
-    var isHidden: Bool { state == .deleted || state == .addedInEditMode }
+    var isHidden: Bool { state.hidesRow }
+}
+
+extension RowState {
+    /// Deleted rows and rows added in edit mode are not part of the table's visible rows.
+    var hidesRow: Bool { self == .deleted || self == .addedInEditMode }
 }

@@ -223,22 +223,26 @@ public final class SQLStorage: Sendable {
     public func loadRows(withKeys keys: [[Value]], into table: DataTable, in connection: any SQLConnection) throws {
         let keyFields = table.primaryKeyFields
         guard !keyFields.isEmpty else { return }
-        var seen = table.heldKeys
-        seen.reserveCapacity(seen.count + keys.count)
-        let missing = keys.filter { key in key.count == keyFields.count && seen.insert(key).inserted }
+        var seen = table.heldKeys   // a key with a NULL part is left out: no stored row matches it
+        let missing = keys.filter { key in key.count == keyFields.count && seen.insert(key) }
         let columns = keyFields.map { sqlColumn($0.name, of: table.name) }
         var loaded: [[Value]] = []
         let perQuery = max(1, 500 / keyFields.count)
+        // `column IN (…)` for a full chunk, made once: every chunk but the last has its size.
+        var fullChunkCondition: String?
         for start in stride(from: 0, to: missing.count, by: perQuery) {
             let chunk = missing[start..<min(start + perQuery, missing.count)]
             var arguments: [Value] = []
             let condition: String
             if columns.count == 1 {
-                let placeholders = chunk.map { key in
-                    arguments.append(key[0])
-                    return dialect.placeholder(arguments.count)
+                arguments = chunk.map { $0[0] }
+                if chunk.count == perQuery, let fullChunkCondition {
+                    condition = fullChunkCondition
+                } else {
+                    let placeholders = (1...chunk.count).map(dialect.placeholder).joined(separator: ", ")
+                    condition = "\(columns[0]) IN (\(placeholders))"
+                    if chunk.count == perQuery { fullChunkCondition = condition }
                 }
-                condition = "\(columns[0]) IN (\(placeholders.joined(separator: ", ")))"
             } else {
                 condition = chunk.map { key in
                     "(" + zip(columns, key).map { column, value in
