@@ -30,6 +30,7 @@ let package = Package(
         fuzzTarget("fuzz-csv", [relata]),
         fuzzTarget("fuzz-json-table", [relata]),
         fuzzTarget("fuzz-delta-json", [relata]),
+        fuzzTarget("fuzz-delta-binary", [relata]),
         fuzzTarget("fuzz-row-stream", [relata]),
         fuzzTarget("fuzz-expression", [relata]),
         fuzzTarget("fuzz-dasql", [relata]),

@@ -4,14 +4,14 @@
 #   Scripts/fuzz.sh all [SECONDS]       # every target in turn
 #   Scripts/fuzz.sh core [SECONDS]      # every target but update-data (whose build compiles the whole
 #                                       # server again with sanitizers; Scripts/test.sh runs this)
-# Targets: briefcase csv json-table delta-json row-stream expression dasql schema edits rule-tests update-data
+# Targets: briefcase csv json-table delta-json delta-binary row-stream expression dasql schema edits rule-tests update-data
 # (see Documentation/Fuzzing.md); update-data links the data server and is built from its own package, Fuzz/Server.
 # RELATA_FUZZ_SEED fixes libFuzzer's random seed (Scripts/test.sh uses 1, so CI explores the same way each run).
 # New inputs that reach new code go to .build-fuzz/corpus/TARGET; a crashing input is saved as
 # .build-fuzz/artifacts/TARGET-crash-… and the script fails: turn it into a regression test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(briefcase csv json-table delta-json row-stream expression dasql schema edits rule-tests update-data)
+targets=(briefcase csv json-table delta-json delta-binary row-stream expression dasql schema edits rule-tests update-data)
 target=${1:?"usage: Scripts/fuzz.sh TARGET|all|core [SECONDS]; targets: ${targets[*]}"}
 seconds=${2:-60}
 [[ "$seconds" =~ ^[1-9][0-9]*$ ]] || { echo "SECONDS must be a whole number above 0, not '$seconds'" >&2; exit 64; }

@@ -91,11 +91,22 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
         precondition(resolved == changes, "\(resolved) of \(changes) changes resolved with a minimal answer")
         progress("applied with a minimal answer")
+        // The same with the request and the answer in the binary form (`DeltaBinary`).
+        let binaryItems = try await editedItems()
+        var binaryAnswer = Data()
+        let binaryApply = try await measureAsync(repetitions: 1) {
+            (resolved, binaryAnswer) = try await client.updateData(binaryItems.makeDelta(), token: token, prefer: "return=minimal", binary: true)
+        }
+        precondition(resolved == changes, "\(resolved) of \(changes) changes resolved in the binary form")
+        progress("applied in the binary form")
         // Where the time goes: the same kind of delta through the service in-process, and its JSON.
         let delta = try await editedItems().makeDelta()
         var json = Data()
         let encode = try measure(repetitions: 1) { json = try DeltaJSON.encode([delta]) }
         let decode = try measure(repetitions: 1) { _ = try DeltaJSON.decode(json) }
+        var binary = Data()
+        let binaryEncode = try measure(repetitions: 1) { binary = try DeltaBinary.encode([delta]) }
+        let binaryDecode = try measure(repetitions: 1) { _ = try DeltaBinary.decode(binary) }
         let foundationEncode = try measure(repetitions: 1) { _ = try JSONEncoder().encode(["deltas": [delta]]) }
         let foundationDecode = try measure(repetitions: 1) { _ = try JSONDecoder().decode([String: [Delta]].self, from: json) }
         var direct = 0
@@ -149,6 +160,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
         print("| apply \(changes) updates with server rules (HTTP, JSON delta) vs \(store.applyFloor) | \(milliseconds(apply)) | \(milliseconds(rawApply)) | \(ratio(apply, rawApply)) | \(percent(rawApply / apply)) |")
         print("| … the same with `Prefer: return=minimal`, as `RemoteDataAdapter` asks (an answer of \(minimalAnswer.count / 1024) KiB) | \(milliseconds(minimalApply)) | \(milliseconds(rawApply)) | \(ratio(minimalApply, rawApply)) | \(percent(rawApply / minimalApply)) |")
+        print("| … the same with the request and the minimal answer in the binary form (`application/vnd.relata.delta`, an answer of \(binaryAnswer.count / 1024) KiB) | \(milliseconds(binaryApply)) | \(milliseconds(rawApply)) | \(ratio(binaryApply, rawApply)) | \(percent(rawApply / binaryApply)) |")
         print("| … the same through `DataService.updateData` in-process (rules, conflict checks, SQL) | \(milliseconds(inProcess)) | \(milliseconds(rawApply)) | \(ratio(inProcess, rawApply)) | \(percent(rawApply / inProcess)) |")
         print("| … the same in-process with each change's edits recorded, as `RemoteDataAdapter` sends them | \(milliseconds(inProcessRecorded)) | \(milliseconds(rawApply)) | \(ratio(inProcessRecorded, rawApply)) | \(percent(rawApply / inProcessRecorded)) |")
         if let checkedWrites {
@@ -173,7 +185,7 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             print("| … that floor ÷ the database's part: the least any replaying apply could reach against the database's part | | \(ratio(floor, checkedWrites)) |")
         }
         print("")
-        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))).")
+        print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))). The same in binary (`DeltaBinary`, \(binary.count / 1024) KiB): encoding \(milliseconds(binaryEncode)), decoding \(milliseconds(binaryDecode)).")
         }
 
         if parts.contains("instances"), let postgres {

@@ -45,8 +45,10 @@ func bareServer(answer: Data) -> some ApplicationProtocol {
 struct BenchClient: Sendable {
     let port: Int
 
-    func post(_ path: String, body: Data, token: String? = nil, accept: String? = nil, prefer: String? = nil) async throws -> Data {
+    func post(_ path: String, body: Data, token: String? = nil, accept: String? = nil, prefer: String? = nil,
+              contentType: String = "application/json") async throws -> Data {
         var request = request(path, body: body, token: token, accept: accept)
+        request.setValue(contentType, forHTTPHeaderField: "Content-Type")
         if let prefer { request.setValue(prefer, forHTTPHeaderField: "Prefer") }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
@@ -88,9 +90,14 @@ struct BenchClient: Sendable {
 
     /// Applies a delta; how many of its changes were resolved, and the answer's bytes. `prefer`
     /// as `return=minimal` asks for the answer without the values sent.
-    func updateData(_ delta: Delta, token: String, prefer: String? = nil) async throws -> (resolved: Int, answer: Data) {
-        let answer = try await post("/v2/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token, prefer: prefer)
-        return (try DeltaJSON.decode(answer).first?.changes.filter { $0.status == .resolved }.count ?? 0, answer)
+    /// An apply, its request and answer in JSON or (`binary`) in `DeltaBinary`'s form.
+    func updateData(_ delta: Delta, token: String, prefer: String? = nil, binary: Bool = false) async throws -> (resolved: Int, answer: Data) {
+        let answer = binary
+            ? try await post("/v2/DataService/UpdateData", body: DeltaBinary.encode([delta]), token: token, accept: DeltaBinary.contentType,
+                             prefer: prefer, contentType: DeltaBinary.contentType)
+            : try await post("/v2/DataService/UpdateData", body: DeltaJSON.encode([delta]), token: token, prefer: prefer)
+        let deltas = binary ? try DeltaBinary.decode(answer) : try DeltaJSON.decode(answer)
+        return (deltas.first?.changes.filter { $0.status == .resolved }.count ?? 0, answer)
     }
 }
 

@@ -56,17 +56,24 @@ struct DataServiceRoutes {
         let validated = request.headers.first(where: { $0.name.canonicalName == Self.rulesVersionHeader })?.value
         let message: (apply: ApplyId?, deltas: [Delta])
         do {
-            message = try DeltaJSON.decodeRequest(body)
+            message = try Self.sendsBinaryDeltas(request) ? DeltaBinary.decodeRequest(body) : DeltaJSON.decodeRequest(body)
         } catch let error as RelataError where error.code == .invalidDelta {
             throw ProtocolError.badRequest(error.message)
         }
         let processed = try await context.dataService.updateData(message.deltas, session: context.session, apply: message.apply, rulesVersion: validated)
         context.record.noteChanges(of: processed)
         let minimal = PreferHeader.asksForMinimalReturn(request.headers)
-        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .vary: PreferHeader.name.rawName]
+        let binary = request.headers[.accept]?.contains(DeltaBinary.contentType) == true
+        var headers: HTTPFields = [.contentType: binary ? DeltaBinary.contentType : "application/json; charset=utf-8",
+                                   .vary: "\(PreferHeader.name.rawName), Accept"]
         if minimal { headers[PreferHeader.applied] = PreferHeader.minimalReturn }
-        return Response(status: .ok, headers: headers,
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: try DeltaJSON.encode(processed, minimal: minimal))))
+        let answer = binary ? try DeltaBinary.encode(processed, minimal: minimal) : try DeltaJSON.encode(processed, minimal: minimal)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
+    }
+
+    /// Whether an UpdateData request's body is in the binary form (`Content-Type`); JSON otherwise.
+    private static func sendsBinaryDeltas(_ request: Request) -> Bool {
+        request.headers[.contentType]?.lowercased().hasPrefix(DeltaBinary.contentType) == true
     }
 
     @Sendable func executeCommand(_ request: Request, context: SessionContext) async throws -> Response {

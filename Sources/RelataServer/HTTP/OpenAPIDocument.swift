@@ -38,6 +38,8 @@ enum OpenAPIDocument {
             paths["/v2/\(service)/UpdateData"] = ["post": operation("\(tag)_UpdateData", "Apply deltas; the answer is the processed deltas",
                                                                     body: ref("UpdateDataMessage"), answer: ref("UpdateDataMessage"),
                                                                     statuses: ["400", "401", "403", "404", "409", "413", "500"],
+                                                                    alsoAnswers: [DeltaBinary.contentType: ["schema": ["type": "string", "format": "binary"]]],
+                                                                    alsoAccepts: [DeltaBinary.contentType: ["schema": ["type": "string", "format": "binary"]]],
                                                                     parameters: [["name": "X-Relata-Rules-Version", "in": "header", "required": false,
                                                                                   "description": "The rules version the changes were validated with; 409 staleRules when the server's differs",
                                                                                   "schema": ["type": "string"]],
@@ -63,7 +65,8 @@ enum OpenAPIDocument {
 
     private static func operation(_ id: String, _ summary: String, body: [String: Any]?, answer: [String: Any]?, secured: Bool = true,
                                   statuses: [String] = ["400", "401", "403", "404", "413", "500"],
-                                  alsoAnswers: [String: Any] = [:], parameters: [[String: Any]] = []) -> [String: Any] {
+                                  alsoAnswers: [String: Any] = [:], alsoAccepts: [String: Any] = [:],
+                                  parameters: [[String: Any]] = []) -> [String: Any] {
         var responses: [String: Any] = [:]
         if let answer {
             responses["200"] = ["description": "OK", "content": alsoAnswers.merging(["application/json": ["schema": answer]]) { $1 }]
@@ -73,7 +76,9 @@ enum OpenAPIDocument {
         }
         var operation: [String: Any] = ["operationId": id, "summary": summary, "responses": responses]
         if !parameters.isEmpty { operation["parameters"] = parameters }
-        if let body { operation["requestBody"] = ["required": true, "content": ["application/json": ["schema": body]]] }
+        if let body {
+            operation["requestBody"] = ["required": true, "content": alsoAccepts.merging(["application/json": ["schema": body]]) { $1 }]
+        }
         if secured { operation["security"] = [["bearer": [String]()]] }
         return operation
     }

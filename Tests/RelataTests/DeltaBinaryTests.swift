@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+@testable import Relata
+
+/// UpdateData's binary form: what it carries is what the JSON carries, both ways, and damaged
+/// or hostile bytes are refused saying where — never a trap, never an allocation the data
+/// cannot back.
+@Suite struct DeltaBinaryTests {
+    /// The JSON tests' sample, with edits and a delta whose changes share no field names.
+    static func sample() -> [Delta] {
+        var deltas = DeltaJSONTests.sample()
+        deltas[0].changes[1].edits = [
+            RowEdit(sequence: 4, kind: .update, values: ["I": 5, "S": "first"]),
+            RowEdit(sequence: 9, kind: .update, values: ["I": 2]),
+        ]
+        deltas[0].changes[0].edits = []
+        deltas.append(Delta(tableName: "Orders 📦", keyFields: ["OrderId"], loggedFields: ["OrderId", "Total"], changes: [
+            DeltaChange(changeId: -3, type: .insert, newValues: ["OrderId": -3, "Total": .decimal(Decimal(string: "-0.001")!)],
+                        edits: [RowEdit(sequence: 1, kind: .insert, values: ["OrderId": -3]), RowEdit(sequence: 2, kind: .delete)]),
+        ]))
+        return deltas
+    }
+
+    @Test func itCarriesWhatTheJSONCarriesBothWays() throws {
+        let deltas = Self.sample()
+        let apply = ApplyId()
+        let binary = try DeltaBinary.decodeRequest(DeltaBinary.encode(deltas, apply: apply))
+        let json = try DeltaJSON.decodeRequest(DeltaJSON.encode(deltas, apply: apply))
+        #expect(binary.deltas == json.deltas)
+        #expect(binary.deltas == deltas)
+        #expect(binary.apply?.id == apply.id && binary.apply?.madeAt == apply.madeAt)
+        #expect(try DeltaBinary.decodeRequest(DeltaBinary.encode(deltas)).apply == nil)
+        // A date finer than a microsecond arrives as the JSON's does: rounded to the microsecond.
+        let fine = [Delta(tableName: "T", keyFields: [], loggedFields: [], changes: [
+            DeltaChange(changeId: 1, type: .insert, newValues: ["T": .date(Date(timeIntervalSince1970: 1_700_000_000.123_456_789))]),
+        ])]
+        let fineJSON = try DeltaJSON.decode(DeltaJSON.encode(fine))
+        #expect(try DeltaBinary.decode(DeltaBinary.encode(fine)) == fineJSON)
+    }
+
+    @Test func theMinimalFormLeavesOutWhatTheClientSent() throws {
+        let deltas = Self.sample()
+        let binary = try DeltaBinary.decode(DeltaBinary.encode(deltas, minimal: true))
+        #expect(try binary == DeltaJSON.decode(DeltaJSON.encode(deltas, minimal: true)))
+        #expect(binary[0].changes.allSatisfy { $0.oldValues.isEmpty && $0.newValues.isEmpty && $0.edits == nil })
+        #expect(binary[0].changes[1].failure == deltas[0].changes[1].failure)
+        #expect(binary[0].changes[0].refreshedValues == ["I": 7])
+        #expect(try DeltaBinary.encode(deltas, minimal: true).count < DeltaBinary.encode(deltas).count)
+    }
+
+    @Test func aValueTheJSONCannotCarryIsRefusedByBothNamingTheField() throws {
+        let delta = Delta(tableName: "Items", keyFields: [], loggedFields: [], changes: [
+            DeltaChange(changeId: 1, type: .insert, newValues: ["Price": .double(.infinity)]),
+        ])
+        let error = #expect(throws: RelataError.self) { try DeltaBinary.encode([delta]) }
+        #expect(error?.code == .invalidArgument && error?.table == "Items" && error?.field == "Price")
+        #expect(throws: RelataError.self) { try DeltaJSON.encode([delta]) }
+    }
+
+    /// The error for bytes that should be refused: an invalid delta, whose message names `what`.
+    func refusal(_ bytes: [UInt8], saying what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        let error = #expect(throws: RelataError.self, sourceLocation: sourceLocation) { try DeltaBinary.decode(bytes) }
+        #expect(error?.code == .invalidDelta, sourceLocation: sourceLocation)
+        #expect(error?.message.contains(what) == true, "\(error?.message ?? "")", sourceLocation: sourceLocation)
+    }
+
+    /// A small request written by hand: one delta of table T naming field "F", one update whose
+    /// new values are `values` (a count, then entries).
+    func handWritten(names: [String] = ["F"], changes: UInt64 = 1, values: [UInt8], trailing: [UInt8] = []) -> [UInt8] {
+        var writer = BinaryWriter()
+        for byte in DeltaBinary.magic { writer.write(byte) }
+        writer.write(DeltaBinary.version)
+        writer.write(false)
+        writer.write(UInt64(1))
+        writer.write("T")
+        writer.write(UInt64(0))
+        writer.write(UInt64(0))
+        writer.write(UInt64(names.count))
+        for name in names { writer.write(name) }
+        writer.write(changes)
+        writer.write(Int64(1))
+        writer.write(UInt8(1))   // update
+        writer.write(UInt8(0))   // pending
+        writer.write(UInt8(0))   // no edits, message or failure
+        writer.write(UInt32(0))  // oldValues
+        return writer.bytes + values + [0, 0, 0, 0] + trailing   // newValues, then refreshedValues
+    }
+
+    @Test func hostileBytesAreRefusedSayingWhere() throws {
+        let one: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 0]   // one value, of name 0
+        #expect(try DeltaBinary.decode(handWritten(values: one + [1] + [7, 0, 0, 0, 0, 0, 0, 0]))[0].changes[0].newValues == ["F": 7])
+        refusal(Array("RELATARS".utf8) + [1, 0, 0, 0], saying: "does not start with \"RELATADL\"")
+        refusal(DeltaBinary.magic + [9, 0, 0, 0], saying: "version 9")
+        refusal(handWritten(changes: UInt64.max, values: []), saying: "changes claims")
+        refusal(handWritten(values: [0xFF, 0xFF, 0xFF, 0x7F]), saying: "newValues claims 2147483647 values")
+        refusal(handWritten(values: [1, 0, 0, 0, 5, 0, 0, 0, 0]), saying: "field name 5 is not among the delta's 1")
+        refusal(handWritten(values: one + [42]), saying: "changes[0].newValues.F: 42 is not a value tag")
+        refusal(handWritten(values: one + [2] + Array(withUnsafeBytes(of: Double.nan.bitPattern) { Array($0) })),
+                saying: "newValues.F: expected a finite number")
+        refusal(handWritten(values: one + [5, 2, 0, 0, 0, 0xC3, 0x28]), saying: "not valid UTF-8")
+        refusal(handWritten(values: one + [5, 0xFF, 0xFF, 0xFF, 0xFF]), saying: "the data ends early")
+        refusal(handWritten(values: one + [3, 3, 0, 0, 0] + Array("1kg".utf8)), saying: "newValues.F")
+        refusal(handWritten(values: one + [0], trailing: [0]), saying: "1 bytes follow the last delta")
+        refusal(handWritten(names: ["\u{0}"], values: one + [4, 2]), saying: "2 is not a boolean")
+    }
+
+    /// The fuzz target's seeds (`Fuzz/Corpus/delta-binary`, written by hand from the format) are
+    /// valid requests: the documented form is the one the reader reads.
+    @Test func theHandWrittenFuzzSeedsAreValidRequests() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/delta-binary")
+        let plain = try DeltaBinary.decodeRequest(Data(contentsOf: corpus.appendingPathComponent("update.bin")))
+        let withId = try DeltaBinary.decodeRequest(Data(contentsOf: corpus.appendingPathComponent("update-with-apply-id.bin")))
+        #expect(plain.apply == nil && withId.apply?.madeAt == 1_764_140_000)
+        #expect(plain.deltas == withId.deltas)
+        let json = try DeltaJSON.decode(Data(contentsOf: corpus.deletingLastPathComponent().appendingPathComponent("delta-json/update.json")))
+        var expected = json
+        expected[0].changes[1].edits = [RowEdit(sequence: 4, kind: .insert, values: ["OrderId": -1]),
+                                        RowEdit(sequence: 5, kind: .update, values: ["Status": "new"])]
+        #expect(plain.deltas == expected)
+    }
+
+    @Test func noDamageReachesATrap() throws {
+        let bytes = Array(try DeltaBinary.encode(Self.sample(), apply: ApplyId()))
+        func decodesOrIsRefused(_ bytes: [UInt8]) {
+            do {
+                _ = try DeltaBinary.decode(bytes)
+            } catch let error as RelataError {
+                #expect(error.code == .invalidDelta)
+            } catch {
+                Issue.record("not a RelataError: \(error)")
+            }
+        }
+        for length in 0..<bytes.count { decodesOrIsRefused(Array(bytes[0..<length])) }
+        for index in bytes.indices {
+            for replacement: UInt8 in [0, 1, 0x7F, 0x80, 0xFF] where replacement != bytes[index] {
+                var damaged = bytes
+                damaged[index] = replacement
+                decodesOrIsRefused(damaged)
+            }
+        }
+    }
+}
