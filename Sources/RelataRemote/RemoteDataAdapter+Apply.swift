@@ -177,16 +177,21 @@ extension RemoteDataAdapter {
     /// changes then fail with the server's words, or for stale rules stay pending, unlocked). Without
     /// one the batch stays ``unansweredApply``, its rows locked, and the last failure is thrown.
     nonisolated(nonsending) private func deliver(_ batch: UnansweredApply) async throws -> [Delta] {
-        let body = try batch.body()
         let instances = [targetURL] + standbyURLs.filter { $0 != targetURL }
         var attempt = 1
         let returned: [Delta]
         while true {
             do {
-                // The answer need not repeat the values the batch carries (an older server sends them all the same).
-                let answer = try await call(dataService, "UpdateData", body: body, prefer: "return=minimal")
+                // In the binary form to a server that said it reads it, else as JSON; the answer need
+                // not repeat the values the batch carries (an older server sends them all the same).
+                let binary = serverReadsBinaryDeltas
+                let form = binary ? DeltaBinary.contentType : nil
+                let answer = try await call(dataService, "UpdateData", body: binary ? try DeltaBinary.encode(batch.deltas, apply: batch.apply) : try batch.body(),
+                                            prefer: "return=minimal", contentType: form, accept: form)
+                noteDeltaForms(of: answer)
                 do {
-                    returned = try DeltaJSON.decode(answer.body)
+                    returned = answer.contentType?.hasPrefix(DeltaBinary.contentType) == true
+                        ? try DeltaBinary.decode(answer.body) : try DeltaJSON.decode(answer.body)
                 } catch {
                     throw RemoteError.invalidResponse("UpdateData", error)   // transient: the batch's record answers again
                 }
@@ -207,7 +212,10 @@ extension RemoteDataAdapter {
             } catch let error as RemoteError where error.kind == .transient && attempt < applyRetries.attempts {
                 logger.info("apply \(batch.apply) got no answer (\(error)); sending it again")
                 try await Task.sleep(for: applyRetries.delay(before: attempt + 1))
-                if instances.count > 1 { targetURL = instances[attempt % instances.count] }
+                if instances.count > 1 {
+                    targetURL = instances[attempt % instances.count]
+                    serverReadsBinaryDeltas = false   // another instance, perhaps of another version: JSON until it says
+                }
                 attempt += 1
             }
         }

@@ -63,10 +63,11 @@ extension RemoteDataAdapter {
 
     /// Sends a call with the session, logging in first when there is none, and again (then
     /// retrying once per login) when the server says the session is gone.
-    nonisolated(nonsending) func call(_ service: String, _ method: String, body: Data, prefer: String? = nil) async throws -> ProtocolAnswer {
+    nonisolated(nonsending) func call(_ service: String, _ method: String, body: Data, prefer: String? = nil,
+                                      contentType: String? = nil, accept: String? = nil) async throws -> ProtocolAnswer {
         try await withSession { token in
-            let answer = try await transport.send(ProtocolCall(service: service, method: method, body: body, token: token,
-                                                               rulesVersion: rulesVersion, prefer: prefer))
+            let answer = try await transport.send(ProtocolCall(service: service, method: method, body: body, token: token, accept: accept,
+                                                               rulesVersion: rulesVersion, prefer: prefer, contentType: contentType))
             guard answer.status == 200 else { throw RemoteError(status: answer.status, body: answer.body) }
             return answer
         }

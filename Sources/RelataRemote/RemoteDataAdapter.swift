@@ -81,6 +81,9 @@ public final class RemoteDataAdapter {
     let logger: Logger
     var token: String?
     var rules: LoadedRules?
+    /// Whether the server said (`Accept-Post`, on its GetSchema and UpdateData answers) that it
+    /// reads UpdateData in the binary form: applies are then sent and answered in it, else as JSON.
+    var serverReadsBinaryDeltas = false
 
     /// Creates an adapter for a server; nothing is sent until the first call.
     ///
@@ -119,6 +122,7 @@ public final class RemoteDataAdapter {
     /// Downloads the schema and builds the local rules over the tables.
     nonisolated(nonsending) func downloadRules() async throws -> LoadedRules {
         let answer = try await call(dataService, "GetSchema", body: Data("{}".utf8))
+        noteDeltaForms(of: answer)
         let message: ProtocolMessages.SchemaAnswer
         do {
             message = try JSONDecoder().decode(ProtocolMessages.SchemaAnswer.self, from: answer.body)
@@ -137,6 +141,11 @@ public final class RemoteDataAdapter {
         loaded.allowedOperations = allowed
         loaded.rolesAllowed = rolesAllowed
         return loaded
+    }
+
+    /// Learns from an answer whether the server reads UpdateData in the binary form.
+    func noteDeltaForms(of answer: ProtocolAnswer) {
+        serverReadsBinaryDeltas = answer.acceptPost?.contains(DeltaBinary.contentType) == true
     }
 
     /// Makes downloaded (or saved) rules the adapter's.

@@ -20,6 +20,15 @@ final class AnswerDroppingProxy: @unchecked Sendable {
     var url: URL { URL(string: "http://127.0.0.1:\(port)")! }
     /// UpdateData requests that reached the server.
     var updateDataRequests: Int { lock.withLock { updates } }
+    /// The `Content-Type` of each UpdateData request, in order.
+    var updateDataContentTypes: [String] { lock.withLock { contentTypes } }
+    private var contentTypes: [String] = []
+    /// Leaves `Accept-Post` out of every answer, as a server from before the binary delta form answers.
+    var hidesAcceptPost: Bool {
+        get { lock.withLock { hiding } }
+        set { lock.withLock { hiding = newValue } }
+    }
+    private var hiding = false
     /// Drops the answers of the next `count` UpdateData requests.
     func drop(next count: Int) { lock.withLock { toDrop = count } }
 
@@ -83,12 +92,20 @@ final class AnswerDroppingProxy: @unchecked Sendable {
             guard count > 0 else { break }
             answer += buffer[0..<count]
         }
-        let drop = lock.withLock {
-            guard isUpdate else { return false }
+        let contentType = request.head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-type:") }
+            .map { $0.dropFirst("content-type:".count).trimmingCharacters(in: .whitespaces) } ?? ""
+        let (drop, hideAcceptPost) = lock.withLock {
+            guard isUpdate else { return (false, hiding) }
             updates += 1
-            guard toDrop > 0 else { return false }
+            contentTypes.append(contentType)
+            guard toDrop > 0 else { return (false, hiding) }
             toDrop -= 1
-            return true
+            return (true, hiding)
+        }
+        if hideAcceptPost, let headEnd = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+            let head = String(decoding: answer[..<headEnd], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
+                .filter { !$0.lowercased().hasPrefix("accept-post:") }.joined(separator: "\r\n")
+            answer = Array(head.utf8) + answer[headEnd...]
         }
         if !drop { _ = Self.write(answer, to: client) }
     }

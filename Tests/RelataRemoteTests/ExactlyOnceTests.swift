@@ -29,11 +29,40 @@ import Testing
             let delta = try await adapter.applyChanges(for: clients)
             #expect(delta.changes.map(\.status) == [.resolved])
             #expect(proxy.updateDataRequests == 2, "the first answer was lost, the batch went again")
+            #expect(proxy.updateDataContentTypes == [DeltaBinary.contentType, DeltaBinary.contentType],
+                    "both attempts in the binary form the server said it reads")
             #expect(adapter.unansweredApply == nil)
             #expect(try Self.stored("Retry Corp", in: server) == 1)
             let row = try #require(clients.rows.last)
             #expect(row.rowState == .unchanged && !row.isLocked)
             #expect((row["ClientId"].integerValue ?? -1) > 0, "the row has the key the server gave the first time")
+        }
+    }
+
+    /// A server that does not say it reads the binary form (one from before it) gets JSON, and
+    /// its retry too; the adapter's applies work the same.
+    @Test func aServerThatDoesNotListTheBinaryFormGetsJSON() async throws {
+        let server = try PCTradeServer()
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
+            defer { proxy.stop() }
+            proxy.hidesAcceptPost = true
+            let adapter = demoAdapter(proxy.url)
+            adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
+            let clients = try await adapter.getDataTable("Clients")
+            try Self.newClient(in: clients, named: "Plain Corp")
+            #expect(try await adapter.applyChanges(for: clients).changes.map(\.status) == [.resolved])
+            #expect(proxy.updateDataContentTypes == ["application/json", "application/json"])
+            #expect(try Self.stored("Plain Corp", in: server) == 1)
+            // The same server once it lists the form: the next apply goes in it.
+            proxy.hidesAcceptPost = false
+            try Self.newClient(in: clients, named: "Binary Corp")
+            #expect(try await adapter.applyChanges(for: clients).changes.map(\.status) == [.resolved])
+            #expect(proxy.updateDataContentTypes.last == "application/json", "learned from that apply's answer, not before it")
+            try Self.newClient(in: clients, named: "Binary Corp 2")
+            #expect(try await adapter.applyChanges(for: clients).changes.map(\.status) == [.resolved])
+            #expect(proxy.updateDataContentTypes.last == DeltaBinary.contentType)
+            #expect(try Self.stored("Binary Corp", in: server) == 1 && Self.stored("Binary Corp 2", in: server) == 1)
         }
     }
 

@@ -14,12 +14,31 @@ struct ProtocolCall: Sendable {
     var rulesVersion: String?
     /// The `Prefer` header (RFC 7240), for a call whose answer can leave out what the client sent.
     var prefer: String? = nil
+    /// The body's media type; JSON when nil.
+    var contentType: String? = nil
 }
 
 /// The server's whole answer to a call.
 struct ProtocolAnswer: Sendable {
     var status: Int
     var body: Data
+    /// The answer's `Content-Type`.
+    var contentType: String? = nil
+    /// The answer's `Accept-Post`: the forms the server reads an UpdateData body in.
+    var acceptPost: String? = nil
+
+    init(status: Int, body: Data, contentType: String? = nil, acceptPost: String? = nil) {
+        self.status = status
+        self.body = body
+        self.contentType = contentType
+        self.acceptPost = acceptPost
+    }
+
+    init(_ response: URLResponse?, body: Data) {
+        let http = response as? HTTPURLResponse
+        self.init(status: http?.statusCode ?? 0, body: body, contentType: http?.value(forHTTPHeaderField: "Content-Type"),
+                  acceptPost: http?.value(forHTTPHeaderField: "Accept-Post"))
+    }
 }
 
 /// What a streamed answer delivers, in order: its status once, then its body in chunks.
@@ -57,7 +76,7 @@ final class HTTPTransport: Sendable {
         let request = urlRequest(for: call)
         do {
             let (body, response) = try await session.data(for: request)
-            return ProtocolAnswer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: body)
+            return ProtocolAnswer(response, body: body)
         } catch {
             throw Self.transportFailure(error, call: call)
         }
@@ -70,7 +89,7 @@ final class HTTPTransport: Sendable {
         let completion = BlockingCompletion()
         let task = session.dataTask(with: urlRequest(for: call)) { body, response, error in
             completion.result = error.map { .failure(Self.transportFailure($0, call: call)) }
-                ?? .success(ProtocolAnswer(status: (response as? HTTPURLResponse)?.statusCode ?? 0, body: body ?? Data()))
+                ?? .success(ProtocolAnswer(response, body: body ?? Data()))
             completion.done.signal()
         }
         task.resume()
@@ -106,7 +125,7 @@ final class HTTPTransport: Sendable {
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.httpBody = call.body
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue(call.contentType ?? "application/json", forHTTPHeaderField: "Content-Type")
         request.setValue(call.accept ?? "application/json", forHTTPHeaderField: "Accept")
         if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
         if let version = call.rulesVersion { request.setValue(version, forHTTPHeaderField: RemoteDataAdapter.rulesVersionHeader) }

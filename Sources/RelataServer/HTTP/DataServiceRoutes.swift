@@ -28,10 +28,18 @@ struct DataServiceRoutes {
         _ = try await context.body(of: request, limit: configuration.maxBodyBytesBeforeSession, within: configuration.bodyTimeout)
         let service = context.dataService, session = context.session
         let (schema, version) = service.versionedSchema
-        return try RelataHTTPServer.json(ProtocolMessages.SchemaAnswer(
+        var response = try RelataHTTPServer.json(ProtocolMessages.SchemaAnswer(
             schema: schema, version: version, allowed: service.permissions.allowedOperations(of: schema, for: session),
             rolesAllowed: service.permissions.rolesAllowedForRefusedOperations(of: schema, for: session)))
+        response.headers[Self.acceptPost] = Self.deltaForms
+        return response
     }
+
+    /// `Accept-Post` (W3C LDP): the forms an UpdateData body may take, on the answers a client
+    /// reads before and while it applies (GetSchema, UpdateData), so a client sends the binary
+    /// form only to a server that reads it.
+    static let acceptPost = HTTPFields.Element.Name("Accept-Post")!
+    static let deltaForms = "application/json, \(DeltaBinary.contentType)"
 
     @Sendable func getData(_ request: Request, context: SessionContext) async throws -> Response {
         let message = try await context.message(of: request, limit: configuration.maxQueryBodyBytes, within: configuration.bodyTimeout,
@@ -65,7 +73,7 @@ struct DataServiceRoutes {
         let minimal = PreferHeader.asksForMinimalReturn(request.headers)
         let binary = request.headers[.accept]?.contains(DeltaBinary.contentType) == true
         var headers: HTTPFields = [.contentType: binary ? DeltaBinary.contentType : "application/json; charset=utf-8",
-                                   .vary: "\(PreferHeader.name.rawName), Accept"]
+                                   .vary: "\(PreferHeader.name.rawName), Accept", Self.acceptPost: Self.deltaForms]
         if minimal { headers[PreferHeader.applied] = PreferHeader.minimalReturn }
         let answer = binary ? try DeltaBinary.encode(processed, minimal: minimal) : try DeltaJSON.encode(processed, minimal: minimal)
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
