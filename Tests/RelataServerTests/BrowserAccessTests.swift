@@ -73,7 +73,8 @@ import Testing
             #expect(apply.status == 200)
             #expect(apply.header("preference-applied") == "return=minimal")
             #expect(apply.header("access-control-expose-headers")?.contains("preference-applied") == true)
-            #expect(apply.header("vary") == "Prefer, Origin", "the answer varies by both")
+            #expect(apply.header("vary") == "Prefer, Accept, Origin", "the answer varies by each")
+            #expect(apply.header("access-control-expose-headers")?.contains("accept-post") == true, "a page can learn the forms the server reads")
         }
     }
 

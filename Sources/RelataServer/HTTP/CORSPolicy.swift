@@ -21,7 +21,7 @@ public struct CORSPolicy: Sendable, Hashable {
 
     /// The request headers a page may send, and the answer headers it may read.
     static let allowedHeaders = "authorization, content-type, accept, x-relata-rules-version, prefer"
-    static let exposedHeaders = "x-request-id, retry-after, preference-applied"
+    static let exposedHeaders = "x-request-id, retry-after, preference-applied, accept-post"
     static let allowedMethods = "GET, POST"
     /// How long a browser may keep a preflight's answer.
     static let maxAgeSeconds = 600
