@@ -19,6 +19,39 @@ import Testing
         #expect(try clients.rows(where: "ClientName = 'Edited'").count == 1)
     }
 
+    /// A post that changes nothing, or changes every value back, leaves no trace: no change, no
+    /// record kept for the row — not even while observers hear of the post.
+    @Test func aPostThatChangesNothingLeavesNoTrace() throws {
+        let clients = try makeClients()
+        let row = clients.rows[0], other = clients.rows[1]
+        let name = row["ClientName"], phone = row["ContactPhone"]
+        try row.edit()
+        try row.setValue(name, forKey: "ClientName")
+        try row.post()
+        #expect(row.rowState == .unchanged && !clients.hasChanges && row.changeId == 0)
+        #expect(!clients.changes.isDirty(row.slot), "no record left for the row")
+
+        try other.setValue("Changed", forKey: "ClientName")
+        try row.edit()
+        try row.setValue("Elsewhere", forKey: "ClientName")
+        try row.setValue("555-0199", forKey: "ContactPhone")
+        try row.post()
+        #expect(row.rowState == .modified && row.changeId != 0)
+        var heard: [(state: RowState, record: Bool)] = []
+        let observation = clients.observe { event in
+            if event == .tableChanged { heard.append((row.rowState, clients.changes.isDirty(row.slot))) }
+        }
+        try row.edit()
+        try row.setValue(name, forKey: "ClientName")
+        try row.setValue(phone, forKey: "ContactPhone")
+        try row.post()
+        observation.cancel()
+        #expect(row.rowState == .unchanged && row.changeId == 0, "every value back: the row is unchanged again")
+        #expect(!clients.changes.isDirty(row.slot))
+        #expect(heard.count == 1 && heard.allSatisfy { $0.state == .unchanged && !$0.record }, "\(heard)")
+        #expect(try clients.makeDelta().changes.map(\.changeId) == [other.changeId])
+    }
+
     @Test func discardRestoresTheExactPreEditState() throws {
         let clients = try makeClients()
         let row = clients.rows[0]

@@ -61,8 +61,9 @@ struct ChangeStore: Sequence {
 
     /// Changes a slot's record in place — no copy of it, so its values and edits are not
     /// copied either — starting from an empty record when the slot has none; a record left
-    /// with nothing to say goes.
-    mutating func modify<Result>(_ slot: Int, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
+    /// with nothing to say goes, unless `keepingClean` (a caller about to change it again,
+    /// which then calls ``dropIfClean(_:)``).
+    mutating func modify<Result>(_ slot: Int, keepingClean: Bool = false, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
         let position = Int(recordIndex[slot])
         guard position != 0 else {
             var record = RowChanges()
@@ -71,13 +72,19 @@ struct ChangeStore: Sequence {
             return result
         }
         let result = try body(&records[position - 1])
-        if records[position - 1].isClean {
+        if records[position - 1].isClean, !keepingClean {
             self[slot] = nil
         } else {
             states[position - 1] = records[position - 1].state
             for field in numberMirrors.keys { numberMirrors[field]![position - 1] = Self.numberBits(records[position - 1].pending[field]) }
         }
         return result
+    }
+
+    /// Removes a slot's record when it has nothing to say.
+    mutating func dropIfClean(_ slot: Int) {
+        let position = Int(recordIndex[slot])
+        if position != 0, records[position - 1].isClean { self[slot] = nil }
     }
 
     /// A slot's pending value of a field, read in place (no copy of the record).

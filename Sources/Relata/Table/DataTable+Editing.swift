@@ -41,9 +41,12 @@ extension DataTable {
             return
         }
         try checkPrimaryKey(slot: slot) { edit[$0] }
-        modifyChanges(at: slot) { $0.edit = nil }
+        // The record may be clean until the first value is committed: kept meanwhile rather than
+        // removed from the store and added again.
+        modifyChanges(at: slot, keepingClean: true) { $0.edit = nil }
         performBatchUpdates {
             for field in edit.keys.sorted() { commit(edit[field]!, field: field, slot: slot) }
+            changes.dropIfClean(slot)   // before observers hear of the post
         }
         if userEdit { sealUserEdit(slot: slot, kind: kind) }
     }

@@ -246,9 +246,9 @@ public final class DataTable {
     /// Changes a slot's record in place (``ChangeStore/modify(_:_:)``), keeping the visible rows
     /// and the indexes current as ``setChanges(_:at:)`` does. `body` must not read or write the
     /// table's records.
-    func modifyChanges<Result>(at slot: Int, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
+    func modifyChanges<Result>(at slot: Int, keepingClean: Bool = false, _ body: (inout RowChanges) throws -> Result) rethrows -> Result {
         let wasHidden = changes.state(slot).hidesRow
-        let result = try changes.modify(slot, body)
+        let result = try changes.modify(slot, keepingClean: keepingClean, body)
         rowVisibilityMayHaveChanged(slot: slot, wasHidden: wasHidden)
         return result
     }
