@@ -68,23 +68,17 @@ extension DataTable {
         // An original value written back is no longer pending.
         let pending: Value? = isAdded || value != columns[field].value(at: slot) ? value : nil
         guard old != value || pending != changes.pendingValue(slot, field) else { return }
-        var nextChangeId = self.nextChangeId
         modifyChanges(at: slot) { record in
             record.pending[field] = pending
             let event: RowEvent = !isAdded && record.pending.isEmpty ? .lastChangeReverted : .fieldChanged
             if case .state(let next) = record.state.after(event) { record.state = next }
-            Self.assignChangeId(&record, next: &nextChangeId)
+            assignChangeId(&record)
         }
-        self.nextChangeId = nextChangeId
         if old != value { valueDidChange(slot: slot, field: field, from: old, to: value) }
     }
 
     /// Gives a changed row a change id, and takes it away from a row that is unchanged again.
     func assignChangeId(_ record: inout RowChanges) {
-        Self.assignChangeId(&record, next: &nextChangeId)
-    }
-
-    static func assignChangeId(_ record: inout RowChanges, next nextChangeId: inout Int) {
         if record.state == .unchanged {
             record.changeId = 0
             record.failureMessage = nil
