@@ -296,6 +296,36 @@ import Testing
         #expect(error?.description.contains("five") == true)
     }
 
+    /// The cursors' getters are compiled for the values they have seen: after batch upon batch
+    /// without a NULL, a NULL must still read as `null` — in a rule, an original and a calculation.
+    @Test func aNullAfterManyBatchesWithoutOneStillReadsAsNull() throws {
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                if (row.Quantity === null) fail('no quantity');
+                if (old.UnitPrice === null) fail('no price before');
+            }
+            function known(row) { return row.Quantity === null ? -1 : row.Quantity; }
+            """)
+        try adapter.addCalculatedField(name: "Known", type: .integer, table: "OrderDetails", function: "known")
+        let details = adapter.table(named: "OrderDetails")!
+        try details.loadRows(named: (0..<20_000).map { index in
+            ["DetailId": .integer(Int64(1_000 + index)), "OrderId": 10, "Quantity": .integer(Int64(index + 1)), "UnitPrice": 1]
+        })
+        try details.withoutRules {
+            for row in details.rows { try row.setValue(.integer((row["Quantity"].integerValue ?? 0) + 1), forKey: "Quantity") }
+        }
+        for _ in 0..<15 {
+            #expect(try adapter.validateChanges(for: details).isEmpty)
+            #expect(try details.values(ofField: "Known").contains(-1) == false)
+        }
+        let emptied = details.rows[7_000]
+        try details.withoutRules { try emptied.setValue(.null, forKey: "Quantity") }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.map(\.error.message) == ["no quantity"])
+        #expect(violations.first?.row === emptied)
+        #expect(try details.values(ofField: "Known").filter { $0 == -1 }.count == 1)
+    }
+
     @Test func manyRowsInSeveralChunks() throws {
         let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity % 1000 === 999) fail('unlucky ' + row.Quantity); }")
         let details = adapter.table(named: "OrderDetails")!

@@ -27,6 +27,35 @@ let ruleScript = """
         return failures;
     }
 
+    // The rule's own floors: what any engine that runs these two functions must do — call them
+    // once per row (each row gets its own verdict, so a failure stops only its row) — done in
+    // pure JavaScript on plain objects made from the same arrays. `floorFail` throws as `fail`
+    // does: an Error, named and marked.
+    function floorFail(message) {
+        const error = new Error(message);
+        error.name = 'RuleFailure';
+        error.__relataFail = true;
+        throw error;
+    }
+    function floorRule(row, old) {
+        if (row.Quantity <= 0) floorFail('Quantity must be positive');
+        if (row.UnitPrice < old.UnitPrice / 2) floorFail('the price fell by more than half');
+    }
+    function floorTotal(row) { return row.Quantity * row.UnitPrice; }
+    function callFloor(n) {
+        let failures = 0;
+        for (let i = 0; i < n; i++) {
+            const row = { Quantity: q[i], UnitPrice: p[i] }, old = { Quantity: q[i], UnitPrice: op[i] };
+            try { floorRule(row, old); } catch (error) { failures++; }
+        }
+        return failures;
+    }
+    function calculateFloor(n) {
+        const totals = new Array(n);
+        for (let i = 0; i < n; i++) totals[i] = floorTotal({ Quantity: q[i], UnitPrice: p[i] });
+        return totals.length;
+    }
+
     // The naive way: one call from Swift per row.
     function ruleRow(quantity, price, oldPrice) {
         const failed = quantity <= 0 || price < oldPrice / 2;
@@ -98,6 +127,12 @@ func runRuleBenchmarks(count: Int) throws {
     }
     let floor = floorTimes[0]
     precondition(floorFailures == violations, "the floor found \(floorFailures) failures, Relata \(violations)")
+    var callFailures = 0
+    let callFloor = try times(repetitions: 15) {
+        callFailures = Int(try adapter.engine.call("callFloor", [.integer(Int64(count))]).integerValue ?? -1)
+    }[0]
+    precondition(callFailures == violations, "the rule-call floor found \(callFailures) failures, Relata \(violations)")
+    let calculateFloor = try times(repetitions: 15) { _ = try adapter.engine.call("calculateFloor", [.integer(Int64(count))]) }[0]
 
     // What any batch must do before its loop, whatever the loop costs: find the changed rows,
     // and hand the fields the rule reads (current and original values) to JavaScript — the
@@ -110,6 +145,12 @@ func runRuleBenchmarks(count: Int) throws {
     let handOver = try times(repetitions: 15) {
         try table.copyNumbers(ofFields: read, in: changed, into: Array(buffers.prefix(read.count)))
         try table.copyNumbers(ofFields: read, in: changed, originals: true, into: Array(buffers.suffix(read.count)))
+    }[0]
+
+    // A calculated field's values come back to Swift as `Value`s: a million of them in fresh memory.
+    let results = times(repetitions: 15) {
+        let values = buffers[0].map { Value.double($0) }
+        precondition(values.count == count)
     }[0]
 
     let rows = table.rows
@@ -138,9 +179,14 @@ func runRuleBenchmarks(count: Int) throws {
     print("|---|---|---|---|")
     print("| floor: pure JS loop over plain JS arrays (best of \(floorTimes.count); median \(milliseconds(floorTimes[floorTimes.count / 2]))) "
           + "| \(milliseconds(floor)) | \(perRow(floor)) | 1.00× |")
+    print("| floor: `beforeUpdate` called per row in pure JS on plain objects, each row its own verdict (best of 15) "
+          + "| \(milliseconds(callFloor)) | \(perRow(callFloor)) | \(ratio(callFloor, floor)) |")
+    print("| floor: `lineTotal` called per row in pure JS on plain objects (best of 15) "
+          + "| \(milliseconds(calculateFloor)) | \(perRow(calculateFloor)) | \(ratio(calculateFloor, floor)) |")
     print("| finding the changed rows (`rowSets`, best of 15) | \(milliseconds(find)) | \(perRow(find)) | \(ratio(find, floor)) |")
     print("| handing \(read.count) fields over, current and original (`copyNumbers`, best of 15) | \(milliseconds(handOver)) "
           + "| \(perRow(handOver)) | \(ratio(handOver, floor)) |")
+    print("| a million doubles made into a fresh `[Value]` (best of 15) | \(milliseconds(results)) | \(perRow(results)) | \(ratio(results, floor)) |")
     print("| Relata batch: `validateChanges` (\(violations) violations) | \(milliseconds(validate)) | \(perRow(validate)) | \(ratio(validate, floor)) |")
     print("| Relata batch: `validateChanges`, every row passing | \(milliseconds(validatePassing)) | \(perRow(validatePassing)) | \(ratio(validatePassing, floor)) |")
     print("| Relata batch: calculated field `values(ofField:)` | \(milliseconds(calculate)) | \(perRow(calculate)) | \(ratio(calculate, floor)) |")

@@ -217,7 +217,11 @@ final class BatchCursor {
         // Dates are made with the engine's own constructor: a time value needs no call through the UTC wrapper.
         var lines = ["function () {", "const ended = function () { throw relata.error('the row cursor was used after its batch ended'); };",
                      "const gone = new Proxy({}, { get: ended, set: ended });",
-                     "let i = 0, get = ended, set = ended, oget = ended;", "const NativeDate = relata.NativeDate;"]
+                     "let i = 0, get = ended, set = ended, oget = ended;", "const NativeDate = relata.NativeDate;",
+                     // NULL (NaN in the arrays) is read through a call: while a batch has no NULL the call
+                     // never runs, and the JIT compiles the getters to return plain numbers — with a literal
+                     // `null` there every read was boxed, and the rules ran 2–3× slower.
+                     "const none = function () { return null; };"]
         var binds: [String] = []
         for index in fastFields.indices {
             lines.append("let c\(index) = gone, w\(index) = gone, o\(index) = gone;")
@@ -256,8 +260,8 @@ final class BatchCursor {
                     ? "function (v) { set(i, \(key), v); }"
                     : "function (v) { if (v === null || v === undefined) { \(field?.required == true ? "set(i, \(key), null);" : "v = NaN;") } "
                         + "else { \(check) } c\(index)[i] = v; w\(index)[i] = 1; }"
-                lines.append("define(row, \(key), function () { const v = c\(index)[i]; return v !== v ? null : \(read); }, \(setter));")
-                lines.append("define(old, \(key), function () { const v = o\(index)[i]; return v !== v ? null : \(read); }, readOnly);")
+                lines.append("define(row, \(key), function () { const v = c\(index)[i]; return v !== v ? none() : \(read); }, \(setter));")
+                lines.append("define(old, \(key), function () { const v = o\(index)[i]; return v !== v ? none() : \(read); }, readOnly);")
             } else {
                 lines.append("define(row, \(key), function () { return get(i, \(key)); }, function (v) { set(i, \(key), v); });")
                 if stored.contains(name) {
