@@ -70,10 +70,12 @@ extension DataType {
     /// NULL, and a value already in this type's storage that needs no conversion or check
     /// (a finite double other than -0, an integer in range, a boolean).
     @inline(__always) func keepsAsIs(_ value: Value) -> Bool {
-        switch (storage, value) {
-        case (_, .null), (.boolean, .boolean): return true
-        case (.double, .double(let double)): return self != .singleFloat && double.isFinite && !(double == 0 && double.sign == .minus)
-        case (.integer, .integer(let integer)): return integerRange?.contains(integer) ?? true
+        // A switch over the value alone: a tuple of (storage, value) copied every value it was asked about.
+        switch value {
+        case .null: return true
+        case .boolean: return storage == .boolean
+        case .double(let double): return storage == .double && self != .singleFloat && double.isFinite && !(double == 0 && double.sign == .minus)
+        case .integer(let integer): return storage == .integer && (integerRange?.contains(integer) ?? true)
         default: return false
         }
     }

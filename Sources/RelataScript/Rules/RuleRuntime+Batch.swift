@@ -7,9 +7,9 @@ extension RuleRuntime {
     /// Rows per call into JavaScript: the CPU time limit applies to each call.
     static let chunkSize = 65_536
 
-    /// What a batch run found: failures by row index, and the values rules set.
+    /// What a batch run found: failures by row index (each with its row), and the values rules set.
     struct BatchOutcome {
-        var failures: [Int: ScriptError] = [:]
+        var failures: [Int: RuleViolation] = [:]
         var writes: [Int: [String: Value]] = [:]
     }
 
@@ -44,7 +44,7 @@ extension RuleRuntime {
                 let index = max(cursor.currentIndex(), start)
                 if index == start {
                     error.event = events.joined(separator: "/")
-                    outcome.failures[index] = decorate(error, table: table, row: rows[index])
+                    outcome.failures[index] = violation(error, table: table, row: rows[index])
                     start = index + 1
                     alone = false
                 } else {
@@ -71,7 +71,7 @@ extension RuleRuntime {
                 errors[description] = error
                 return error
             }()
-            outcome.failures[index] = decorate(error, table: table, row: rows[index])
+            outcome.failures[index] = violation(error, table: table, row: rows[index])
         }
         outcome.writes = cursor.writes(excluding: Set(outcome.failures.keys))
         return outcome
@@ -159,11 +159,12 @@ extension RuleRuntime {
             """ }
     }
 
-    private func decorate(_ error: ScriptError, table: DataTable, row: DataTableRow) -> ScriptError {
+    /// A row's failure, its error naming the table and the row.
+    private func violation(_ error: ScriptError, table: DataTable, row: DataTableRow) -> RuleViolation {
         var error = error
         error.table = table.name
         error.row = row.label
-        return error
+        return RuleViolation(row: row, error: error)
     }
 
     /// The handler a stack runs in: the innermost frame whose function is one of `events`.

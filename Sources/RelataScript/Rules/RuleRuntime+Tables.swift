@@ -89,9 +89,7 @@ extension RuleRuntime {
                     let outcome = try runBatch([event], in: script, table: table, rows: rows, withOriginals: pass.originals)
                     var rejected = Set(outcome.failures.keys)
                     apply(outcome.writes, of: event, to: rows, in: table, violations: &violations, rejected: &rejected)
-                    for (index, error) in outcome.failures {
-                        violations.append(RuleViolation(row: rows[index], error: error))
-                    }
+                    violations.append(contentsOf: outcome.failures.values)
                     if !rejected.isEmpty {
                         rows = rows.removing(positions: rejected)
                     }
