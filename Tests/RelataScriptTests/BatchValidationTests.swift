@@ -326,6 +326,35 @@ import Testing
         #expect(try details.values(ofField: "Known").filter { $0 == -1 }.count == 1)
     }
 
+    /// Failures come back grouped by description: rows sharing one keep it, rows with their own
+    /// keep theirs, whatever characters a message holds, and a thrown non-Error is named as one.
+    @Test func eachFailedRowKeepsItsOwnMessageWhenManyShareOne() throws {
+        let adapter = try makeAdapter(details: """
+            function beforePost(row) {
+                const q = row.Quantity;
+                if (q % 10 === 1) fail('shared');
+                if (q % 10 === 2) fail('own \\u0002' + q + '\\u0003');
+                if (q % 10 === 3) throw 'a string ' + q;
+            }
+            """)
+        let details = adapter.table(named: "OrderDetails")!
+        try details.withoutRules {
+            for index in 0..<1_000 { try details.addNewRow(values: ["OrderId": 10, "Quantity": .integer(Int64(index))]) }
+        }
+        let violations = try adapter.validateChanges(for: details)
+        #expect(violations.count == 300)
+        for violation in violations {
+            let quantity = violation.row["Quantity"].integerValue ?? -1
+            switch quantity % 10 {
+            case 1: #expect(violation.error.message == "shared")
+            case 2: #expect(violation.error.message == "own \u{2}\(quantity)\u{3}")
+            case 3: #expect(violation.error.message.contains("a string \(quantity)"))
+            default: Issue.record("row \(quantity) should pass")
+            }
+            #expect(violation.error.row == violation.row.label)
+        }
+    }
+
     @Test func manyRowsInSeveralChunks() throws {
         let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity % 1000 === 999) fail('unlucky ' + row.Quantity); }")
         let details = adapter.table(named: "OrderDetails")!

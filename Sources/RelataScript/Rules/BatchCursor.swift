@@ -148,9 +148,9 @@ final class BatchCursor {
     /// The cursor (`row` in the handlers).
     var cursor: JSObjectRef { objects.row }
 
-    /// The arguments a generated loop takes before its own: the cursor, `old` (or null) and `at`.
+    /// The arguments a generated loop takes before its own: the cursor, `old` (or null), `at` and `index`.
     var loopArguments: [JSValueRef] {
-        [objects.row, withOriginals ? objects.old : JSValueMakeNull(context.ref), objects.moveTo]
+        [objects.row, withOriginals ? objects.old : JSValueMakeNull(context.ref), objects.moveTo, objects.position]
     }
 
     /// The row the cursor is on (where a stopped loop stopped), within `0..<rows.count`.

@@ -25,7 +25,7 @@ extension RuleRuntime {
         let failures = context.makeArray()
         JSValueProtect(context.ref, failures)
         defer { JSValueUnprotect(context.ref, failures) }
-        let joinFailures = try context.helper("joinFailures")
+        let groupFailures = try context.helper("groupFailures")
         let each = try driver(calling: present, in: context)
         var outcome = BatchOutcome()
         var start = 0
@@ -53,25 +53,27 @@ extension RuleRuntime {
                 }
             }
         }
-        // All failures come back as one string (`index U+0003 description`, separated by U+0002):
-        // one crossing instead of several per failure.
-        let joined = try context.call(joinFailures, [failures])
-        let text = JSString.string(of: joined, in: context.ref) ?? ""
-        // Rows failing at one place with one message are described alike (the stack too):
-        // each description is read once, however many rows share it.
-        var errors: [Substring: ScriptError] = [:]
-        for entry in text.parts(separatedBy: "\u{2}") where !entry.isEmpty {
-            guard let separator = entry.firstIndex(of: "\u{3}"), let index = Int(entry[..<separator]), rows.indices.contains(index) else {
-                continue
-            }
-            let description = entry[entry.index(after: separator)...]
-            let error = errors[description] ?? {
-                var error = script.locatingFailCall(ExceptionDescription(described: String(description)).error(file: script.script.fileName))
+        // Rows failing at one place with one message are described alike (the stack too): each
+        // distinct description is read once however many rows share it, and each failed row comes
+        // back as two numbers in a shared array (its index, its description's).
+        let failureCount = context.length(of: failures) / 2
+        if failureCount > 0 {
+            let pairs = sharedArrays.take(Double.self, count: 2 * failureCount, in: context)
+            defer { sharedArrays.recycle([pairs], context: context) }
+            let distinct = try context.call(groupFailures, [failures, pairs.array])
+            let descriptions = JSValueToObject(context.ref, distinct, nil).map { array in
+                (0..<context.length(of: array)).map { JSString.string(of: context.element($0, of: array), in: context.ref) ?? "" }
+            } ?? []
+            let errors = descriptions.map { description in
+                var error = script.locatingFailCall(ExceptionDescription(described: description).error(file: script.script.fileName))
                 error.event = Self.event(in: error.stack, among: events) ?? events.joined(separator: "/")
-                errors[description] = error
                 return error
-            }()
-            outcome.failures[index] = violation(error, table: table, row: rows[index])
+            }
+            for pair in 0..<failureCount {
+                guard let index = Int(exactly: pairs.buffer[2 * pair]), rows.indices.contains(index),
+                      let described = Int(exactly: pairs.buffer[2 * pair + 1]), errors.indices.contains(described) else { continue }
+                outcome.failures[index] = violation(errors[described], table: table, row: rows[index])
+            }
         }
         outcome.writes = cursor.writes(excluding: Set(outcome.failures.keys))
         return outcome
@@ -133,20 +135,32 @@ extension RuleRuntime {
             "{ const r = \(event)(row, old); if (r !== null && typeof r === 'object' && typeof r.then === 'function') "
                 + "throw relata.error(\(RuleRuntime.asyncHandler(event).message.scriptLiteral)); }"
         }.joined(separator: " ")
+        // The rows run in a function without a `try`: a failure unwinds out of it to the driver,
+        // which notes it and calls the loop again from the next row. A `try` inside the loop made
+        // each failure leave the optimized loop, and the rows after it ran slower until it was entered again.
         return try context.generated("each|\(events.joined(separator: ","))") { """
-            function (row, old, at, start, end, failures) {
-                for (let i = start; i < end; i++) {
-                    at(i);
-                    try { \(calls) } catch (error) { failures.push(i, relata.describe(error)); }
-                }
-            }
+            (function () {
+                const rows = function (row, old, at, start, end) {
+                    for (let i = start; i < end; i++) {
+                        at(i);
+                        \(calls)
+                    }
+                };
+                return function (row, old, at, index, start, end, failures) {
+                    let i = start;
+                    while (i < end) {
+                        try { rows(row, old, at, i, end); i = end; }
+                        catch (error) { i = index(); failures.push(i, relata.describe(error)); i++; }
+                    }
+                };
+            })()
             """ }
     }
 
     /// The loop that computes a calculated field for rows `start..<end`.
     private func mapLoop(in context: ScriptContext) throws -> JSObjectRef {
         try context.generated("map") { """
-            function (fn, row, old, at, start, end, out, odd, numeric) {
+            function (fn, row, old, at, index, start, end, out, odd, numeric) {
                 for (let i = start; i < end; i++) {
                     at(i);
                     const v = fn(row);

@@ -26,10 +26,17 @@ extension RuleRuntime {
                 has(target, name) { if (plain(name)) return Reflect.has(target, name); get(index(), name); return true; },
             });
         };
-        relata.joinFailures = function (failures) {
-            const parts = [];
-            for (let k = 0; k < failures.length; k += 2) parts.push(failures[k] + '\\u0003' + failures[k + 1]);
-            return parts.join('\\u0002');
+        // A batch's failures (row index, description, …): the distinct descriptions, and into
+        // `pairs` each failure's row index and the number of its description.
+        relata.groupFailures = function (failures, pairs) {
+            const numbers = new Map(), distinct = [];
+            for (let k = 0; k < failures.length; k += 2) {
+                let number = numbers.get(failures[k + 1]);
+                if (number === undefined) { number = distinct.length; numbers.set(failures[k + 1], number); distinct.push(failures[k + 1]); }
+                pairs[k] = failures[k];
+                pairs[k + 1] = number;
+            }
+            return distinct;
         };
         relata.valuesObject = function (names, values, offset = 0) {
             const object = {};
