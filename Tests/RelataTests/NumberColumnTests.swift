@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Relata
+import RelataTestSupport
 
 /// Numeric columns copied out as doubles for batch work (`copyNumbers`, `RowSet`).
 @Suite struct NumberColumnTests {
@@ -70,5 +71,45 @@ import Testing
         let odd = all.removing(positions: stride(from: 1, to: 10, by: 2))
         #expect(ids(odd) == [1, 3, 5, 7, 9])
         #expect(ids(odd.removing(positions: [1])) == [1, 5, 7, 9], "positions are the set's own, not the table's")
+    }
+
+    /// The rows of each state, found by counting every state in one pass: against the states
+    /// the rows report, through random edits — none changed, every row changed, and mixed.
+    @Test func rowSetsHoldTheRowsOfEachStateThroughRandomEdits() throws {
+        let table = try DataTable(name: "T", fields: [FieldDefinition("Id", .integer, primaryKey: true), FieldDefinition("N", .integer)])
+        try table.loadRows((1...300).map { [Value.integer(Int64($0)), .integer(0)] })
+        let states: [RowState] = [.added, .modified, .deleted]
+        var deleted: Set<Int64> = []
+        func check(_ step: String) throws {
+            let sets = table.rowSets(in: states)
+            for (state, set) in zip(states, sets) {
+                #expect(set.allSatisfy { $0.rowState == state }, "\(step): a row in the \(state) set is not \(state)")
+                #expect(set.count == set.slots.count && set.slots == set.slots.sorted(), "\(step): slots in order")
+            }
+            let visibleChanged = table.rows.filter { $0.rowState == .added || $0.rowState == .modified }.count
+            #expect(sets[0].count + sets[1].count == visibleChanged, "\(step): every visible changed row is found")
+            #expect(table.rowSet(in: .modified).slots == sets[1].slots)
+            #expect(Set(sets[2].map { $0["Id"].integerValue ?? -1 }) == deleted, "\(step): the deleted rows")
+        }
+        try check("nothing changed")
+        #expect(table.rowSets(in: states).allSatisfy { $0.count == 0 })
+        for row in table.rows { try row.setValue(1, forKey: "N") }
+        try check("every row modified")
+        #expect(table.rowSets(in: states)[1].count == 300)
+        var random = SeededGenerator(seed: 29)
+        for step in 0..<400 {
+            let rows = table.rows
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: try table.addNewRow(values: ["Id": .integer(Int64(1_000 + step)), "N": 2])
+            case 1 where !rows.isEmpty:
+                let row = rows[Int.random(in: 0..<rows.count, using: &random)]
+                if row.rowState != .added { deleted.insert(row["Id"].integerValue ?? -1) }
+                try table.removeRow(row)
+            case 2 where !rows.isEmpty: try table.cancelChange(for: rows[Int.random(in: 0..<rows.count, using: &random)])
+            default: if !rows.isEmpty { try rows[Int.random(in: 0..<rows.count, using: &random)].setValue(.integer(Int64(step)), forKey: "N") }
+            }
+        }
+        try check("mixed")
+        #expect(table.rowSets(in: states).allSatisfy { !$0.isEmpty }, "the random edits left rows in every state")
     }
 }

@@ -181,16 +181,20 @@ struct ChangeStore: Sequence {
     }
 
     /// The slots in each of several states, in slot order. The records say how many
-    /// rows each state has, so a state without rows costs no scan.
+    /// rows each state has (counted in one pass for all states), so a state without rows
+    /// costs no scan, and a state every record is in needs no look at the states.
     func slots(in wanted: [RowState]) -> [[Int]] {
         recordIndex.withUnsafeBufferPointer { index in
             states.withUnsafeBufferPointer { states in
-                wanted.map { wantedState in
-                    let count = states.reduce(0) { $1 == wantedState ? $0 + 1 : $0 }
+                var counts = [Int](repeating: 0, count: RowState.allCases.count)
+                for state in states { counts[Int(state.ordinal)] += 1 }
+                return wanted.map { wantedState in
+                    let count = counts[Int(wantedState.ordinal)]
                     guard count > 0 else { return [] }
+                    let everyRecord = count == states.count
                     return [Int](unsafeUninitializedCapacity: count) { buffer, initialized in
                         var found = 0
-                        for slot in 0..<index.count where index[slot] != 0 && states[Int(index[slot]) - 1] == wantedState {
+                        for slot in 0..<index.count where index[slot] != 0 && (everyRecord || states[Int(index[slot]) - 1] == wantedState) {
                             buffer[found] = slot
                             found += 1
                         }

@@ -96,7 +96,9 @@ extension RuleRuntime {
                 }
             }
         }
-        return violations.map { ($0.row.changeId, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        // The positions are sorted, not the violations: each carries a row and an error of many strings.
+        let changeIds = violations.map(\.row.changeId)
+        return violations.indices.sorted { changeIds[$0] < changeIds[$1] }.map { violations[$0] }
     }
 
     /// Writes the values rules set in a batch, each row wholly or not at all: every value
