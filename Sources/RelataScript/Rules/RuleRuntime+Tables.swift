@@ -84,15 +84,19 @@ extension RuleRuntime {
         let scripts = scripts(forTable: table.name)
         for pass in passes where !pass.rows.isEmpty {
             var rows = pass.rows
+            // Failed rows leave the pass when a later batch is about to run, not after the last one.
+            var rejected: Set<Int> = []
             for event in pass.events {
-                for script in scripts where script.handler(event.handlerName) != nil && !rows.isEmpty {
-                    let outcome = try runBatch([event], in: script, table: table, rows: rows, withOriginals: pass.originals)
-                    var rejected = Set(outcome.failures.keys)
-                    apply(outcome.writes, of: event, to: rows, in: table, violations: &violations, rejected: &rejected)
-                    violations.append(contentsOf: outcome.failures.values)
+                for script in scripts where script.handler(event.handlerName) != nil {
                     if !rejected.isEmpty {
                         rows = rows.removing(positions: rejected)
+                        rejected = []
                     }
+                    guard !rows.isEmpty else { break }
+                    let outcome = try runBatch([event], in: script, table: table, rows: rows, withOriginals: pass.originals)
+                    rejected = Set(outcome.failures.keys)
+                    apply(outcome.writes, of: event, to: rows, in: table, violations: &violations, rejected: &rejected)
+                    violations.append(contentsOf: outcome.failures.values)
                 }
             }
         }
