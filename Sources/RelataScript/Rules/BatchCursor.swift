@@ -220,7 +220,7 @@ final class BatchCursor {
                      "let i = 0, get = ended, set = ended, oget = ended;", "const NativeDate = relata.NativeDate;",
                      // NULL (NaN in the arrays) is read through a call: while a batch has no NULL the call
                      // never runs, and the JIT compiles the getters to return plain numbers — with a literal
-                     // `null` there every read was boxed, and the rules ran 2–3× slower.
+                     // `null` there every read was a boxed value.
                      "const none = function () { return null; };"]
         var binds: [String] = []
         for index in fastFields.indices {
