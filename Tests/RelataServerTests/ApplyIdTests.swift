@@ -115,6 +115,51 @@ import Testing
         #expect(try Self.names(database).filter { $0 == "Twins" }.count == 1)
     }
 
+    @Test(arguments: StorageBackend.allCases)
+    func aRecordIsTheFingerprintAndTheAnswerInBinaryAndAnswersItsRetryExactly(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        let (_, _, details) = try DataServiceTests.clientTables()
+        try details.rows[0].setValue(0, forKey: "Quantity")   // refused by the server's rule: an answer with a failure
+        try details.rows[1].setValue(7, forKey: "Quantity")
+        let apply = ApplyId()
+        let delta = try details.makeDelta()
+        let first = try await database.service.updateData([delta], session: Self.ann, apply: apply)
+        let record = try database.service.storage.write { connection in
+            try connection.rows("SELECT fingerprint, answer FROM relata_applies WHERE apply_id = '\(apply.id)'", [],
+                                reading: [FieldDefinition("fingerprint", .string), FieldDefinition("answer", .string)])
+        }
+        #expect(record.count == 1)
+        #expect(record.first?[0].stringValue == (try DeltaFingerprint.of([delta])))
+        #expect(record.first?[1].stringValue?.hasPrefix(ApplyLog.binaryAnswer) == true)
+        // The retry arrives in the other encoding, its members in another order: the same batch, the same answer.
+        let again = try await database.service.updateData(try DeltaBinary.decode(DeltaBinary.encode([delta])), session: Self.ann, apply: apply)
+        #expect(again == first)
+    }
+
+    @Test(arguments: StorageBackend.allCases)
+    func aRecordAnEarlierServerWroteStillAnswersItsRetry(backend: StorageBackend) async throws {
+        let database = try DataServiceTests.Database(backend: backend)
+        let batch = [Self.newClient("Before The Upgrade")]
+        var answer = batch
+        answer[0].changes[0].status = .resolved
+        answer[0].changes[0].refreshedValues = ["LogId": .integer(4242)]
+        // What a server before `DeltaFingerprint` recorded: the text fingerprint, the answer's JSON.
+        try database.service.storage.write { connection in
+            try connection.begin()
+            try connection.committing {
+                try $0.execute("INSERT INTO relata_applies (user_name, apply_id, fingerprint, recorded_at, answer) VALUES ('ann', 'old-form', '\(ApplyLog.textFingerprint(of: batch))', \(Int64(Date().timeIntervalSince1970)), \(database.service.storage.dialect.placeholder(1)))",
+                               [.string(String(decoding: try DeltaJSON.encode(answer), as: UTF8.self))])
+            }
+        }
+        let apply = try ApplyId(id: "old-form", madeAt: Int64(Date().timeIntervalSince1970))
+        let retried = try await database.service.updateData(batch, session: Self.ann, apply: apply)
+        #expect(retried == answer, "the recorded answer, real key included")
+        #expect(try !Self.names(database).contains("Before The Upgrade"), "applied once: before the upgrade")
+        await #expect(throws: RelataError.self, "other changes under the old record's id") {
+            try await database.service.updateData([Self.newClient("Something Else")], session: Self.ann, apply: apply)
+        }
+    }
+
     @Test func idsAreCheckedWhereTheyAreRead() throws {
         #expect(throws: RelataError.self) { try ApplyId(id: "", madeAt: 0) }
         #expect(throws: RelataError.self) { try ApplyId(id: String(repeating: "a", count: 129), madeAt: 0) }

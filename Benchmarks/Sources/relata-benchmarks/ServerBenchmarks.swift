@@ -65,6 +65,10 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         }
 
         if parts.contains("apply") {
+        if ProcessInfo.processInfo.environment["RELATA_PROFILE"] == "endtoend" {   // for `perf record`: the adapter's rounds alone
+            _ = try await measureEndToEndApply(port: port, changes: changes, repetitions: 3)
+            return
+        }
         // The stored items fetched again, every quantity one more (each edit recorded, or not).
         func editedItems(recordingEdits: Bool = false) async throws -> DataTable {
             let table = try await client.fetchTable("Items", token: token)
@@ -152,6 +156,13 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         #else
         let ruleCalls: Double? = nil
         #endif
+        // Target 1 as a user meets it: edit + validate + apply through `RemoteDataAdapter`, against
+        // the transport of the bytes it sends and gets (the binary form, the minimal answer).
+        let endToEnd = try await measureEndToEndApply(port: port, changes: changes, repetitions: 3)
+        let binaryRequest = try DeltaBinary.encode([recordedDelta])
+        let binaryTransport = try await withServer(bareServer(answer: binaryAnswer)) { barePort in
+            try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: binaryRequest, token: token) }
+        }
         let transport = try await withServer(bareServer(answer: answer)) { barePort in
             try await measureAsync(repetitions: 3) { _ = try await BenchClient(port: barePort).post("/v2/DataService/UpdateData", body: json, token: token) }
         }
@@ -183,6 +194,21 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
             print("| the database's part | \(milliseconds(checkedWrites)) | \(ratio(inProcessRecorded, checkedWrites)) |")
             print("| the database's part + the rules' part (one rule call per change) | \(milliseconds(floor)) | \(ratio(inProcessRecorded, floor)) |")
             print("| … that floor ÷ the database's part: the least any replaying apply could reach against the database's part | | \(ratio(floor, checkedWrites)) |")
+        }
+        let median = endToEnd[endToEnd.count / 2]
+        print("")
+        print("| edit + validate + apply of \(changes) changes through `RemoteDataAdapter` (the binary form), median of \(endToEnd.count) rounds | time | ÷ (the database's part + the transport) |")
+        print("|---|---|---|")
+        if let checkedWrites {
+            let budget = checkedWrites + binaryTransport
+            print("| the round: edit (the row rule as each row changes), then `applyChanges` | \(milliseconds(median.total)) | **\(ratio(median.total, budget))** |")
+            print("| … the edit | \(milliseconds(median.edit)) | \(ratio(median.edit, budget)) |")
+            print("| … the apply (validated here, sent, replayed and stored, the answer folded back) | \(milliseconds(median.apply)) | \(ratio(median.apply, budget)) |")
+            print("| the database's part + the transport of the request and the minimal answer in binary (\(binaryRequest.count / 1024) KiB, \(binaryAnswer.count / 1024) KiB) | \(milliseconds(budget)) | 1.00× |")
+            if let ruleCalls {
+                let least = checkedWrites + binaryTransport + 2 * ruleCalls
+                print("| the least a round could take: that + the rules' part twice (the row rule once per edit on the client, once per replayed edit on the server) | \(milliseconds(least)) | \(ratio(least, budget)) |")
+            }
         }
         print("")
         print("Editing the \(changes) rows on the client before the apply: \(milliseconds(edit.seconds)). The delta as JSON (\(json.count / 1024) KiB): encoding \(milliseconds(encode)), decoding \(milliseconds(decode)) (Foundation's Codable: \(milliseconds(foundationEncode)), \(milliseconds(foundationDecode))). The same in binary (`DeltaBinary`, \(binary.count / 1024) KiB): encoding \(milliseconds(binaryEncode)), decoding \(milliseconds(binaryDecode)).")

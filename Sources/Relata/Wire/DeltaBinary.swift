@@ -85,7 +85,7 @@ public enum DeltaBinary {
 }
 
 /// Writes ``DeltaBinary``'s form.
-private struct DeltaBinaryWriter {
+struct DeltaBinaryWriter {
     private var writer: BinaryWriter
 
     init(capacity: Int) { writer = BinaryWriter(capacity: capacity) }
@@ -171,7 +171,8 @@ private struct DeltaBinaryWriter {
         }
     }
 
-    private static func value(_ value: Value, of table: String, field: String, into out: inout BinaryWriter) throws {
+    /// One value: its tag, then its payload (``DeltaFingerprint`` writes values this way too).
+    static func value(_ value: Value, of table: String, field: String, into out: inout BinaryWriter) throws {
         switch value {
         case .null:
             out.write(DeltaBinary.Tag.null.rawValue)

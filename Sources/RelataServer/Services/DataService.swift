@@ -132,12 +132,12 @@ public final class DataService: Sendable {
         let storage = self.storage, log = applyLog
         let user = session.values["User"]?.stringValue ?? ""
         // Only a batch with an id is compared with its record: a large apply without one skips the work.
-        let fingerprint = apply == nil ? "" : ApplyLog.fingerprint(of: deltas)
+        let fingerprint = apply == nil ? "" : try DeltaFingerprint.of(deltas)
         let version = rules.value
         let (answer, commit) = try await version.pool.perform { runtime in
             let ((answer, recorded), commit) = try self.inSerializableTransaction { connection in
                 let now = Date()
-                if let apply, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint, now: now, in: connection) {
+                if let apply, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint, of: deltas, now: now, in: connection) {
                     try connection.rollback()
                     return (answer, true)
                 }

@@ -1,0 +1,37 @@
+// Issue 29's first target as a user meets it: a `RemoteDataAdapter` edits 100,000 rows (the row
+// rule running as each row changes) and applies them — validated on the client with the server's
+// rules, sent in the form the server reads best, replayed and stored by the server, the answer
+// folded back into the table.
+import Foundation
+import Relata
+import RelataRemote
+
+/// One end-to-end round's parts, in seconds.
+struct EndToEndRound {
+    var edit: Double
+    var apply: Double
+    var total: Double { edit + apply }
+}
+
+/// Edits every row of `Lines` through a new adapter and applies the changes, `repetitions` times
+/// (each round fetches the table first, outside the timing); the rounds sorted by their total.
+@MainActor func measureEndToEndApply(port: Int, changes: Int, repetitions: Int) async throws -> [EndToEndRound] {
+    var rounds: [EndToEndRound] = []
+    for _ in 0..<repetitions {
+        let adapter = RemoteDataAdapter(targetURL: URL(string: "http://127.0.0.1:\(port)")!, logger: quietLogger)
+        adapter.credentials = RemoteCredentials(user: "bench", password: "bench")
+        try await adapter.loadSchema()
+        let lines = try await adapter.getDataTable("Lines")
+        precondition(lines.rowCount >= changes, "\(lines.rowCount) rows of Lines")
+        let start = ContinuousClock.now
+        try ItemTable.incrementQuantities(of: lines)
+        let edited = ContinuousClock.now
+        let delta = try await adapter.applyChanges(for: lines)
+        let applied = ContinuousClock.now
+        precondition(delta.changes.count == lines.rowCount && delta.failedChanges.isEmpty && !lines.hasChanges,
+                     "\(delta.failedChanges.count) of \(delta.changes.count) changes failed")
+        rounds.append(EndToEndRound(edit: (edited - start).seconds, apply: (applied - edited).seconds))
+        progress("edited and applied through the adapter: \(milliseconds((applied - start).seconds))")
+    }
+    return rounds.sorted { $0.total < $1.total }
+}

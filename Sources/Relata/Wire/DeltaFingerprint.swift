@@ -1,0 +1,62 @@
+/// A batch of changes as a short text that is the same however the batch was encoded — JSON or
+/// binary, members in any order, a table's name in any case, its changes in any order — and
+/// differs when any change, value (with its type) or edit differs. The server records it with a
+/// batch's ``ApplyId`` to tell a retried batch from another batch sent under the same id.
+///
+/// The text is `2:` and the SHA-256 of a canonical binary form: tables by lower-cased name,
+/// changes by id, each change's type, old values, new values and edits, values by field name,
+/// each value as ``DeltaBinary`` writes it.
+///
+/// ```swift
+/// let fingerprint = try DeltaFingerprint.of(deltas)   // "2:5f0c…"
+/// ```
+package enum DeltaFingerprint {
+    /// What every fingerprint of this form begins with (earlier servers recorded other forms).
+    package static let prefix = "2:"
+
+    /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that is infinite or NaN,
+    ///   which no request can carry.
+    package static func of(_ deltas: [Delta]) throws -> String {
+        var out = BinaryWriter(capacity: 64 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
+        let tables = deltas.map { $0.tableName.lowercased() }
+        out.write(UInt64(deltas.count))
+        for index in deltas.indices.sorted(by: { tables[$0] < tables[$1] }) {
+            let delta = deltas[index], changes = delta.changes
+            out.write(tables[index])
+            out.write(UInt64(changes.count))
+            for position in inIdOrder(changes) {
+                try change(changes[position], of: delta.tableName, into: &out)
+            }
+        }
+        return prefix + SHA256.hex(of: out.bytes)
+    }
+
+    /// The changes' positions by id; read in place (sorting the changes would copy each).
+    private static func inIdOrder(_ changes: [DeltaChange]) -> [Int] {
+        let positions = Array(changes.indices)
+        let ordered = changes.indices.dropFirst().allSatisfy { changes[$0 - 1].changeId < changes[$0].changeId }
+        return ordered ? positions : positions.sorted { changes[$0].changeId < changes[$1].changeId }
+    }
+
+    private static func change(_ change: DeltaChange, of table: String, into out: inout BinaryWriter) throws {
+        out.write(Int64(change.changeId))
+        out.write(DeltaBinaryWriter.code(of: change.type))
+        try values(change.oldValues, of: table, into: &out)
+        try values(change.newValues, of: table, into: &out)
+        let edits = change.edits ?? []
+        out.write(UInt64(edits.count))
+        for edit in edits {
+            out.write(edit.sequence)
+            out.write(DeltaBinaryWriter.code(of: edit.kind))
+            try values(edit.values, of: table, into: &out)
+        }
+    }
+
+    private static func values(_ values: [String: Value], of table: String, into out: inout BinaryWriter) throws {
+        out.write(UInt32(values.count))
+        for name in values.keys.sorted() {
+            out.write(name)
+            try DeltaBinaryWriter.value(values[name] ?? .null, of: table, field: name, into: &out)
+        }
+    }
+}
