@@ -14,45 +14,56 @@ package enum SHA256 {
 
     /// The digest of `bytes`, as 64 lower-case hexadecimal digits.
     package static func hex(of bytes: [UInt8]) -> String {
-        var state: [UInt32] = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]
-        var message = bytes
+        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+            (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
+        // The whole blocks are read where they are; the rest, the padding and the length make one or two more.
+        let whole = bytes.count / 64 * 64
+        var tail = Array(bytes[whole...])
+        tail.append(0x80)
+        while tail.count % 64 != 56 { tail.append(0) }
         let bitLength = UInt64(truncatingIfNeeded: bytes.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+            roundConstants.withUnsafeBufferPointer { constants in
+                bytes.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[..<whole]), into: &state, words: words, constants: constants) }
+                tail.withUnsafeBytes { compress($0, into: &state, words: words, constants: constants) }
+            }
+        }
+        let digits: StaticString = "0123456789abcdef"
+        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+        return String(unsafeUninitializedCapacity: 64) { text in
+            for (index, word) in words.enumerated() {
+                for nibble in 0..<8 {
+                    text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
+                }
+            }
+            return 64
+        }
+    }
 
-        var words = [UInt32](repeating: 0, count: 64)
-        for block in stride(from: 0, to: message.count, by: 64) {
+    /// Runs the compression function over each 64-byte block of `blocks` (a multiple of 64 bytes).
+    private static func compress(_ blocks: UnsafeRawBufferPointer, into state: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
+                                 words: UnsafeMutableBufferPointer<UInt32>, constants: UnsafeBufferPointer<UInt32>) {
+        for block in stride(from: 0, to: blocks.count, by: 64) {
             for index in 0..<16 {
-                let start = block + index * 4
-                words[index] = UInt32(message[start]) << 24 | UInt32(message[start + 1]) << 16
-                    | UInt32(message[start + 2]) << 8 | UInt32(message[start + 3])
+                words[index] = UInt32(bigEndian: blocks.loadUnaligned(fromByteOffset: block + index * 4, as: UInt32.self))
             }
             for index in 16..<64 {
                 let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
                 let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
                 words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
             }
-            var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
+            var (a, b, c, d, e, f, g, h) = state
             for index in 0..<64 {
                 let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
                 let choice = (e & f) ^ (~e & g)
-                let t1 = h &+ s1 &+ choice &+ roundConstants[index] &+ words[index]
+                let t1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
                 let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
                 let majority = (a & b) ^ (a & c) ^ (b & c)
                 let t2 = s0 &+ majority
                 (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
             }
-            for (index, value) in [a, b, c, d, e, f, g, h].enumerated() { state[index] = state[index] &+ value }
-        }
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 64) { text in
-            for (index, word) in state.enumerated() {
-                for nibble in 0..<8 {
-                    text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
-                }
-            }
-            return 64
+            state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
         }
     }
 

@@ -54,9 +54,9 @@ package enum DeltaFingerprint {
 
     private static func values(_ values: [String: Value], of table: String, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        for name in values.keys.sorted() {
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
             out.write(name)
-            try DeltaBinaryWriter.value(values[name] ?? .null, of: table, field: name, into: &out)
+            try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
         }
     }
 }
