@@ -39,6 +39,9 @@ let package = Package(
         // Already in the graph through Hummingbird: the server's metrics; shown at /metrics by swift-prometheus.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        // The client's HTTP on Linux (on swift-nio and swift-nio-ssl, which the server already builds):
+        // swift-corelibs-foundation's URLSession keeps a core busy while it waits for an answer.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // The core model: values, fields, tables, rows, deltas, expressions. Foundation only.
@@ -67,10 +70,14 @@ let package = Package(
             "Relata", "RelataScript", "CJavaScriptCore",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The client: the RemoteDataAdapter over the protocol (URLSession), with the rule runtime
+        // The client: the RemoteDataAdapter over the protocol (URLSession; AsyncHTTPClient on Linux), with the rule runtime
         // validating changes before they are sent. Links neither the server nor the tooling.
         .target(name: "RelataRemote", dependencies: [
             "Relata", "RelataScript", .product(name: "Logging", package: "swift-log"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(platforms: [.linux])),
+            .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux])),
+            .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux])),
+            .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux])),
         ], swiftSettings: [
             // Async functions and closures run on their caller's actor unless marked @concurrent:
             // the adapter's tables never leave the isolation that uses them.

@@ -3,6 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 import Relata
+#if os(Linux)
+import AsyncHTTPClient
+#endif
 
 /// One call of the protocol: `POST /v2/{service}/{method}` with a JSON body.
 struct ProtocolCall: Sendable {
@@ -47,27 +50,56 @@ enum StreamedAnswerPart: Sendable {
     case bytes(Data)
 }
 
-/// HTTP over `URLSession`: Foundation's own on Apple platforms, swift-corelibs-foundation's
-/// (libcurl) on Linux. Neither needs a dependency beyond Foundation, so an app links no
-/// networking stack of ours, and the system's proxy, TLS and cellular settings apply on
-/// Apple platforms (see `Documentation/Client.md`).
+/// HTTP for the adapter: `URLSession` on Apple platforms (the system's proxy, TLS and cellular
+/// settings apply; see `Documentation/Client.md`), AsyncHTTPClient on swift-nio on Linux —
+/// swift-corelibs-foundation's URLSession keeps a socket's write source armed while it waits for
+/// an answer, which spins a core for as long as the server takes.
 final class HTTPTransport: Sendable {
     /// The protocol version the client speaks (the server's `RelataHTTPServer.protocolVersion`).
     static let protocolVersion = 2
     let baseURL: URL
     let timeout: TimeInterval
+    #if os(Linux)
+    let client: HTTPClient
+    #else
     private let session: URLSession
+    #endif
 
     init(baseURL: URL, timeout: TimeInterval) {
         self.baseURL = baseURL
         self.timeout = timeout
+        #if os(Linux)
+        client = Self.makeClient(timeout: timeout)
+        #else
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         session = URLSession(configuration: configuration)
+        #endif
     }
 
-    deinit { session.finishTasksAndInvalidate() }
+    deinit {
+        #if os(Linux)
+        client.shutdown { _ in }   // no wait: the client lets its requests end, then closes its connections
+        #else
+        session.finishTasksAndInvalidate()
+        #endif
+    }
 
+    /// Where a call goes: `{baseURL}/v2/{service}/{method}`.
+    func url(for call: ProtocolCall) -> URL {
+        baseURL.appendingPathComponent("v\(Self.protocolVersion)").appendingPathComponent(call.service).appendingPathComponent(call.method)
+    }
+
+    /// A call's header fields.
+    func headerFields(for call: ProtocolCall) -> [(name: String, value: String)] {
+        var fields = [("Content-Type", call.contentType ?? "application/json"), ("Accept", call.accept ?? "application/json")]
+        if let token = call.token { fields.append(("Authorization", "Bearer \(token)")) }
+        if let version = call.rulesVersion { fields.append((RemoteDataAdapter.rulesVersionHeader, version)) }
+        if let prefer = call.prefer { fields.append(("Prefer", prefer)) }
+        return fields
+    }
+
+    #if !os(Linux)
     /// Sends a call and reads its whole answer.
     ///
     /// - Throws: a transient ``RemoteError`` when the server cannot be reached or the
@@ -121,28 +153,31 @@ final class HTTPTransport: Sendable {
     }
 
     func urlRequest(for call: ProtocolCall) -> URLRequest {
-        let url = baseURL.appendingPathComponent("v\(Self.protocolVersion)").appendingPathComponent(call.service).appendingPathComponent(call.method)
-        var request = URLRequest(url: url, timeoutInterval: timeout)
+        var request = URLRequest(url: url(for: call), timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.httpBody = call.body
-        request.setValue(call.contentType ?? "application/json", forHTTPHeaderField: "Content-Type")
-        request.setValue(call.accept ?? "application/json", forHTTPHeaderField: "Accept")
-        if let token = call.token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let version = call.rulesVersion { request.setValue(version, forHTTPHeaderField: RemoteDataAdapter.rulesVersionHeader) }
-        if let prefer = call.prefer { request.setValue(prefer, forHTTPHeaderField: "Prefer") }
+        for field in headerFields(for: call) { request.setValue(field.value, forHTTPHeaderField: field.name) }
         return request
     }
+    #endif
 
     /// A failure below the protocol: the server unreachable, the connection broken, a timeout.
     static func transportFailure(_ error: any Error, call: ProtocolCall) -> any Error {
         if error is CancellationError { return error }
         if let error = error as? URLError, error.code == .cancelled { return CancellationError() }
         if error is RemoteError { return error }
+        #if os(Linux)
+        if let error = error as? HTTPClientError, error == .cancelled { return CancellationError() }
+        let description = String(describing: error)
+        #else
+        let description = error.localizedDescription
+        #endif
         return RemoteError(kind: .transient, code: RemoteError.networkCode,
-                           message: "\(call.service)/\(call.method) did not complete: \(error.localizedDescription)")
+                           message: "\(call.service)/\(call.method) did not complete: \(description)")
     }
 }
 
+#if !os(Linux)
 /// The answer of a blocking call, from URLSession's thread to the waiting one.
 private final class BlockingCompletion: @unchecked Sendable {
     // @unchecked Sendable: `result` is written once, before `done` is signalled, and read only
@@ -179,3 +214,4 @@ private final class StreamReceiver: NSObject, URLSessionDataDelegate, Sendable {
         }
     }
 }
+#endif
