@@ -37,9 +37,7 @@ extension HTTPTransport {
     /// cooperative pool, so this never waits on itself.
     func sendBlocking(_ call: ProtocolCall) throws -> ProtocolAnswer {
         do {
-            var headers = HTTPHeaders()
-            for field in headerFields(for: call) { headers.add(name: field.name, value: field.value) }
-            let request = try HTTPClient.Request(url: url(for: call).absoluteString, method: .POST, headers: headers,
+            let request = try HTTPClient.Request(url: url(for: call).absoluteString, method: .POST, headers: headers(for: call),
                                                  body: .byteBuffer(ByteBuffer(bytes: call.body)))
             let response = try client.execute(request: request).wait()
             let body = response.body.map { Data($0.readableBytesView) } ?? Data()
@@ -76,9 +74,13 @@ extension HTTPTransport {
     private func request(for call: ProtocolCall) -> HTTPClientRequest {
         var request = HTTPClientRequest(url: url(for: call).absoluteString)
         request.method = .POST
-        for field in headerFields(for: call) { request.headers.add(name: field.name, value: field.value) }
+        request.headers = headers(for: call)
         request.body = .bytes(ByteBuffer(bytes: call.body))
         return request
+    }
+
+    private func headers(for call: ProtocolCall) -> HTTPHeaders {
+        HTTPHeaders(headerFields(for: call).map { ($0.name, $0.value) })
     }
 }
 

@@ -37,11 +37,13 @@ struct ProtocolAnswer: Sendable {
         self.acceptPost = acceptPost
     }
 
+    #if !os(Linux)
     init(_ response: URLResponse?, body: Data) {
         let http = response as? HTTPURLResponse
         self.init(status: http?.statusCode ?? 0, body: body, contentType: http?.value(forHTTPHeaderField: "Content-Type"),
                   acceptPost: http?.value(forHTTPHeaderField: "Accept-Post"))
     }
+    #endif
 }
 
 /// What a streamed answer delivers, in order: its status once, then its body in chunks.
