@@ -102,14 +102,16 @@ extension RemoteDataAdapter {
     /// The deltas to send, and the changes local validation refused (already recorded on their rows);
     /// none of the changes `answered` just now.
     private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: [Delta], refused: [Delta]) {
-        var deltas = try tables.map { table in
-            var delta = try table.makeDelta()
-            let done = Set(answered.filter { $0.tableName.equalsIgnoringCase(table.name) }.flatMap(\.changes).map(\.changeId))
+        let made = try tables.map { try $0.makeDelta() }
+        var deltas = made.map { delta in
+            guard answered.contains(where: { $0.tableName.equalsIgnoringCase(delta.tableName) }) else { return delta }
+            let done = Set(answered.filter { $0.tableName.equalsIgnoringCase(delta.tableName) }.flatMap(\.changes).map(\.changeId))
+            var delta = delta
             delta.changes.removeAll { done.contains($0.changeId) }
             return delta
         }.filter { !$0.changes.isEmpty }
         guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
-        let verdicts = try localVerdicts(for: tables, rules: rules)
+        let verdicts = try localVerdicts(for: tables, made: made, rules: rules)
         var refused: [Delta] = []
         for index in deltas.indices {
             let name = deltas[index].tableName
@@ -129,8 +131,8 @@ extension RemoteDataAdapter {
     /// changed, the row rules again over the pending changes they checked (as the server replays them);
     /// then a change the session may not make (the server's permissions, from GetSchema) fails
     /// with the server's words.
-    private func localVerdicts(for tables: [DataTable], rules: LoadedRules) throws -> [Delta] {
-        var verdicts = try rules.adapter.validateApply(for: tables)
+    private func localVerdicts(for tables: [DataTable], made deltas: [Delta]? = nil, rules: LoadedRules) throws -> [Delta] {
+        var verdicts = try deltas.map { try rules.adapter.validateApply($0, of: tables) } ?? rules.adapter.validateApply(for: tables)
         if !rules.tablesToRevalidate.isEmpty { verdicts = try failingRowViolations(in: verdicts, tables: tables, rules: rules) }
         guard let allowed = rules.allowedOperations else { return verdicts }
         let roles = session?.roles ?? []

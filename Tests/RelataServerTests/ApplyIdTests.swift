@@ -146,7 +146,7 @@ import Testing
         // What a server before `DeltaFingerprint` recorded: the text fingerprint, the answer's JSON.
         try database.service.storage.write { connection in
             try connection.begin()
-            try connection.committing {
+            _ = try connection.committing {
                 try $0.execute("INSERT INTO relata_applies (user_name, apply_id, fingerprint, recorded_at, answer) VALUES ('ann', 'old-form', '\(ApplyLog.textFingerprint(of: batch))', \(Int64(Date().timeIntervalSince1970)), \(database.service.storage.dialect.placeholder(1)))",
                                [.string(String(decoding: try DeltaJSON.encode(answer), as: UTF8.self))])
             }

@@ -95,6 +95,9 @@ import Testing
         refusal(handWritten(values: [0xFF, 0xFF, 0xFF, 0x7F]), saying: "newValues claims 2147483647 values")
         refusal(handWritten(values: [1, 0, 0, 0, 5, 0, 0, 0, 0]), saying: "field name 5 is not among the delta's 1")
         refusal(handWritten(values: one + [42]), saying: "changes[0].newValues.F: 42 is not a value tag")
+        let secondChange: [UInt8] = [2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0] + [0, 0, 0, 0] + one + [42]   // id 2, update, pending, no parts; no oldValues
+        refusal(handWritten(changes: 2, values: [0, 0, 0, 0], trailing: secondChange),
+                saying: "the binary delta, deltas[0].changes[1].newValues.F: 42 is not a value tag")
         refusal(handWritten(values: one + [2] + Array(withUnsafeBytes(of: Double.nan.bitPattern) { Array($0) })),
                 saying: "newValues.F: expected a finite number")
         refusal(handWritten(values: one + [5, 2, 0, 0, 0, 0xC3, 0x28]), saying: "not valid UTF-8")

@@ -73,8 +73,15 @@ struct BinaryReader {
     private let bytes: UnsafeRawBufferPointer
     private(set) var offset: Int
     let end: Int
-    /// What is being read, for error messages (`table Orders`).
-    var context: String
+    /// What is being read, for error messages (`table Orders`); setting it leaves ``element``.
+    var context: String {
+        get { element.map { "\(base)\($0.list)[\($0.index)]" } ?? base }
+        set { base = newValue; element = nil }
+    }
+    private var base: String
+    /// The entry of a list being read (`.changes`, 12), kept apart from ``context`` so that a
+    /// reader of many entries builds their names only for an error.
+    var element: (list: StaticString, index: Int)?
     /// The format version of the file being read (what it holds depends on it).
     var formatVersion = BriefcaseFormat.version
 
@@ -82,7 +89,7 @@ struct BinaryReader {
         self.bytes = bytes
         self.offset = offset
         self.end = end ?? bytes.count
-        self.context = context
+        self.base = context
     }
 
     var remaining: Int { end - offset }
@@ -113,10 +120,10 @@ struct BinaryReader {
     }
 
     /// A count that must fit what is left, at `size` bytes per element at least.
-    mutating func readCount(elementSize: Int = 1, _ what: String) throws -> Int {
+    mutating func readCount(elementSize: Int = 1, _ what: @autoclosure () -> String) throws -> Int {
         let count = try read(UInt64.self)
         guard count <= UInt64(remaining / max(elementSize, 1)) else {
-            throw BriefcaseFormat.damaged("\(context): \(what) claims \(count) entries, more than the data holds")
+            throw BriefcaseFormat.damaged("\(context): \(what()) claims \(count) entries, more than the data holds")
         }
         return Int(count)
     }
@@ -135,8 +142,8 @@ struct BinaryReader {
         try take(try readCount("a byte block"))
     }
 
-    mutating func read<T: BitwiseCopyable>(raw _: T.Type, _ what: String) throws -> [T] {
-        let count = try readCount(elementSize: MemoryLayout<T>.stride, what)
+    mutating func read<T: BitwiseCopyable>(raw _: T.Type, _ what: @autoclosure () -> String) throws -> [T] {
+        let count = try readCount(elementSize: MemoryLayout<T>.stride, what())
         let raw = try take(count * MemoryLayout<T>.stride)
         return [T](unsafeUninitializedCapacity: count) { buffer, initialized in
             UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)

@@ -91,26 +91,35 @@ extension DataTable {
             vanishedChanges.removeAll { processed.contains($0.changeId) }
             delta.changes.removeAll { vanished.contains($0.changeId) }
         }
-        let slots = slotsByChangeId(delta)
+        let ids = changeIds(of: delta)
+        if ids.count != delta.changes.count {
+            var seen = Set<Int>()
+            for index in delta.changes.indices where !seen.insert(delta.changes[index].changeId).inserted {
+                throw RelataError(.invalidDelta, "the delta has change \(delta.changes[index].changeId) twice", table: name)
+            }
+        }
+        let slotsById = changes.slots(ofChangeIds: ids)
+        // Each change's slot, and the refreshed values of the few that have some (changes read in place).
+        var slots: [Int] = []
+        slots.reserveCapacity(delta.changes.count)
         var refreshed: [Int: [(field: Int, value: Value)]] = [:]
-        var seen = Set<Int>()
-        for change in delta.changes {
-            guard seen.insert(change.changeId).inserted else {
-                throw RelataError(.invalidDelta, "the delta has change \(change.changeId) twice", table: name)
+        for index in delta.changes.indices {
+            let changeId = delta.changes[index].changeId
+            guard let slot = slotsById[changeId] else {
+                throw RelataError(.invalidDelta, "the delta has change \(changeId), which no row of the table has", table: name)
             }
-            guard let slot = slots[change.changeId] else {
-                throw RelataError(.invalidDelta, "the delta has change \(change.changeId), which no row of the table has", table: name)
-            }
-            guard change.status == .resolved else { continue }
-            refreshed[change.changeId] = try change.refreshedValues.keys.sorted().map { fieldName in
+            slots.append(slot)
+            let values = delta.changes[index].refreshedValues
+            guard delta.changes[index].status == .resolved, !values.isEmpty else { continue }
+            refreshed[index] = try values.keys.sorted().map { fieldName in
                 guard let field = fieldIndex(named: fieldName) else {
-                    throw RelataError(.invalidDelta, "change \(change.changeId) refreshes field '\(fieldName)', which the table does not have",
+                    throw RelataError(.invalidDelta, "change \(changeId) refreshes field '\(fieldName)', which the table does not have",
                                       table: name, field: fieldName)
                 }
                 do throws(CoercionFailure) {
-                    return (field, try fields[field].type.coerced(change.refreshedValues[fieldName]!))
+                    return (field, try fields[field].type.coerced(values[fieldName]!))
                 } catch {
-                    throw RelataError(.invalidDelta, "change \(change.changeId) refreshes it with \(error.message)",
+                    throw RelataError(.invalidDelta, "change \(changeId) refreshes it with \(error.message)",
                                       table: name, field: fieldName, row: rowLabel(slot: slot))
                 }
             }
@@ -118,20 +127,20 @@ extension DataTable {
         performBatchUpdates {
             var removed: [Int] = []
             var replacements: [(keyField: Int, old: Value, new: Value)] = []
-            for change in delta.changes {
-                let slot = slots[change.changeId]!
+            for index in delta.changes.indices {
+                let slot = slots[index]
                 guard var record = changes[slot] else { continue }
                 record.locked = false
-                switch change.status {
+                switch delta.changes[index].status {
                 case .pending:
                     setChanges(record, at: slot)
                 case .failed:
-                    record.failureMessage = change.message ?? "the data source rejected the change"
+                    record.failureMessage = delta.changes[index].message ?? "the data source rejected the change"
                     setChanges(record, at: slot)
                 case .resolved where record.state == .deleted:
                     removed.append(slot)
                 case .resolved:
-                    replacements += fold(record, refreshing: refreshed[change.changeId] ?? [], slot: slot)
+                    replacements += fold(record, refreshing: refreshed[index] ?? [], slot: slot)
                 }
             }
             removeSlots(removed.sorted())
@@ -146,20 +155,23 @@ extension DataTable {
     /// values; returns the key values that changed, for replacement elsewhere.
     private func fold(_ record: RowChanges, refreshing refreshed: [(field: Int, value: Value)], slot: Int)
         -> [(keyField: Int, old: Value, new: Value)] {
-        let before = fields.indices.map { postedValue(slot: slot, field: $0) }
-        var after = before
-        for (field, value) in refreshed { after[field] = value }
+        let before = refreshed.map { postedValue(slot: slot, field: $0.field) }
         keysOfLoadedRows = nil
-        for field in fields.indices { columns[field].set(after[field], at: slot) }
+        if record.state == .added || record.state == .addedInEditMode {   // a new row's unset fields are NULL
+            for field in fields.indices { columns[field].set(record.pending[field] ?? .null, at: slot) }
+        } else {
+            record.pending.forEach { field, value in columns[field].set(value, at: slot) }   // the other fields keep their originals
+        }
+        for (field, value) in refreshed { columns[field].set(value, at: slot) }
         var clean = RowChanges()
         clean.edit = record.edit
         clean.history = record.history.filter { $0.sequence == 0 }
         setChanges(clean, at: slot)
         var replaced: [(keyField: Int, old: Value, new: Value)] = []
-        for field in fields.indices where before[field] != after[field] {
-            indexes[field]?.move(slot: slot, from: before[field], to: after[field])
+        for (index, (field, value)) in refreshed.enumerated() where before[index] != value {
+            indexes[field]?.move(slot: slot, from: before[index], to: value)
             invalidateCalculatedValues(slot: slot, field: field)
-            if !before[field].isNull { replaced.append((field, before[field], after[field])) }
+            if !before[index].isNull { replaced.append((field, before[index], value)) }
         }
         return replaced
     }

@@ -51,8 +51,9 @@ enum DeltaBinaryReader {
         let count = try reader.readCount(elementSize: 16, "changes")
         var changes: [DeltaChange] = []
         changes.reserveCapacity(count)
+        reader.context = context
         for index in 0..<count {
-            reader.context = "\(context).changes[\(index)]"
+            reader.element = (".changes", index)
             changes.append(try change(&reader, names: names))
         }
         return Delta(tableName: tableName, keyFields: keyFields, loggedFields: loggedFields, changes: changes)
@@ -77,7 +78,7 @@ enum DeltaBinaryReader {
         let refreshedValues = try values(&reader, names: names, "refreshedValues")
         var edits: [RowEdit]?
         if parts & DeltaBinary.Parts.edits != 0 {
-            let count = try reader.readCount(elementSize: 13, "\(reader.context).edits")   // sequence, kind, a value count
+            let count = try reader.readCount(elementSize: 13, "edits")   // sequence, kind, a value count
             var list: [RowEdit] = []
             list.reserveCapacity(count)
             for index in 0..<count {
@@ -98,12 +99,12 @@ enum DeltaBinaryReader {
                            message: message, failure: failure, refreshedValues: refreshedValues, edits: edits)
     }
 
-    private static func changeType(_ reader: inout BinaryReader, _ what: String) throws -> DeltaChange.ChangeType {
+    private static func changeType(_ reader: inout BinaryReader, _ what: @autoclosure () -> String) throws -> DeltaChange.ChangeType {
         switch try reader.read(UInt8.self) {
         case 0: .insert
         case 1: .update
         case 2: .delete
-        case let other: throw problem("\(reader.context).\(what): \(other) is not insert (0), update (1) or delete (2)")
+        case let other: throw problem("\(reader.context).\(what()): \(other) is not insert (0), update (1) or delete (2)")
         }
     }
 
@@ -124,7 +125,7 @@ enum DeltaBinaryReader {
     }
 
     private static func strings(_ reader: inout BinaryReader, _ what: String) throws -> [String] {
-        let count = try reader.readCount(elementSize: 4, "\(reader.context).\(what)")   // a length each, at least
+        let count = try reader.readCount(elementSize: 4, what)   // a length each, at least
         var list: [String] = []
         list.reserveCapacity(count)
         for _ in 0..<count { list.append(try reader.readString()) }
@@ -132,23 +133,23 @@ enum DeltaBinaryReader {
     }
 
     /// Field values: the last of two with one name counts, as in the JSON.
-    private static func values(_ reader: inout BinaryReader, names: [String], _ what: String) throws -> [String: Value] {
+    private static func values(_ reader: inout BinaryReader, names: [String], _ what: @autoclosure () -> String) throws -> [String: Value] {
         let count = Int(try reader.read(UInt32.self))
         guard count <= reader.remaining / 5 else {   // a name and a tag each, at least
-            throw problem("\(reader.context).\(what) claims \(count) values, more than the data holds")
+            throw problem("\(reader.context).\(what()) claims \(count) values, more than the data holds")
         }
-        var values: [String: Value] = [:]
-        values.reserveCapacity(count)
+        guard count > 0 else { return [:] }
+        var values = [String: Value](minimumCapacity: count)
         for _ in 0..<count {
             let position = Int(try reader.read(UInt32.self))
             guard position < names.count else {
-                throw problem("\(reader.context).\(what): field name \(position) is not among the delta's \(names.count)")
+                throw problem("\(reader.context).\(what()): field name \(position) is not among the delta's \(names.count)")
             }
             let name = names[position]
             do {
                 values[name] = try value(&reader)
             } catch let failure as ValueProblem {
-                throw problem("\(reader.context).\(what).\(name): \(failure.message)")
+                throw problem("\(reader.context).\(what()).\(name): \(failure.message)")
             }
         }
         return values

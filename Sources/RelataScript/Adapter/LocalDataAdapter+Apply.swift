@@ -48,14 +48,23 @@ extension LocalDataAdapter {
         try runUnit(for: tables) { processor, deltas, store in try processor.validate(consume deltas, store: store) }
     }
 
-    /// Builds the tables' deltas and runs `body` with a processor over the adapter's tables.
-    private func runUnit(for tables: [DataTable], _ body: (DeltaProcessor, consuming [Delta], TableStore) throws -> [Delta]) throws -> [Delta] {
+    /// ``validateApply(for:)`` over deltas the caller has just built, one per table in order
+    /// (`table.makeDelta()`), for a client that sends them too: they are built once.
+    package func validateApply(_ deltas: [Delta], of tables: [DataTable]) throws -> [Delta] {
+        precondition(deltas.count == tables.count, "one delta per table, in the tables' order")
+        return try runUnit(for: tables, made: deltas) { processor, deltas, store in try processor.validate(consume deltas, store: store) }
+    }
+
+    /// Builds the tables' deltas (unless `made` has them) and runs `body` with a processor over the adapter's tables.
+    private func runUnit(for tables: [DataTable], made: [Delta]? = nil,
+                         _ body: (DeltaProcessor, consuming [Delta], TableStore) throws -> [Delta]) throws -> [Delta] {
         for table in tables where !self.tables.contains(where: { $0 === table }) { throw unknownTable(table.name) }
         guard !isApplying else {
             throw RelataError(.applyInProgress, "applyChanges was called while an apply is running (from a rule?); changes made by rules join the running apply")
         }
-        let deltas = try tables.map { table in
-            var delta = try table.makeDelta()
+        let deltas = try tables.indices.map { index in
+            let table = tables[index]
+            var delta = try made?[index] ?? table.makeDelta()
             let vanished = table.vanishedChangeIds
             if !vanished.isEmpty { delta.changes.removeAll { vanished.contains($0.changeId) } }
             return delta

@@ -1,3 +1,4 @@
+import Foundation
 import Relata
 
 /// One connection to a SQL database, used by one unit of work at a time and synchronously
@@ -169,9 +170,17 @@ extension SQLError {
     /// refuses it, and SQLite (through GRDB) would keep the text only up to it — a value cut
     /// short without a word. Every statement's arguments pass here, on every backend.
     static func checkStorable(_ arguments: [Value]) throws {
-        for case .string(let text) in arguments where text.utf8.contains(0) {
+        for case .string(let text) in arguments where holdsNUL(text) {
             throw SQLError(.other, "text cannot hold the NUL character (U+0000) in the database; the value begins \(String(reflecting: String(text.prefix(20))))")
         }
+    }
+
+    /// Whether `text` has a NUL byte: searched by `memchr` when its bytes are contiguous (a
+    /// recorded answer is megabytes of text).
+    private static func holdsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false
+        } ?? text.utf8.contains(0)
     }
 }
 
