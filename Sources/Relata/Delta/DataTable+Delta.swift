@@ -210,6 +210,8 @@ extension DataTable {
     /// batch saved before an app restart may name rows added and removed again, which a
     /// briefcase does not keep.
     package func keepingKnownChanges(of delta: Delta) -> Delta {
+        let ids = changeIds(of: delta)
+        if changes.count(ofChangeIds: ids) == ids.count { return delta }   // every change a row's: the usual case
         let known = Set(slotsByChangeId(delta).keys).union(vanishedChangeIds)
         var delta = delta
         delta.changes.removeAll { !known.contains($0.changeId) }

@@ -115,6 +115,13 @@ struct ChangeStore: Sequence {
         if records[position - 1].isClean { self[slot] = nil }
     }
 
+    /// How many records have a change id `wanted` holds.
+    func count(ofChangeIds wanted: IntegerKeySet) -> Int {
+        var count = 0
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { count += 1 }
+        return count
+    }
+
     /// The slot of each record whose change id `wanted` holds, by change id.
     func slots(ofChangeIds wanted: IntegerKeySet) -> [Int: Int] {
         var result: [Int: Int] = [:]
