@@ -25,6 +25,41 @@ import Testing
         #expect(try DeltaFingerprint.of(answered) == fingerprint)
     }
 
+    /// The form is what servers have recorded: a record's fingerprint must still match its batch
+    /// after an upgrade. Pinned for a sample and for a change with more values than a row's few.
+    @Test func theFormIsTheOneRecorded() throws {
+        let all: [String: Value] = [
+            "I": .integer(-9_223_372_036_854_775_807), "D": .double(0.1), "C": .decimal(Decimal(string: "123456789012345.6789")!),
+            "B": .boolean(true), "S": .string("quote \" ü 😀 \u{1}"), "T": .date(Date(timeIntervalSinceReferenceDate: 812_345_678.125)),
+            "G": .guid(UUID(uuidString: "5B1C2F36-0D7A-4E55-9C1E-7A2B3C4D5E6F")!), "X": .blob(Data([0, 1, 255])), "N": .null,
+        ]
+        let sample = [
+            Delta(tableName: "Orders 📦", keyFields: ["OrderId"], loggedFields: ["OrderId", "Total"], changes: [
+                DeltaChange(changeId: -3, type: .insert, newValues: ["OrderId": -3, "Total": .decimal(Decimal(string: "-0.001")!)],
+                            edits: [RowEdit(sequence: 1, kind: .insert, values: ["OrderId": -3]), RowEdit(sequence: 2, kind: .delete)]),
+            ]),
+            Delta(tableName: "T", keyFields: ["I"], loggedFields: ["I", "S"], changes: [
+                DeltaChange(changeId: 3, type: .delete, oldValues: all),
+                DeltaChange(changeId: 1, type: .insert, newValues: all, edits: []),
+                DeltaChange(changeId: 2, type: .update, oldValues: ["I": 1, "S": "a"], newValues: ["I": 2, "S": "b"],
+                            edits: [RowEdit(sequence: 4, kind: .update, values: ["S": "first", "I": 5]), RowEdit(sequence: 9, kind: .update, values: ["I": 2])]),
+            ]),
+        ]
+        #expect(try DeltaFingerprint.of(sample) == "2:81f04a9d2a2470d7599f7a79c0b79ede045cfbd7d38cc9d8c2a2cb4f1c4ac941")
+        let names = (0..<40).map { "F\($0)" }
+        var wide = [String: Value](), reversed = [String: Value]()
+        for (position, name) in names.enumerated() { wide[name] = .integer(Int64(position)) }
+        for (position, name) in names.enumerated().reversed() { reversed[name] = .integer(Int64(position)) }
+        let row = Array(names.prefix(6))
+        func batch(_ values: [String: Value]) -> [Delta] {
+            [Delta(tableName: "Wide", keyFields: ["F0"], loggedFields: names, changes: [
+                DeltaChange(changeId: 1, type: .update, oldValues: values.filter { row.contains($0.key) }, newValues: values),
+            ])]
+        }
+        #expect(try DeltaFingerprint.of(batch(wide)) == "2:3ef253da114e70753a6e7dc146958bb6624683564993ca496a33cfdf9f192d88")
+        #expect(try DeltaFingerprint.of(batch(reversed)) == "2:3ef253da114e70753a6e7dc146958bb6624683564993ca496a33cfdf9f192d88")
+    }
+
     @Test func anyDifferenceInTheChangesIsAnotherBatch() throws {
         let deltas = DeltaBinaryTests.sample()
         let fingerprint = try DeltaFingerprint.of(deltas)

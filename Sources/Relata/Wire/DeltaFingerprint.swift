@@ -54,9 +54,32 @@ package enum DeltaFingerprint {
 
     private static func values(_ values: [String: Value], of table: String, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) {
-            out.write(name)
-            try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
+        guard values.count <= 32 else {
+            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+                out.write(name)
+                try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
+            }
+            return
+        }
+        // A row's few entries sorted by name as positions on the stack: no entry copied, nothing allocated.
+        try withUnsafeTemporaryAllocation(of: [String: Value].Index.self, capacity: values.count) { order in
+            guard let order = order.baseAddress else { return }
+            var count = 0
+            defer { order.deinitialize(count: count) }
+            for index in values.indices {
+                var place = count
+                while place > 0 && values[index].key < values[order[place - 1]].key {
+                    (order + place).initialize(to: (order + place - 1).move())
+                    place -= 1
+                }
+                (order + place).initialize(to: index)
+                count += 1
+            }
+            for place in 0..<count {
+                let (name, value) = values[order[place]]
+                out.write(name)
+                try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
+            }
         }
     }
 }
