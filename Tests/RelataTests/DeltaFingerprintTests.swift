@@ -58,6 +58,14 @@ import Testing
         }
         #expect(try DeltaFingerprint.of(batch(wide)) == "2:3ef253da114e70753a6e7dc146958bb6624683564993ca496a33cfdf9f192d88")
         #expect(try DeltaFingerprint.of(batch(reversed)) == "2:3ef253da114e70753a6e7dc146958bb6624683564993ca496a33cfdf9f192d88")
+        // A batch whose form is hashed in several parts.
+        let many = (1...3_000).map { id in
+            DeltaChange(changeId: id, type: .update, oldValues: ["Id": .integer(Int64(id)), "Name": .string("row \(id)")],
+                        newValues: ["Id": .integer(Int64(id)), "Name": .string("row \(id), renamed")],
+                        edits: [RowEdit(sequence: Int64(id), kind: .update, values: ["Name": .string("row \(id), renamed")])])
+        }
+        #expect(try DeltaFingerprint.of([Delta(tableName: "Big", keyFields: ["Id"], loggedFields: ["Id", "Name"], changes: many)])
+                == "2:848fcff39c64737f980853aa732eb1987e754ab61d9fbd4416d0ab90b4587616")
     }
 
     @Test func anyDifferenceInTheChangesIsAnotherBatch() throws {

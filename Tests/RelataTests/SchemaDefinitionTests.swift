@@ -12,6 +12,26 @@ import Testing
         #expect(SHA256.hex(of: [UInt8](repeating: 0x61, count: 1_000_000)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
+    /// A digest given its bytes in parts of every awkward size — less than a block, a block and
+    /// one more, several blocks — is the digest of the whole.
+    @Test func sha256InPartsIsTheDigestOfTheWhole() {
+        let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 7) }
+        for sizes in [[1], [63], [64], [65], [1, 62, 2, 129], [1000], [9_999, 1]] {
+            var digest = SHA256.Running()
+            var offset = 0, next = 0
+            while offset < bytes.count {
+                let size = min(sizes[next % sizes.count], bytes.count - offset)
+                bytes[offset..<offset + size].withUnsafeBytes { digest.update($0) }
+                offset += size
+                next += 1
+            }
+            #expect(digest.hex() == SHA256.hex(of: bytes), "parts of \(sizes)")
+        }
+        var empty = SHA256.Running()
+        empty.update(UnsafeRawBufferPointer(start: nil, count: 0))
+        #expect(empty.hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
     func shop(ordersScript: String = "function beforePost(row) {}") throws -> SchemaDefinition {
         try SchemaDefinition(name: "Shop", tables: [
             TableDefinition(name: "Clients", fields: [FieldDefinition("ClientId", .integer, primaryKey: true), FieldDefinition("Name", .string)]),

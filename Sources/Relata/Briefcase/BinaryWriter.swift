@@ -6,6 +6,9 @@ struct BinaryWriter {
 
     init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
+    /// Forgets the bytes written, keeping the room they took.
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     mutating func write<T: FixedWidthInteger>(_ value: T) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }

@@ -14,30 +14,71 @@ package enum SHA256 {
 
     /// The digest of `bytes`, as 64 lower-case hexadecimal digits.
     package static func hex(of bytes: [UInt8]) -> String {
-        var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
+        var digest = Running()
+        bytes.withUnsafeBytes { digest.update($0) }
+        return digest.hex()
+    }
+
+    /// A digest of bytes given in parts, for a text too large to hold whole first.
+    ///
+    /// ```swift
+    /// var digest = SHA256.Running()
+    /// for part in parts { part.withUnsafeBytes { digest.update($0) } }
+    /// let hex = digest.hex()
+    /// ```
+    package struct Running {
+        private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
             (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
-        // The whole blocks are read where they are; the rest, the padding and the length make one or two more.
-        let whole = bytes.count / 64 * 64
-        var tail = Array(bytes[whole...])
-        tail.append(0x80)
-        while tail.count % 64 != 56 { tail.append(0) }
-        let bitLength = UInt64(truncatingIfNeeded: bytes.count) &* 8
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
-            roundConstants.withUnsafeBufferPointer { constants in
-                bytes.withUnsafeBytes { compress(UnsafeRawBufferPointer(rebasing: $0[..<whole]), into: &state, words: words, constants: constants) }
-                tail.withUnsafeBytes { compress($0, into: &state, words: words, constants: constants) }
+        /// The bytes after the last whole block: fewer than 64.
+        private var partial: [UInt8] = []
+        private var length: UInt64 = 0
+
+        package init() {}
+
+        package mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            length &+= UInt64(bytes.count)
+            var rest = bytes
+            if !partial.isEmpty {
+                let taken = min(64 - partial.count, rest.count)
+                partial.append(contentsOf: rest[..<taken])
+                rest = UnsafeRawBufferPointer(rebasing: rest[taken...])
+                guard partial.count == 64 else { return }
+                partial.withUnsafeBytes { compress($0) }
+                partial.removeAll(keepingCapacity: true)
+            }
+            // The whole blocks are read where they are.
+            let whole = rest.count / 64 * 64
+            compress(UnsafeRawBufferPointer(rebasing: rest[..<whole]))
+            partial.append(contentsOf: rest[whole...])
+        }
+
+        /// The digest, as 64 lower-case hexadecimal digits: the rest, the padding and the length make one or two more blocks.
+        package consuming func hex() -> String {
+            var tail = partial
+            tail.append(0x80)
+            while tail.count % 64 != 56 { tail.append(0) }
+            let bitLength = length &* 8
+            for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+            tail.withUnsafeBytes { compress($0) }
+            let digits: StaticString = "0123456789abcdef"
+            let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
+            return String(unsafeUninitializedCapacity: 64) { text in
+                for (index, word) in words.enumerated() {
+                    for nibble in 0..<8 {
+                        text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
+                    }
+                }
+                return 64
             }
         }
-        let digits: StaticString = "0123456789abcdef"
-        let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        return String(unsafeUninitializedCapacity: 64) { text in
-            for (index, word) in words.enumerated() {
-                for nibble in 0..<8 {
-                    text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
+
+        private mutating func compress(_ blocks: UnsafeRawBufferPointer) {
+            guard !blocks.isEmpty else { return }
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
+                roundConstants.withUnsafeBufferPointer { constants in
+                    SHA256.compress(blocks, into: &state, words: words, constants: constants)
                 }
             }
-            return 64
         }
     }
 

@@ -17,7 +17,10 @@ package enum DeltaFingerprint {
     /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that is infinite or NaN,
     ///   which no request can carry.
     package static func of(_ deltas: [Delta]) throws -> String {
-        var out = BinaryWriter(capacity: 64 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
+        // The form is hashed in parts of about `part` bytes, never held whole (it is megabytes for a large batch).
+        let part = 1 << 16
+        var out = BinaryWriter(capacity: part + 4096)
+        var digest = SHA256.Running()
         let tables = deltas.map { $0.tableName.lowercased() }
         out.write(UInt64(deltas.count))
         for index in deltas.indices.sorted(by: { tables[$0] < tables[$1] }) {
@@ -26,9 +29,14 @@ package enum DeltaFingerprint {
             out.write(UInt64(changes.count))
             for position in inIdOrder(changes) {
                 try change(changes[position], of: delta.tableName, into: &out)
+                if out.bytes.count >= part {
+                    out.bytes.withUnsafeBytes { digest.update($0) }
+                    out.removeAll()
+                }
             }
         }
-        return prefix + SHA256.hex(of: out.bytes)
+        out.bytes.withUnsafeBytes { digest.update($0) }
+        return prefix + digest.hex()
     }
 
     /// The changes' positions by id; read in place (sorting the changes would copy each).
