@@ -21,6 +21,31 @@ import Testing
         return deltas
     }
 
+    /// Value maps copied from one template (one order of names), built apart (each its own
+    /// order), with more or fewer names, names moving between maps: each arrives as it went.
+    @Test func manyChangesOfMixedShapesArriveAsTheyWent() throws {
+        let template: [String: Value] = ["Id": 0, "Name": "", "Qty": 0, "Price": 0.5, "Note": .null]
+        var changes: [DeltaChange] = []
+        for id in 1...300 {
+            var old = template, new = template
+            old["Id"] = .integer(Int64(id))
+            new["Id"] = .integer(Int64(id))
+            new["Qty"] = .integer(Int64(id % 7))
+            if id % 5 == 0 { new = Dictionary(uniqueKeysWithValues: new.map { ($0.key, $0.value) }.reversed()) }   // another order
+            if id % 11 == 0 { new["Extra \(id % 3)"] = "more" }
+            if id % 13 == 0 { old = ["Id": .integer(Int64(id))] }
+            var change = DeltaChange(changeId: id, type: .update, oldValues: old, newValues: new,
+                                     edits: [RowEdit(sequence: Int64(id), kind: .update, values: id % 2 == 0 ? ["Qty": 1] : ["Name": "n", "Qty": 2])])
+            if id % 17 == 0 { change.status = .resolved; change.refreshedValues = ["Price": 1.5, "Id": .integer(Int64(id))] }
+            changes.append(change)
+        }
+        let deltas = [Delta(tableName: "Items", keyFields: ["Id"], loggedFields: ["Id", "Qty"], changes: changes)]
+        #expect(try DeltaBinary.decode(DeltaBinary.encode(deltas)) == deltas)
+        let minimal = try DeltaBinary.decode(DeltaBinary.encode(deltas, minimal: true))
+        #expect(minimal[0].changes.map(\.refreshedValues) == changes.map(\.refreshedValues))
+        #expect(minimal[0].changes.allSatisfy { $0.oldValues.isEmpty && $0.newValues.isEmpty && $0.edits == nil })
+    }
+
     @Test func itCarriesWhatTheJSONCarriesBothWays() throws {
         let deltas = Self.sample()
         let apply = ApplyId()

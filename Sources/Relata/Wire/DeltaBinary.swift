@@ -131,15 +131,15 @@ struct DeltaBinaryWriter {
         if change.message != nil { parts |= DeltaBinary.Parts.message }
         if change.failure != nil { parts |= DeltaBinary.Parts.failure }
         out.write(parts)
-        try values(minimal ? [:] : change.oldValues, of: table, names: &names, into: &out)
-        try values(minimal ? [:] : change.newValues, of: table, names: &names, into: &out)
-        try values(change.refreshedValues, of: table, names: &names, into: &out)
+        try values(minimal ? [:] : change.oldValues, .old, of: table, names: &names, into: &out)
+        try values(minimal ? [:] : change.newValues, .new, of: table, names: &names, into: &out)
+        try values(change.refreshedValues, .refreshed, of: table, names: &names, into: &out)
         if let edits {
             out.write(UInt64(edits.count))
             for edit in edits {
                 out.write(edit.sequence)
                 out.write(Self.code(of: edit.kind))
-                try values(edit.values, of: table, names: &names, into: &out)
+                try values(edit.values, .edit, of: table, names: &names, into: &out)
             }
         }
         if let message = change.message { out.write(message) }
@@ -163,10 +163,14 @@ struct DeltaBinaryWriter {
         for text in list { writer.write(text) }
     }
 
-    private func values(_ values: [String: Value], of table: String, names: inout FieldNames, into out: inout BinaryWriter) throws {
+    private enum ValueMap: Int, CaseIterable {
+        case old, new, refreshed, edit
+    }
+
+    private func values(_ values: [String: Value], _ map: ValueMap, of table: String, names: inout FieldNames, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        for (name, value) in values {
-            out.write(names.position(of: name))
+        for (entry, (name, value)) in values.enumerated() {
+            out.write(names.position(of: name, entry: entry, in: map))
             try Self.value(value, of: table, field: name, into: &out)
         }
     }
@@ -234,8 +238,26 @@ struct DeltaBinaryWriter {
     private struct FieldNames {
         private(set) var list: [String] = []
         private var positions: [String: UInt32] = [:]
+        /// For each kind of value map (a change's old, new and refreshed values, an edit's), the
+        /// name and position last met as each entry: maps copied from one template — as
+        /// `makeDelta` makes every change's — list their names in one order, so comparing with
+        /// the last is enough, no name hashed.
+        private var recent: [[(name: String, position: UInt32)]] = Array(repeating: [], count: ValueMap.allCases.count)
 
-        mutating func position(of name: String) -> UInt32 {
+        /// The position of the `entry`th name of a value map of a kind.
+        mutating func position(of name: String, entry: Int, in map: ValueMap) -> UInt32 {
+            let kind = map.rawValue
+            if entry < recent[kind].count, recent[kind][entry].name == name { return recent[kind][entry].position }
+            let position = position(of: name)
+            if entry < recent[kind].count {
+                recent[kind][entry] = (name, position)
+            } else if entry == recent[kind].count {
+                recent[kind].append((name, position))
+            }
+            return position
+        }
+
+        private mutating func position(of name: String) -> UInt32 {
             if let position = positions[name] { return position }
             let position = UInt32(list.count)
             positions[name] = position
