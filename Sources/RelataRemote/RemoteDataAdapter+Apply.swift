@@ -104,8 +104,8 @@ extension RemoteDataAdapter {
     private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: [Delta], refused: [Delta]) {
         let made = try tables.map { try $0.makeDelta() }
         var deltas = made.map { delta in
-            guard answered.contains(where: { $0.tableName.equalsIgnoringCase(delta.tableName) }) else { return delta }
             let done = Set(answered.filter { $0.tableName.equalsIgnoringCase(delta.tableName) }.flatMap(\.changes).map(\.changeId))
+            guard !done.isEmpty else { return delta }
             var delta = delta
             delta.changes.removeAll { done.contains($0.changeId) }
             return delta

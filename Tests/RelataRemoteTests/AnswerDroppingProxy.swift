@@ -102,10 +102,13 @@ final class AnswerDroppingProxy: @unchecked Sendable {
             toDrop -= 1
             return (true, hiding)
         }
-        if hideAcceptPost, let headEnd = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
+        // The answer says the connection closes after it (it does): a client that kept it for its
+        // next request would race the close.
+        if let headEnd = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound {
             let head = String(decoding: answer[..<headEnd], as: UTF8.self).split(separator: "\r\n", omittingEmptySubsequences: false)
-                .filter { !$0.lowercased().hasPrefix("accept-post:") }.joined(separator: "\r\n")
-            answer = Array(head.utf8) + answer[headEnd...]
+                .filter { !$0.lowercased().hasPrefix("connection:") && !(hideAcceptPost && $0.lowercased().hasPrefix("accept-post:")) }
+                .joined(separator: "\r\n")
+            answer = Array(head.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n").utf8) + answer[headEnd...]
         }
         if !drop { _ = Self.write(answer, to: client) }
     }

@@ -4,7 +4,7 @@ import Testing
 
 /// A minimal UpdateData answer (`Prefer: return=minimal`) gets back the values the batch carried,
 /// whatever order the server answered in.
-@Suite struct MinimalAnswerTests {
+@Suite(.timeLimit(.minutes(1))) struct MinimalAnswerTests {
     static let sent = Delta(tableName: "Items", keyFields: ["Id"], loggedFields: ["Id", "Qty"], changes: [
         DeltaChange(changeId: 1, type: .update, oldValues: ["Id": 1, "Qty": 5], newValues: ["Id": 1, "Qty": 6]),
         DeltaChange(changeId: 2, type: .update, oldValues: ["Id": 2, "Qty": 7], newValues: ["Id": 2, "Qty": 8]),

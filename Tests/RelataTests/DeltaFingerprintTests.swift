@@ -4,7 +4,7 @@ import Testing
 
 /// A batch's fingerprint: the same batch however it was encoded or ordered, another batch
 /// whatever small thing differs — a value's type, an edit, an original.
-@Suite struct DeltaFingerprintTests {
+@Suite(.timeLimit(.minutes(1))) struct DeltaFingerprintTests {
     @Test func theSameBatchHasOneFingerprintHoweverItCame() throws {
         let deltas = DeltaBinaryTests.sample()
         let fingerprint = try DeltaFingerprint.of(deltas)

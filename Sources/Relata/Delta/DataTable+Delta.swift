@@ -212,14 +212,10 @@ extension DataTable {
     package func keepingKnownChanges(of delta: Delta) -> Delta {
         let ids = changeIds(of: delta)
         if changes.count(ofChangeIds: ids) == ids.count { return delta }   // every change a row's: the usual case
-        let known = Set(slotsByChangeId(delta).keys).union(vanishedChangeIds)
+        let known = Set(changes.slots(ofChangeIds: ids).keys).union(vanishedChangeIds)
         var delta = delta
         delta.changes.removeAll { !known.contains($0.changeId) }
         return delta
-    }
-
-    private func slotsByChangeId(_ delta: Delta) -> [Int: Int] {
-        changes.slots(ofChangeIds: changeIds(of: delta))
     }
 
     private func changeIds(of delta: Delta) -> IntegerKeySet {

@@ -62,11 +62,15 @@ package enum DeltaFingerprint {
 
     private static func values(_ values: [String: Value], of table: String, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        guard values.count <= 32 else {
-            for (name, value) in values.sorted(by: { $0.key < $1.key }) {
+        func write(inOrder order: some Sequence<[String: Value].Index>) throws {
+            for index in order {
+                let (name, value) = values[index]
                 out.write(name)
                 try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
             }
+        }
+        guard values.count <= 32 else {
+            try write(inOrder: values.indices.sorted { values[$0].key < values[$1].key })
             return
         }
         // A row's few entries sorted by name as positions on the stack: no entry copied, nothing allocated.
@@ -83,11 +87,7 @@ package enum DeltaFingerprint {
                 (order + place).initialize(to: index)
                 count += 1
             }
-            for place in 0..<count {
-                let (name, value) = values[order[place]]
-                out.write(name)
-                try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
-            }
+            try write(inOrder: UnsafeBufferPointer(start: order, count: count))
         }
     }
 }

@@ -51,7 +51,9 @@ extension LocalDataAdapter {
     /// ``validateApply(for:)`` over deltas the caller has just built, one per table in order
     /// (`table.makeDelta()`), for a client that sends them too: they are built once.
     package func validateApply(_ deltas: [Delta], of tables: [DataTable]) throws -> [Delta] {
-        precondition(deltas.count == tables.count, "one delta per table, in the tables' order")
+        guard deltas.count == tables.count else {
+            throw RelataError(.invalidArgument, "validateApply was given \(deltas.count) deltas for \(tables.count) tables; it needs one per table, in the tables' order")
+        }
         return try runUnit(for: tables, made: deltas) { processor, deltas, store in try processor.validate(consume deltas, store: store) }
     }
 

@@ -288,21 +288,10 @@ public final class DataService: Sendable {
         processed.map { delta in
             var delta = delta
             guard let sentDelta = sent.first(where: { $0.tableName.equalsIgnoringCase(delta.tableName) }) else { return delta }
-            // A change is usually where it was sent; the others are found by id, once asked for.
-            var positions: [Int: Int]?
-            func sentPosition(of id: Int, near index: Int) -> Int? {
-                if index < sentDelta.changes.count, sentDelta.changes[index].changeId == id { return index }
-                if positions == nil {
-                    var byId: [Int: Int] = [:]
-                    byId.reserveCapacity(sentDelta.changes.count)
-                    for position in sentDelta.changes.indices { byId[sentDelta.changes[position].changeId] = position }   // no change copied
-                    positions = byId
-                }
-                return positions?[id]
-            }
+            var positions = SentChangePositions(of: sentDelta)
             for index in delta.changes.indices {
                 guard delta.changes[index].status == .resolved, delta.changes[index].type != .delete,
-                      let position = sentPosition(of: delta.changes[index].changeId, near: index) else { continue }
+                      let position = positions.position(of: delta.changes[index].changeId, near: index) else { continue }
                 let sentValues = sentDelta.changes[position].newValues
                 let newValues = delta.changes[index].newValues
                 let refreshed = delta.changes[index].refreshedValues
