@@ -225,10 +225,9 @@ extension RemoteDataAdapter {
         do {
             return try batch.deltas.map { sent in
                 let table = try ownTable(named: sent.tableName)
-                let ids = Set(sent.changes.map(\.changeId))
                 var processed = returned.first { $0.tableName.equalsIgnoringCase(sent.tableName) } ?? sent
                 processed.tableName = table.name
-                processed.changes = processed.changes.filter { ids.contains($0.changeId) }
+                processed.keepChanges(sentIn: sent)
                 processed.restoreValuesLeftOut(from: sent)
                 processed = table.keepingKnownChanges(of: processed)
                 try table.accept(processed)

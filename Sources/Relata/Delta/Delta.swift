@@ -41,17 +41,20 @@ public struct Delta: Sendable, Hashable, Codable {
     public var count: Int { changes.count }
 
     /// True when any change failed.
-    public var hasErrors: Bool { changes.contains { $0.status == .failed } }
+    public var hasErrors: Bool { changes.indices.contains { changes[$0].status == .failed } }
 
     /// The changes that failed.
-    public var failedChanges: [DeltaChange] { changes.filter { $0.status == .failed } }
+    public var failedChanges: [DeltaChange] {
+        // By index: each status is read in place, and only a failed change is copied.
+        changes.indices.compactMap { changes[$0].status == .failed ? changes[$0] : nil }
+    }
 
     /// The messages of the failed changes.
     public var errorMessages: [String] { failedChanges.compactMap(\.message) }
 
     /// The change with a change id, or nil.
     public func change(withId changeId: Int) -> DeltaChange? {
-        changes.first { $0.changeId == changeId }
+        changes.indices.first { changes[$0].changeId == changeId }.map { changes[$0] }
     }
 }
 

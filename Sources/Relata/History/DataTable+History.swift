@@ -57,7 +57,7 @@ extension DataTable {
 
     /// The user's posted edits of a slot, in order.
     func postedEdits(slot: Int) -> [RowEdit] {
-        changes[slot]?.history.filter { $0.sequence != 0 } ?? []
+        changes.history(slot).filter { $0.sequence != 0 }
     }
 
     /// The highest edit sequence the table's rows hold (0 for none).

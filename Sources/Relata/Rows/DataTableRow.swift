@@ -188,7 +188,7 @@ public final class DataTableRow {
     /// - Throws: ``RelataError/Code/constraintViolation`` when another row has taken the
     ///   row's original primary key meanwhile; the row is left as it was.
     public func cancel() throws {
-        if let record { try table.checkLock(record, slot: liveSlot) }
+        try table.checkLock(slot: liveSlot)
         try table.checkOriginalKeyIsFree(slot: liveSlot)
         table.revertAll(slot: liveSlot, dropEdit: true)
     }
@@ -206,7 +206,7 @@ public final class DataTableRow {
         let slot = liveSlot
         let field = try table.requireFieldIndex(key)
         guard var record = self.record else { return }
-        try table.checkLock(record, slot: slot)
+        try table.checkLock(slot: slot)
         if record.edit?[field] != nil {
             record.edit![field] = nil
             if let open = record.history.indices.last, record.history[open].sequence == 0 {
@@ -243,11 +243,9 @@ public final class DataTableRow {
     /// Calling it on a row already in edit mode does nothing.
     public func edit() throws {
         let slot = liveSlot
-        var record = self.record ?? RowChanges()
-        try table.checkWritable(record, slot: slot)
-        guard record.edit == nil else { return }
-        record.edit = [:]
-        table.setChanges(record, at: slot)
+        try table.checkWritable(slot: slot)
+        guard !table.changes.isEditing(slot) else { return }
+        table.modifyChanges(at: slot) { $0.edit = [:] }
     }
 
     /// Ends an edit, making its changes pending changes of the row. A row added

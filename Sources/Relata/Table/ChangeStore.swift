@@ -144,7 +144,9 @@ struct ChangeStore: Sequence {
 
     /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
     mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
-        let slots = records.indices.filter { wanted.contains(Int64(records[$0].changeId)) }.map { owners[$0] }
+        var slots: [Int] = []   // found first: unlocking may drop a record, which moves another
+        slots.reserveCapacity(wanted.count)
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { slots.append(owners[position]) }
         for slot in slots { setLocked(locked, slot: slot) }
     }
 
@@ -159,6 +161,24 @@ struct ChangeStore: Sequence {
     @inline(__always) func state(_ slot: Int) -> RowState {
         let position = recordIndex[slot]
         return position == 0 ? .unchanged : states[Int(position) - 1]
+    }
+
+    /// Whether a slot's row is locked, read in place (no copy of the record).
+    @inline(__always) func isLocked(_ slot: Int) -> Bool {
+        let position = recordIndex[slot]
+        return position != 0 && records[Int(position) - 1].locked
+    }
+
+    /// Whether a slot's row is in edit mode, read in place (no copy of the record).
+    @inline(__always) func isEditing(_ slot: Int) -> Bool {
+        let position = recordIndex[slot]
+        return position != 0 && records[Int(position) - 1].edit != nil
+    }
+
+    /// A slot's edit history, read in place (no copy of the record); empty without a record.
+    func history(_ slot: Int) -> [RowEdit] {
+        let position = recordIndex[slot]
+        return position == 0 ? [] : records[Int(position) - 1].history
     }
 
     /// A slot's change id, read in place (no copy of the record); 0 without a record.

@@ -1,7 +1,7 @@
 /// Edit mode and locks at the table level, where the row's record lives.
 extension DataTable {
-    func checkLock(_ record: RowChanges, slot: Int) throws {
-        if record.locked {
+    func checkLock(slot: Int) throws {
+        if changes.isLocked(slot) {
             throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)", slot: slot)
         }
     }
@@ -10,16 +10,17 @@ extension DataTable {
     /// `checkingRequired` is false for the implicit post of a row added directly,
     /// whose required values are checked when the delta is built instead.
     func post(slot: Int, checkingRequired: Bool = true) throws {
-        guard let before = changes[slot], before.edit != nil else {
+        guard changes.isEditing(slot) else {
             throw error(.invalidRowState, "the row is not in edit mode; call edit() first", slot: slot)
         }
-        try checkLock(before, slot: slot)
+        try checkLock(slot: slot)
         let userEdit = isUserEdit
-        let kind: RowEdit.Kind = before.state == .addedInEditMode ? .insert : .update
+        let stateBefore = changes.state(slot)
+        let kind: RowEdit.Kind = stateBefore == .addedInEditMode ? .insert : .update
         var slot = slot
         if let rules {
             let row = row(atSlot: slot)
-            try RuleScope.run { try rules.rowWillPost(row, inserting: before.state == .added || before.state == .addedInEditMode) }
+            try RuleScope.run { try rules.rowWillPost(row, inserting: stateBefore == .added || stateBefore == .addedInEditMode) }
             // The rules may have set values, or changed other rows: find the row again.
             slot = try self.slot(of: row)
         }

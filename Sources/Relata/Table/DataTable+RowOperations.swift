@@ -219,8 +219,8 @@ extension DataTable {
     /// ```
     public func removeRow(_ row: DataTableRow) throws {
         let slot = try slot(of: row)
+        try checkWritable(slot: slot)
         let record = changes[slot] ?? RowChanges()
-        try checkWritable(record, slot: slot)
         if record.edit != nil {
             throw error(.invalidRowState, "the row is in edit mode; post or discard the edit first", slot: slot)
         }
@@ -262,7 +262,7 @@ extension DataTable {
     public func cancelChange(for row: DataTableRow) throws {
         let slot = try slot(of: row)
         let record = changes[slot] ?? RowChanges()
-        if record.locked { try checkWritable(record, slot: slot) }
+        if record.locked { try checkWritable(slot: slot) }
         if record.state == .added || record.state == .addedInEditMode {
             removeSlots([slot])
             notifyChanged()
@@ -277,7 +277,7 @@ extension DataTable {
     /// - Throws: ``RelataError/Code/rowLocked`` if any changed row is locked; nothing is cancelled then.
     public func cancelAllChanges() throws {
         if let locked = changes.first(where: { $0.value.locked }) {
-            try checkWritable(locked.value, slot: locked.key)
+            try checkWritable(slot: locked.key)
         }
         vanishedChanges = []
         let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.map(\.key).sorted()

@@ -4,8 +4,7 @@ extension DataTable {
     /// buffer in edit mode, otherwise as the posted value. On error the row is
     /// left exactly as it was.
     func write(_ value: Value, field: Int, slot: Int) throws {
-        var record = changes[slot] ?? RowChanges()
-        try checkWritable(record, slot: slot)
+        try checkWritable(slot: slot)
         let definition = fields[field]
         if definition.autoIncrement {
             throw error(.readOnlyField, "the field is auto-increment; the data source assigns its value", field: field, slot: slot)
@@ -15,10 +14,12 @@ extension DataTable {
         }
         let checked = try validated(value, field: field, slot: slot)
         let userEdit = isUserEdit
-        if record.edit != nil {
-            record.edit![field] = checked
-            if userEdit { noteUserValue(checked, field: field, in: &record) }
-            setChanges(record, at: slot)
+        // The record is changed in place: a copy of it would copy its values and edits too.
+        if changes.isEditing(slot) {
+            modifyChanges(at: slot) { record in
+                record.edit![field] = checked
+                if userEdit { noteUserValue(checked, field: field, in: &record) }
+            }
             return
         }
         guard rules != nil else {
@@ -29,9 +30,10 @@ extension DataTable {
         }
         // With rules, a direct change is an edit of its own, posted at once.
         guard postedValue(slot: slot, field: field) != checked else { return }
-        record.edit = [field: checked]
-        if userEdit { noteUserValue(checked, field: field, in: &record) }
-        setChanges(record, at: slot)
+        modifyChanges(at: slot) { record in
+            record.edit = [field: checked]
+            if userEdit { noteUserValue(checked, field: field, in: &record) }
+        }
         let row = row(atSlot: slot)
         do {
             try post(slot: slot)
@@ -41,11 +43,11 @@ extension DataTable {
         }
     }
 
-    func checkWritable(_ record: RowChanges, slot: Int) throws {
-        if record.locked {
+    func checkWritable(slot: Int) throws {
+        if changes.isLocked(slot) {
             throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)", slot: slot)
         }
-        if record.state == .deleted {
+        if changes.state(slot) == .deleted {
             throw error(.invalidRowState, "the row is deleted; cancel the deletion before changing it", slot: slot)
         }
     }

@@ -166,7 +166,7 @@ public final class DataTable {
     var visibleSlots: [Int] {
         if hiddenCount == 0 { return Array(0..<slotCount) }
         if let cached = visibleSlotsCache { return cached }
-        let slots = (0..<slotCount).filter { changes[$0]?.isHidden != true }
+        let slots = (0..<slotCount).filter { !changes.state($0).hidesRow }
         visibleSlotsCache = slots
         return slots
     }
@@ -174,7 +174,7 @@ public final class DataTable {
     func invalidateVisibleSlots() { visibleSlotsCache = nil }
 
     func isVisible(slot: Int) -> Bool {
-        changes[slot]?.isHidden != true
+        !changes.state(slot).hidesRow
     }
 
     /// The handle of a slot, created on first use and shared while anyone holds it.

@@ -112,16 +112,19 @@ struct DeltaBinaryWriter {
         // The names come before the changes that use them: the changes are written aside first.
         var names = FieldNames()
         var changes = BinaryWriter(capacity: 64 * delta.changes.count)
-        for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
-            try change(delta.changes[index], of: delta.tableName, minimal: minimal, names: &names, into: &changes)
+        for index in delta.changes.indices {
+            try change(at: index, of: delta, minimal: minimal, names: &names, into: &changes)
         }
         strings(names.list)
         writer.write(UInt64(delta.changes.count))
         writer.append(changes)
     }
 
-    private mutating func change(_ change: DeltaChange, of table: String, minimal: Bool, names: inout FieldNames,
+    /// Writes a delta's change, read in place by its index (passing the change would copy it).
+    private mutating func change(at index: Int, of delta: Delta, minimal: Bool, names: inout FieldNames,
                                  into out: inout BinaryWriter) throws {
+        let table = delta.tableName
+        var change: DeltaChange { delta.changes[index] }   // each use reads one property in place
         out.write(Int64(change.changeId))
         out.write(Self.code(of: change.type))
         out.write(Self.code(of: change.status))

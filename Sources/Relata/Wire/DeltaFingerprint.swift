@@ -28,7 +28,7 @@ package enum DeltaFingerprint {
             out.write(tables[index])
             out.write(UInt64(changes.count))
             for position in inIdOrder(changes) {
-                try change(changes[position], of: delta.tableName, into: &out)
+                try change(at: position, of: changes, table: delta.tableName, into: &out)
                 if out.bytes.count >= part {
                     out.bytes.withUnsafeBytes { digest.update($0) }
                     out.removeAll()
@@ -46,7 +46,9 @@ package enum DeltaFingerprint {
         return ordered ? positions : positions.sorted { changes[$0].changeId < changes[$1].changeId }
     }
 
-    private static func change(_ change: DeltaChange, of table: String, into out: inout BinaryWriter) throws {
+    /// Writes a change, read in place by its position (passing the change would copy it).
+    private static func change(at position: Int, of changes: [DeltaChange], table: String, into out: inout BinaryWriter) throws {
+        var change: DeltaChange { changes[position] }   // each use reads one property in place
         out.write(Int64(change.changeId))
         out.write(DeltaBinaryWriter.code(of: change.type))
         try values(change.oldValues, of: table, into: &out)

@@ -130,6 +130,19 @@ public struct EditReplay {
         /// their row as stored, a new row removed again, a change only the client's rules made.
         public var settled: [Delta]
 
+        /// The deltas to process, handed over: the replay keeps no copy of them, so processing
+        /// resolves each change in place instead of copying the batch first.
+        ///
+        /// ```swift
+        /// var replayed = EditReplay(runtime: runtime).replay(deltas, on: data) { try data.table($0) }
+        /// let answer = replayed.answer(try processor.process(replayed.takeDeltas(), store: store))
+        /// ```
+        public mutating func takeDeltas() -> [Delta] {
+            let taken = deltas
+            deltas = []
+            return taken
+        }
+
         /// The answer to the client: the processed deltas with the settled changes joined.
         ///
         /// ```swift
@@ -217,7 +230,7 @@ public struct EditReplay {
                     addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
                 } else if type != .insert {
                     do {
-                        let row = try findStoredRow(for: delta.changes[index], checking: checked, in: table)
+                        let row = try findStoredRow(for: delta.changes[index].changeId, from: delta.changes[index].oldValues, checking: checked, in: table)
                         guard claimed.insert(ObjectIdentifier(row)).inserted else {
                             throw RelataError(.invalidDelta, "change \(ref.change) is about \(row.label), which another change of the request changes too",
                                               table: table.name)
@@ -503,14 +516,14 @@ private struct CheckedFields {
 }
 
 /// The stored row an update or delete is about, checked against the values the change started from.
-private func findStoredRow(for change: DeltaChange, checking checked: CheckedFields, in table: DataTable) throws -> DataTableRow {
+private func findStoredRow(for changeId: Int, from oldValues: [String: Value], checking checked: CheckedFields, in table: DataTable) throws -> DataTableRow {
     let keyFields = checked.keys
     guard !keyFields.isEmpty else {
         throw RelataError(.invalidDelta, "the table has no primary key, so its rows cannot be found", table: table.name)
     }
     let key = try keyFields.map { field in
-        guard let value = change.oldValues[field.name] else {
-            throw RelataError(.invalidDelta, "change \(change.changeId) lacks the key field's original value", table: table.name, field: field.name)
+        guard let value = oldValues[field.name] else {
+            throw RelataError(.invalidDelta, "change \(changeId) lacks the key field's original value", table: table.name, field: field.name)
         }
         do { return try field.coerced(value) } catch var error as RelataError {
             error.table = table.name
@@ -522,7 +535,7 @@ private func findStoredRow(for change: DeltaChange, checking checked: CheckedFie
     }
     var changed: [String] = []
     for (name, index) in checked.logged {
-        guard let original = change.oldValues[name] else { continue }
+        guard let original = oldValues[name] else { continue }
         let stored = row.originalValue(at: index)
         // Coerced only when it differs as sent (an integer for a Float field, a date as text).
         if original != stored, (try? table.fields[index].coerced(original)) != stored { changed.append(table.fields[index].name) }

@@ -141,7 +141,7 @@ public struct UnitOfWorkChanges: Sendable {
 
     /// Adds a delta's changes.
     public mutating func carry(_ delta: Delta) {
-        idsByTable[delta.tableName.lowercased(), default: []].formUnion(delta.changes.lazy.map(\.changeId))
+        idsByTable[delta.tableName.lowercased(), default: []].formUnion(delta.changes.indices.lazy.map { delta.changes[$0].changeId })   // each id read in place
     }
 
     /// The ids of the changes the unit carries of a table (named in any case).

@@ -106,9 +106,10 @@ public final class TableStore: DeltaStore {
     /// the table (a replayed change its row rules refused) is not folded into it.
     private func held(_ delta: Delta, by table: DataTable) -> Delta {
         let ids = table.changeIds
-        guard !delta.changes.allSatisfy({ ids.contains(Int64($0.changeId)) }) else { return delta }
+        // By index: each id is read in place, and only a change kept is copied.
+        guard !delta.changes.indices.allSatisfy({ ids.contains(Int64(delta.changes[$0].changeId)) }) else { return delta }
         var held = delta
-        held.changes = delta.changes.filter { ids.contains(Int64($0.changeId)) }
+        held.changes = delta.changes.indices.compactMap { ids.contains(Int64(delta.changes[$0].changeId)) ? delta.changes[$0] : nil }
         return held
     }
 

@@ -64,15 +64,23 @@ extension RequestRecord {
     /// Notes an apply's or a command's changes: how many were stored, and each one's verdict.
     func noteChanges(of deltas: [Delta]) {
         note { facts in
+            var resolved = 0
             for delta in deltas {
-                for change in delta.changes {
-                    let verdict = change.status == .resolved ? "resolved" : change.failure?.kind.rawValue ?? change.status.rawValue
-                    facts.changesByVerdict[verdict, default: 0] += 1
-                    if change.status == .resolved { facts.rowsChanged += 1 }
-                    if let failure = change.failure, facts.refusals.count < Self.refusalsKept {
+                for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
+                    if delta.changes[index].status == .resolved {
+                        resolved += 1
+                        continue
+                    }
+                    let failure = delta.changes[index].failure
+                    facts.changesByVerdict[failure?.kind.rawValue ?? delta.changes[index].status.rawValue, default: 0] += 1
+                    if let failure, facts.refusals.count < Self.refusalsKept {
                         facts.refusals.append(.init(failure, table: delta.tableName))
                     }
                 }
+            }
+            if resolved > 0 {
+                facts.changesByVerdict["resolved", default: 0] += resolved
+                facts.rowsChanged += resolved
             }
         }
     }

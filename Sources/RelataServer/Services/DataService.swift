@@ -121,7 +121,9 @@ public final class DataService: Sendable {
             let definition = try storage.definition(of: delta.tableName)
             try Self.checkFieldNames(of: delta, in: definition)
             let table = definition.name
-            for type in Set(delta.changes.map(\.type)) {
+            var types: Set<DeltaChange.ChangeType> = []
+            for index in delta.changes.indices where types.count < DeltaChange.ChangeType.allCases.count { types.insert(delta.changes[index].type) }
+            for type in types {
                 let operation: TablePermissions.Operation = type == .insert ? .insert : type == .update ? .update : .delete
                 try permissions.check(operation, on: table, for: session)
             }
@@ -152,7 +154,7 @@ public final class DataService: Sendable {
                         let table = try data.table(delta.tableName)
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                     }
-                    let replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
+                    var replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
                     func finished(_ processed: [Delta]) throws -> [Delta] {
                         let reread = try Self.rereadingAutoRefreshFields(of: replayed.answer(processed), schema: version.schema, storage: storage, in: connection)
                         let answer = Self.sendingBackWhatDiffers(reread, from: deltas)
@@ -172,7 +174,7 @@ public final class DataService: Sendable {
                         }
                         committedAnswer = answer
                     }
-                    let processed = try Self.processor(for: version.schema, runtime: runtime).process(replayed.deltas, store: store)
+                    let processed = try Self.processor(for: version.schema, runtime: runtime).process(replayed.takeDeltas(), store: store)
                     if store.committed, let committedAnswer { return (committedAnswer, true) }
                     if connection.mustRetryTransaction || recordedConcurrently { throw RetryTransaction() }
                     return (try finished(processed), false)
@@ -180,7 +182,7 @@ public final class DataService: Sendable {
             }
             // Nothing was stored: the verdicts are the batch's answer all the same, unless a store
             // error (which trying again may not meet) caused them.
-            if let apply, !recorded, !answer.contains(where: { $0.changes.contains { $0.failure?.kind == .storeError } }) {
+            if let apply, !recorded, !answer.contains(where: { delta in delta.changes.indices.contains { delta.changes[$0].failure?.kind == .storeError } }) {
                 try? storage.write { connection in
                     try connection.begin()
                     try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: Date(), in: $0) }
@@ -236,9 +238,11 @@ public final class DataService: Sendable {
             guard tables.insert(delta.tableName.lowercased()).inserted else {
                 throw RelataError(.invalidDelta, "the request has two deltas for the table; send one delta per table", table: delta.tableName)
             }
+            // Each id read in place; the one used twice is looked for only when there is one.
+            guard IntegerKeySet(delta.changes.indices.lazy.map { delta.changes[$0].changeId }).count != delta.changes.count else { continue }
             var ids: Set<Int> = []
-            for change in delta.changes where !ids.insert(change.changeId).inserted {
-                throw RelataError(.invalidDelta, "change id \(change.changeId) appears twice in the delta; each change has an id of its own",
+            for index in delta.changes.indices where !ids.insert(delta.changes[index].changeId).inserted {
+                throw RelataError(.invalidDelta, "change id \(delta.changes[index].changeId) appears twice in the delta; each change has an id of its own",
                                   table: delta.tableName)
             }
         }
