@@ -57,7 +57,9 @@ extension DataTable {
 
     /// The user's posted edits of a slot, in order.
     func postedEdits(slot: Int) -> [RowEdit] {
-        changes.history(slot).filter { $0.sequence != 0 }
+        let history = changes.history(slot)
+        // Shared as it is when no edit is open (each sequence read in place), the usual case.
+        return history.indices.contains { history[$0].sequence == 0 } ? history.filter { $0.sequence != 0 } : history
     }
 
     /// The highest edit sequence the table's rows hold (0 for none).

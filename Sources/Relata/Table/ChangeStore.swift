@@ -72,19 +72,25 @@ struct ChangeStore: Sequence {
             return result
         }
         let result = try body(&records[position - 1])
-        if records[position - 1].isClean, !keepingClean {
+        if isClean(at: position - 1), !keepingClean {
             self[slot] = nil
         } else {
-            states[position - 1] = records[position - 1].state
-            for field in numberMirrors.keys { numberMirrors[field]![position - 1] = Self.numberBits(records[position - 1].pending[field]) }
+            states[position - 1] = state(at: position - 1)
+            for field in numberMirrors.keys { numberMirrors[field]![position - 1] = Self.numberBits(pendingValue(at: position - 1, field)) }
         }
         return result
     }
 
+    // Reads of one record's property for the mutating methods, which would otherwise copy the
+    // whole record (its values and edits with it) to read one property.
+    private func isClean(at position: Int) -> Bool { records[position].isClean }
+    private func state(at position: Int) -> RowState { records[position].state }
+    private func pendingValue(at position: Int, _ field: Int) -> Value? { records[position].pending[field] }
+
     /// Removes a slot's record when it has nothing to say.
     mutating func dropIfClean(_ slot: Int) {
         let position = Int(recordIndex[slot])
-        if position != 0, records[position - 1].isClean { self[slot] = nil }
+        if position != 0, isClean(at: position - 1) { self[slot] = nil }
     }
 
     /// A slot's pending value of a field, read in place (no copy of the record).
@@ -112,7 +118,7 @@ struct ChangeStore: Sequence {
             return
         }
         records[position - 1].locked = locked
-        if records[position - 1].isClean { self[slot] = nil }
+        if isClean(at: position - 1) { self[slot] = nil }
     }
 
     /// How many records have a change id `wanted` holds.
@@ -120,6 +126,14 @@ struct ChangeStore: Sequence {
         var count = 0
         for position in records.indices where wanted.contains(Int64(records[position].changeId)) { count += 1 }
         return count
+    }
+
+    /// The slots of the records whose change id `wanted` holds, in record order.
+    private func ownerSlots(ofChangeIds wanted: IntegerKeySet) -> [Int] {
+        var slots: [Int] = []
+        slots.reserveCapacity(wanted.count)
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { slots.append(owners[position]) }
+        return slots
     }
 
     /// The slot of each record whose change id `wanted` holds, by change id.
@@ -144,10 +158,8 @@ struct ChangeStore: Sequence {
 
     /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
     mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
-        var slots: [Int] = []   // found first: unlocking may drop a record, which moves another
-        slots.reserveCapacity(wanted.count)
-        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { slots.append(owners[position]) }
-        for slot in slots { setLocked(locked, slot: slot) }
+        // Found first: unlocking may drop a record, which moves another.
+        for slot in ownerSlots(ofChangeIds: wanted) { setLocked(locked, slot: slot) }
     }
 
     /// A field's value in the slot's edit buffer, read in place (no copy of the record); nil when

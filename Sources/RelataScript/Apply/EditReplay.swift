@@ -91,15 +91,15 @@ public struct EditReplay {
         for (position, delta) in deltas.enumerated() {
             do {
                 let found = try table(delta.tableName)
-                var ids: Set<Int> = []
-                ids.reserveCapacity(delta.changes.count)
+                var ids = IntegerKeySet(), highest = 0
                 for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
                     let id = delta.changes[index].changeId
                     guard id > 0 else { throw RelataError(.invalidDelta, "change ids are positive; the delta has \(id)", table: delta.tableName) }
-                    guard ids.insert(id).inserted else { throw RelataError(.invalidDelta, "the delta has change \(id) twice", table: delta.tableName) }
+                    guard ids.insert(Int64(id)) else { throw RelataError(.invalidDelta, "the delta has change \(id) twice", table: delta.tableName) }
+                    highest = max(highest, id)
                 }
                 tables.append(found)
-                found.reserveChangeIds(through: ids.max() ?? 0)
+                found.reserveChangeIds(through: highest)
                 work.collect(delta, at: position, in: found)
             } catch {
                 tables.append(nil)
@@ -109,7 +109,8 @@ public struct EditReplay {
         // One notice to each table's observers for the whole replay, not one per edit.
         let touched = tables.compactMap { $0 }
         withBatchUpdates(of: touched) {
-            for step in work.steps.sorted(by: { ($0.sequence, $0.order) < ($1.sequence, $1.order) }) {
+            for position in Self.inSequenceOrder(work.steps) {
+                let step = work.steps[position]
                 guard work.failure(of: step.ref) == nil, let table = tables[step.ref.delta] else { continue }
                 do {
                     try make(step, of: deltas[step.ref.delta], on: table, work: &work)
@@ -120,6 +121,14 @@ public struct EditReplay {
             }
         }
         return result(of: deltas, tables: tables, data: data, work: &work)
+    }
+
+    /// The steps' positions in the order their edits were made (by sequence, then request
+    /// order); the steps themselves are not copied, and steps already in order are not sorted.
+    private static func inSequenceOrder(_ steps: [Work.Step]) -> [Int] {
+        func precedes(_ one: Int, _ other: Int) -> Bool { (steps[one].sequence, steps[one].order) < (steps[other].sequence, steps[other].order) }
+        let positions = Array(steps.indices)
+        return positions.dropFirst().allSatisfy { precedes($0 - 1, $0) } ? positions : positions.sorted(by: precedes)
     }
 
     /// What a replay leaves.
