@@ -61,6 +61,30 @@ final class RuleCallFloor {
         return failures
     }
 
+    /// The same calls made by a loop in JavaScript on rows made there — what a replay run
+    /// wholly inside JavaScript would pay for its rule calls, before any value crossed from
+    /// Swift: a floor below ``run(_:)``. The number of calls that threw.
+    func runInJavaScript(_ count: Int) -> Int {
+        let source = JSStringCreateWithUTF8CString("""
+            (function (count) {
+                let failures = 0;
+                for (let index = 0; index < count; index++) {
+                    const quantity = index % 50 + 1, price = (index % 1000) / 10 + 1, name = 'Item ' + (index + 1);
+                    try {
+                        beforeUpdate({ ItemId: index + 1, Name: name, Quantity: quantity + 1, UnitPrice: price },
+                                     { ItemId: index + 1, Name: name, Quantity: quantity, UnitPrice: price });
+                    } catch (error) { failures++; }
+                }
+                return failures;
+            })(\(count))
+            """)
+        defer { JSStringRelease(source) }
+        var exception: JSValueRef?
+        let result = JSEvaluateScript(context, source, nil, nil, 1, &exception)
+        precondition(exception == nil, "the rules' loop failed")
+        return Int(JSValueToNumber(context, result, nil))
+    }
+
     private func object(id: Double, name: String, quantity: Double, price: Double) -> JSObjectRef {
         let object = JSObjectMake(context, nil, nil)!
         let text = JSStringCreateWithUTF8CString(name)

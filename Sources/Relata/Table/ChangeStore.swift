@@ -31,11 +31,7 @@ struct ChangeStore: Sequence {
             case (0, nil):
                 break
             case (0, let record?):
-                records.append(record)
-                owners.append(slot)
-                states.append(record.state)
-                for field in numberMirrors.keys { numberMirrors[field]!.append(Self.numberBits(record.pending[field])) }
-                recordIndex[slot] = Int32(records.count)
+                add(record, for: slot)
             case (_, let record?):
                 records[position - 1] = record
                 states[position - 1] = record.state
@@ -59,6 +55,15 @@ struct ChangeStore: Sequence {
         }
     }
 
+    /// Gives a slot without a record its first one (moved in, not copied).
+    private mutating func add(_ record: consuming RowChanges, for slot: Int) {
+        states.append(record.state)
+        for field in numberMirrors.keys { numberMirrors[field]!.append(Self.numberBits(record.pending[field])) }
+        records.append(record)
+        owners.append(slot)
+        recordIndex[slot] = Int32(records.count)
+    }
+
     /// Changes a slot's record in place — no copy of it, so its values and edits are not
     /// copied either — starting from an empty record when the slot has none; a record left
     /// with nothing to say goes, unless `keepingClean` (a caller about to change it again,
@@ -68,7 +73,7 @@ struct ChangeStore: Sequence {
         guard position != 0 else {
             var record = RowChanges()
             let result = try body(&record)
-            if !record.isClean { self[slot] = record }
+            if !record.isClean { add(record, for: slot) }
             return result
         }
         let result = try body(&records[position - 1])
@@ -128,12 +133,12 @@ struct ChangeStore: Sequence {
         return count
     }
 
-    /// The slots of the records whose change id `wanted` holds, in record order.
-    private func ownerSlots(ofChangeIds wanted: IntegerKeySet) -> [Int] {
-        var slots: [Int] = []
-        slots.reserveCapacity(wanted.count)
-        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { slots.append(owners[position]) }
-        return slots
+    /// The positions of the records whose change id `wanted` holds.
+    private func recordPositions(ofChangeIds wanted: IntegerKeySet) -> [Int] {
+        var positions: [Int] = []
+        positions.reserveCapacity(wanted.count)
+        for position in records.indices where wanted.contains(Int64(records[position].changeId)) { positions.append(position) }
+        return positions
     }
 
     /// The slot of each record whose change id `wanted` holds, by change id.
@@ -158,8 +163,15 @@ struct ChangeStore: Sequence {
 
     /// Locks or unlocks, in place, the rows of the records whose change id `wanted` holds.
     mutating func setLocked(_ locked: Bool, changeIds wanted: IntegerKeySet) {
-        // Found first: unlocking may drop a record, which moves another.
-        for slot in ownerSlots(ofChangeIds: wanted) { setLocked(locked, slot: slot) }
+        let positions = recordPositions(ofChangeIds: wanted)
+        var emptied: [Int] = []   // records left with nothing to say, dropped after: dropping one moves another
+        records.withUnsafeMutableBufferPointer { records in   // each record changed where it is, never copied
+            for position in positions {
+                records[position].locked = locked
+                if !locked, records[position].isClean { emptied.append(position) }
+            }
+        }
+        for slot in emptied.map({ owners[$0] }) { self[slot] = nil }
     }
 
     /// A field's value in the slot's edit buffer, read in place (no copy of the record); nil when
