@@ -15,13 +15,3 @@ extension Delta {
         }
     }
 }
-
-extension Delta {
-    /// Drops the changes of an answer that `sent` did not carry (a server's rules may change rows
-    /// the client did not send). Ids are read in place, and a batch the answer keeps whole is left as it is.
-    mutating func keepChanges(sentIn sent: Delta) {
-        let ids = IntegerKeySet(sent.changes.indices.lazy.map { sent.changes[$0].changeId })
-        guard !changes.indices.allSatisfy({ ids.contains(Int64(changes[$0].changeId)) }) else { return }
-        changes = changes.indices.compactMap { ids.contains(Int64(changes[$0].changeId)) ? changes[$0] : nil }
-    }
-}

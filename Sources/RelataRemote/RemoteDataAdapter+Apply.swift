@@ -227,7 +227,7 @@ extension RemoteDataAdapter {
                 let table = try ownTable(named: sent.tableName)
                 var processed = returned.first { $0.tableName.equalsIgnoringCase(sent.tableName) } ?? sent
                 processed.tableName = table.name
-                processed.keepChanges(sentIn: sent)
+                processed.keepChanges(withIdsIn: sent.changeIds)   // the server's rules may change rows the client did not send
                 processed.restoreValuesLeftOut(from: sent)
                 processed = table.keepingKnownChanges(of: processed)
                 try table.accept(processed)

@@ -55,12 +55,12 @@ extension DataTable {
 
     /// Locks the rows of a delta's changes (see ``DataTableRow/lock()``).
     public func lockRows(of delta: Delta) {
-        changes.setLocked(true, changeIds: changeIds(of: delta))
+        changes.setLocked(true, changeIds: delta.changeIds)
     }
 
     /// Unlocks the rows of a delta's changes.
     public func unlockRows(of delta: Delta) {
-        changes.setLocked(false, changeIds: changeIds(of: delta))
+        changes.setLocked(false, changeIds: delta.changeIds)
     }
 
     /// Folds a processed delta back into the table.
@@ -91,7 +91,7 @@ extension DataTable {
             vanishedChanges.removeAll { processed.contains($0.changeId) }
             delta.changes.removeAll { vanished.contains($0.changeId) }
         }
-        let ids = changeIds(of: delta)
+        let ids = delta.changeIds
         if ids.count != delta.changes.count {
             var seen = Set<Int>()
             for index in delta.changes.indices where !seen.insert(delta.changes[index].changeId).inserted {
@@ -210,15 +210,11 @@ extension DataTable {
     /// batch saved before an app restart may name rows added and removed again, which a
     /// briefcase does not keep.
     package func keepingKnownChanges(of delta: Delta) -> Delta {
-        let ids = changeIds(of: delta)
+        let ids = delta.changeIds
         if changes.count(ofChangeIds: ids) == ids.count { return delta }   // every change a row's: the usual case
         let known = Set(changes.slots(ofChangeIds: ids).keys).union(vanishedChangeIds)
         var delta = delta
         delta.changes.removeAll { !known.contains($0.changeId) }
         return delta
-    }
-
-    private func changeIds(of delta: Delta) -> IntegerKeySet {
-        IntegerKeySet(delta.changes.indices.lazy.map { delta.changes[$0].changeId })   // each id read in place, no change copied
     }
 }

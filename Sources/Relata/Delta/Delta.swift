@@ -52,6 +52,18 @@ public struct Delta: Sendable, Hashable, Codable {
     /// The messages of the failed changes.
     public var errorMessages: [String] { failedChanges.compactMap(\.message) }
 
+    /// The ids of the changes, each read in place (no change copied).
+    package var changeIds: IntegerKeySet {
+        IntegerKeySet(changes.indices.lazy.map { changes[$0].changeId })
+    }
+
+    /// Keeps only the changes whose id `ids` holds; a delta they all are in is left as it is.
+    /// Ids are read in place, and only a change kept is copied.
+    package mutating func keepChanges(withIdsIn ids: IntegerKeySet) {
+        guard !changes.indices.allSatisfy({ ids.contains(Int64(changes[$0].changeId)) }) else { return }
+        changes = changes.indices.compactMap { ids.contains(Int64(changes[$0].changeId)) ? changes[$0] : nil }
+    }
+
     /// The change with a change id, or nil.
     public func change(withId changeId: Int) -> DeltaChange? {
         changes.indices.first { changes[$0].changeId == changeId }.map { changes[$0] }

@@ -261,9 +261,9 @@ extension DataTable {
     /// ```
     public func cancelChange(for row: DataTableRow) throws {
         let slot = try slot(of: row)
-        let record = changes[slot] ?? RowChanges()
-        if record.locked { try checkWritable(slot: slot) }
-        if record.state == .added || record.state == .addedInEditMode {
+        try checkLock(slot: slot)
+        let state = changes.state(slot)
+        if state == .added || state == .addedInEditMode {
             removeSlots([slot])
             notifyChanged()
         } else {
@@ -277,7 +277,7 @@ extension DataTable {
     /// - Throws: ``RelataError/Code/rowLocked`` if any changed row is locked; nothing is cancelled then.
     public func cancelAllChanges() throws {
         if let locked = changes.first(where: { $0.value.locked }) {
-            try checkWritable(slot: locked.key)
+            try checkLock(slot: locked.key)
         }
         vanishedChanges = []
         let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.map(\.key).sorted()

@@ -44,9 +44,7 @@ extension DataTable {
     }
 
     func checkWritable(slot: Int) throws {
-        if changes.isLocked(slot) {
-            throw error(.rowLocked, "the row is locked while its changes are being applied; wait for the apply to finish (if its answer never came, apply again: the batch is sent again first)", slot: slot)
-        }
+        try checkLock(slot: slot)
         if changes.state(slot) == .deleted {
             throw error(.invalidRowState, "the row is deleted; cancel the deletion before changing it", slot: slot)
         }

@@ -105,11 +105,8 @@ public final class TableStore: DeltaStore {
     /// The changes of a delta that the table holds: a change refused before it reached
     /// the table (a replayed change its row rules refused) is not folded into it.
     private func held(_ delta: Delta, by table: DataTable) -> Delta {
-        let ids = table.changeIds
-        // By index: each id is read in place, and only a change kept is copied.
-        guard !delta.changes.indices.allSatisfy({ ids.contains(Int64(delta.changes[$0].changeId)) }) else { return delta }
         var held = delta
-        held.changes = delta.changes.indices.compactMap { ids.contains(Int64(delta.changes[$0].changeId)) ? delta.changes[$0] : nil }
+        held.keepChanges(withIdsIn: table.changeIds)
         return held
     }
 

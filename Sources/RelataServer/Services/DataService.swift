@@ -239,7 +239,7 @@ public final class DataService: Sendable {
                 throw RelataError(.invalidDelta, "the request has two deltas for the table; send one delta per table", table: delta.tableName)
             }
             // Each id read in place; the one used twice is looked for only when there is one.
-            guard IntegerKeySet(delta.changes.indices.lazy.map { delta.changes[$0].changeId }).count != delta.changes.count else { continue }
+            guard delta.changeIds.count != delta.changes.count else { continue }
             var ids: Set<Int> = []
             for index in delta.changes.indices where !ids.insert(delta.changes[index].changeId).inserted {
                 throw RelataError(.invalidDelta, "change id \(delta.changes[index].changeId) appears twice in the delta; each change has an id of its own",
