@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         // Already in the graph through postgres-nio: TLS to PostgreSQL (`sslmode`).
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        // Already in the graph through postgres-nio: SHA-256 in hardware for the apply's fingerprint.
+        .package(url: "https://github.com/apple/swift-crypto", "3.9.0" ..< "6.0.0"),
         // Already a dependency of Hummingbird: the server's bounded graceful shutdown.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         // Already in the graph through Hummingbird: the server's metrics; shown at /metrics by swift-prometheus.
@@ -93,6 +95,7 @@ let package = Package(
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -26,7 +26,7 @@ package enum SHA256 {
     /// for part in parts { part.withUnsafeBytes { digest.update($0) } }
     /// let hex = digest.hex()
     /// ```
-    package struct Running {
+    package struct Running: RunningDigest {
         private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) =
             (0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19)
         /// The bytes after the last whole block: fewer than 64.
@@ -111,4 +111,19 @@ package enum SHA256 {
     private static func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
         (value >> count) | (value << (32 - count))
     }
+}
+
+/// A SHA-256 digest fed in parts: ``SHA256/Running`` in the core; a data server may give one
+/// its crypto library computes faster (the same digest, so the same fingerprints).
+///
+/// ```swift
+/// var digest = SHA256.Running()
+/// bytes.withUnsafeBytes { digest.update($0) }
+/// let hex = digest.hex()   // 64 lower-case hexadecimal digits
+/// ```
+package protocol RunningDigest {
+    /// Adds bytes to the digest.
+    mutating func update(_ bytes: UnsafeRawBufferPointer)
+    /// The SHA-256 digest of every byte added, as 64 lower-case hexadecimal digits.
+    consuming func hex() -> String
 }

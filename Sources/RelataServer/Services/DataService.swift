@@ -134,7 +134,7 @@ public final class DataService: Sendable {
         let storage = self.storage, log = applyLog
         let user = session.values["User"]?.stringValue ?? ""
         // Only a batch with an id is compared with its record: a large apply without one skips the work.
-        let fingerprint = apply == nil ? "" : try DeltaFingerprint.of(deltas)
+        let fingerprint = apply == nil ? "" : try DeltaFingerprint.of(deltas, digest: CryptoSHA256())
         let version = rules.value
         let (answer, commit) = try await version.pool.perform { runtime in
             let ((answer, recorded), commit) = try self.inSerializableTransaction { connection in
