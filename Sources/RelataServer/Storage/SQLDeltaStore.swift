@@ -138,14 +138,14 @@ final class SQLDeltaStore: DeltaStore {
             }
             change.refreshedValues[auto.name] = .integer(real)
         case .update:
-            let statement = writes.statement(for: change)
-            guard !statement.changed.isEmpty else { return }
-            if try connection.execute(writes.updateSQL(setting: statement.changed, comparing: statement.compared), statement.arguments) == 0 {
+            writes.prepare(change)
+            guard !writes.changed.isEmpty else { return }
+            if try connection.execute(writes.updateSQL(), writes.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         case .delete:
-            let statement = writes.statement(for: change)
-            if try connection.execute(writes.deleteSQL(comparing: statement.compared), statement.arguments) == 0 {
+            writes.prepare(change)
+            if try connection.execute(writes.deleteSQL(), writes.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         }
@@ -226,17 +226,23 @@ private final class TableWrites {
         insertSQL + " RETURNING \(autoIncrement.map(column) ?? "")"
     }()
 
-    /// What an update or delete statement of `change` sets and compares, as positions in
-    /// ``logged`` — the fields whose new value differs from the original (none for a delete), the
-    /// non-key fields whose original the change carries — and its arguments in the statement's
-    /// order: the values set, the key's originals, the originals compared. One pass over the
-    /// logged fields, each value looked up once.
-    func statement(for change: DeltaChange) -> (changed: [Int], compared: [Int], arguments: [Value]) {
-        var changed: [Int] = [], compared: [Int] = []
-        var arguments: [Value] = [], tail: [Value] = []   // the values set; then the key's originals and the others compared
-        arguments.reserveCapacity(2 * loggedNames.count)
-        tail.reserveCapacity(loggedNames.count)
-        for _ in keys { tail.append(.null) }
+    /// The statement of the change ``prepare(_:)`` last saw: the positions in ``logged`` of the
+    /// fields it sets (those whose new value differs from the original; none for a delete) and of
+    /// the non-key fields whose original it carries, which it compares; and its arguments in the
+    /// statement's order — the values set, the key's originals, the originals compared. Reused
+    /// from change to change: a bulk apply allocates none of them per change.
+    private(set) var changed: [Int] = [], compared: [Int] = [], arguments: [Value] = []
+    /// The originals a statement compares: the key's, then the others'.
+    private var originals: [Value] = []
+
+    /// Makes the update or delete statement of `change` (``changed``, ``compared``, ``arguments``):
+    /// one pass over the logged fields, each value looked up once.
+    func prepare(_ change: DeltaChange) {
+        changed.removeAll(keepingCapacity: true)
+        compared.removeAll(keepingCapacity: true)
+        arguments.removeAll(keepingCapacity: true)
+        originals.removeAll(keepingCapacity: true)
+        for _ in keys { originals.append(.null) }
         let updating = change.type == .update
         for position in loggedNames.indices {
             let name = loggedNames[position]
@@ -246,18 +252,17 @@ private final class TableWrites {
                 arguments.append(new)
             }
             if let keyIndex = keyIndexes[position] {
-                tail[keyIndex] = original ?? .null
+                originals[keyIndex] = original ?? .null
             } else if let original {
                 compared.append(position)
-                tail.append(original)
+                originals.append(original)
             }
         }
-        arguments += tail
-        return (changed, compared, arguments)
+        arguments.append(contentsOf: originals)
     }
 
-    /// `UPDATE … SET changed = ? … WHERE` the row as the change found it.
-    func updateSQL(setting changed: [Int], comparing compared: [Int]) -> String {
+    /// `UPDATE … SET changed = ? … WHERE` the row as the prepared change found it.
+    func updateSQL() -> String {
         // A bulk update's changes mostly share one shape: the last one answers without hashing.
         if let last = lastUpdate, last.changed == changed, last.compared == compared { return last.sql }
         let shape = changed + [-1] + compared
@@ -266,15 +271,16 @@ private final class TableWrites {
             return "UPDATE \(storage.sqlTable(table.name)) SET \(set) WHERE \(condition(comparing: compared, startingAt: changed.count + 1))"
         }()
         updates[shape] = sql
-        lastUpdate = (changed, compared, sql)
+        // Copies, not the reused arrays: sharing their storage would make the next change allocate anew.
+        lastUpdate = (changed.map { $0 }, compared.map { $0 }, sql)
         return sql
     }
 
-    /// `DELETE … WHERE` the row as the change found it.
-    func deleteSQL(comparing compared: [Int]) -> String {
+    /// `DELETE … WHERE` the row as the prepared change found it.
+    func deleteSQL() -> String {
         if let known = deletes[compared] { return known }
         let sql = "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition(comparing: compared, startingAt: 1))"
-        deletes[compared] = sql
+        deletes[compared.map { $0 }] = sql
         return sql
     }
 
