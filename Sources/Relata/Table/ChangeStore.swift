@@ -40,7 +40,7 @@ struct ChangeStore: Sequence {
                 // Move the last record into the freed place.
                 let last = records.count - 1
                 if position - 1 != last {
-                    records[position - 1] = records[last]
+                    records.swapAt(position - 1, last)   // moved, not copied
                     owners[position - 1] = owners[last]
                     states[position - 1] = states[last]
                     for field in numberMirrors.keys { numberMirrors[field]![position - 1] = numberMirrors[field]![last] }
@@ -59,7 +59,7 @@ struct ChangeStore: Sequence {
     private mutating func add(_ record: consuming RowChanges, for slot: Int) {
         states.append(record.state)
         for field in numberMirrors.keys { numberMirrors[field]!.append(Self.numberBits(record.pending[field])) }
-        records.append(record)
+        records.append(consume record)
         owners.append(slot)
         recordIndex[slot] = Int32(records.count)
     }
@@ -73,7 +73,7 @@ struct ChangeStore: Sequence {
         guard position != 0 else {
             var record = RowChanges()
             let result = try body(&record)
-            if !record.isClean { add(record, for: slot) }
+            if !record.isClean { add(consume record, for: slot) }
             return result
         }
         let result = try body(&records[position - 1])

@@ -14,7 +14,7 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
         for key in values.keys.sorted() { self[key] = values[key] }
     }
 
-    var isEmpty: Bool { first == nil }
+    @inline(__always) var isEmpty: Bool { first == nil }
     var keys: [Int] { map(\.key) }
 
     subscript(key: Int) -> Value? {

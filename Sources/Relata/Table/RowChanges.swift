@@ -26,8 +26,9 @@ struct RowChanges {
         self.pending = pending
     }
 
-    var isClean: Bool {
-        state == .unchanged && pending.isEmpty && edit == nil && changeId == 0 && failureMessage == nil && !locked && history.isEmpty
+    /// Inlined so a record in an array is read where it is: a call would take a copy of it.
+    @inline(__always) var isClean: Bool {
+        state == .unchanged && pending.isEmpty && editStorage.isEmpty && changeId == 0 && failureMessage == nil && !locked && history.isEmpty
     }
 
     /// A change a delta carries: the row has a change id and is not a new row still in edit mode.

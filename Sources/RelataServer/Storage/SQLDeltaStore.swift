@@ -139,13 +139,13 @@ final class SQLDeltaStore: DeltaStore {
             change.refreshedValues[auto.name] = .integer(real)
         case .update:
             writes.prepare(change)
-            guard !writes.changed.isEmpty else { return }
-            if try connection.execute(writes.updateSQL(), writes.arguments) == 0 {
+            guard !writes.statement.changed.isEmpty else { return }
+            if try connection.execute(writes.updateSQL(), writes.statement.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         case .delete:
             writes.prepare(change)
-            if try connection.execute(writes.deleteSQL(), writes.arguments) == 0 {
+            if try connection.execute(writes.deleteSQL(), writes.statement.arguments) == 0 {
                 throw Refusal(failure: conflict(change, keys: writes.keys))
             }
         }
@@ -231,39 +231,48 @@ private final class TableWrites {
     /// the non-key fields whose original it carries, which it compares; and its arguments in the
     /// statement's order — the values set, the key's originals, the originals compared. Reused
     /// from change to change: a bulk apply allocates none of them per change.
-    private(set) var changed: [Int] = [], compared: [Int] = [], arguments: [Value] = []
-    /// The originals a statement compares: the key's, then the others'.
-    private var originals: [Value] = []
+    struct Statement {
+        var changed: [Int] = [], compared: [Int] = [], arguments: [Value] = []
+        /// The originals compared: the key's, then the others'.
+        fileprivate var originals: [Value] = []
+    }
+    private(set) var statement = Statement()
 
-    /// Makes the update or delete statement of `change` (``changed``, ``compared``, ``arguments``):
-    /// one pass over the logged fields, each value looked up once.
+    /// Makes the update or delete statement of `change` (``statement``): one pass over the
+    /// logged fields, each value looked up once.
     func prepare(_ change: DeltaChange) {
-        changed.removeAll(keepingCapacity: true)
-        compared.removeAll(keepingCapacity: true)
-        arguments.removeAll(keepingCapacity: true)
-        originals.removeAll(keepingCapacity: true)
-        for _ in keys { originals.append(.null) }
+        // Taken out while it is made: a local with the only reference to each array is changed
+        // in place, with no access check per append as a property of a class has.
+        var made = Statement()
+        swap(&made, &statement)
+        defer { swap(&made, &statement) }
+        made.changed.removeAll(keepingCapacity: true)
+        made.compared.removeAll(keepingCapacity: true)
+        made.arguments.removeAll(keepingCapacity: true)
+        made.originals.removeAll(keepingCapacity: true)
+        for _ in keys { made.originals.append(.null) }
         let updating = change.type == .update
         for position in loggedNames.indices {
             let name = loggedNames[position]
             let original = change.oldValues[name]
             if updating, let new = change.newValues[name], new != original {
-                changed.append(position)
-                arguments.append(new)
+                made.changed.append(position)
+                made.arguments.append(new)
             }
             if let keyIndex = keyIndexes[position] {
-                originals[keyIndex] = original ?? .null
+                made.originals[keyIndex] = original ?? .null
             } else if let original {
-                compared.append(position)
-                originals.append(original)
+                made.compared.append(position)
+                made.originals.append(original)
             }
         }
-        arguments.append(contentsOf: originals)
+        made.arguments.append(contentsOf: made.originals)
     }
 
     /// `UPDATE … SET changed = ? … WHERE` the row as the prepared change found it.
     func updateSQL() -> String {
         // A bulk update's changes mostly share one shape: the last one answers without hashing.
+        let changed = statement.changed, compared = statement.compared
         if let last = lastUpdate, last.changed == changed, last.compared == compared { return last.sql }
         let shape = changed + [-1] + compared
         let sql = updates[shape] ?? {
@@ -278,6 +287,7 @@ private final class TableWrites {
 
     /// `DELETE … WHERE` the row as the prepared change found it.
     func deleteSQL() -> String {
+        let compared = statement.compared
         if let known = deletes[compared] { return known }
         let sql = "DELETE FROM \(storage.sqlTable(table.name)) WHERE \(condition(comparing: compared, startingAt: 1))"
         deletes[compared.map { $0 }] = sql
