@@ -40,7 +40,7 @@ struct ChangeStore: Sequence {
                 // Move the last record into the freed place.
                 let last = records.count - 1
                 if position - 1 != last {
-                    records.swapAt(position - 1, last)   // moved, not copied
+                    records.withUnsafeMutableBufferPointer { $0.swapAt(position - 1, last) }   // moved, not copied
                     owners[position - 1] = owners[last]
                     states[position - 1] = states[last]
                     for field in numberMirrors.keys { numberMirrors[field]![position - 1] = numberMirrors[field]![last] }
@@ -88,7 +88,10 @@ struct ChangeStore: Sequence {
 
     // Reads of one record's property for the mutating methods, which would otherwise copy the
     // whole record (its values and edits with it) to read one property.
-    private func isClean(at position: Int) -> Bool { records[position].isClean }
+    /// Read through an exclusive access: a record read through Array's subscript, or an unsafe
+    /// pointer, is copied whole (a retain of each of its arrays) before a computed property is asked.
+    private mutating func isClean(at position: Int) -> Bool { Self.isClean(&records[position]) }
+    private static func isClean(_ record: inout RowChanges) -> Bool { record.isClean }
     private func state(at position: Int) -> RowState { records[position].state }
     private func pendingValue(at position: Int, _ field: Int) -> Value? { records[position].pending[field] }
 
@@ -168,7 +171,7 @@ struct ChangeStore: Sequence {
         records.withUnsafeMutableBufferPointer { records in   // each record changed where it is, never copied
             for position in positions {
                 records[position].locked = locked
-                if !locked, records[position].isClean { emptied.append(position) }
+                if !locked, Self.isClean(&records[position]) { emptied.append(position) }
             }
         }
         for slot in emptied.map({ owners[$0] }) { self[slot] = nil }
