@@ -31,6 +31,9 @@ public final class DataTable {
     public let name: String
     /// The stored fields, in order.
     public let fields: [FieldDefinition]
+    /// The names of ``fields``, in order: read by name for each value a rule reads, where
+    /// reading `fields[i].name` would copy the whole definition.
+    package let fieldNames: [String]
 
     let columns: [Column]
     private let fieldIndexByName: [String: Int]
@@ -85,6 +88,7 @@ public final class DataTable {
     public init(name: String, fields: [FieldDefinition]) throws {
         self.name = name
         self.fields = fields
+        fieldNames = fields.map(\.name)
         var byName: [String: Int] = [:]
         var byFoldedName: [String: Int] = [:]
         for (index, field) in fields.enumerated() {

@@ -40,7 +40,7 @@ package enum JSString {
     /// looks the name up in full (another case, a virtual field, a name to refuse).
     ///
     /// ```swift
-    /// if let field = JSString.exactMatch(name, in: table.fields.lazy.map { $0.name }) { … }
+    /// if let field = JSString.exactMatch(name, in: table.fieldNames) { … }
     /// ```
     static func exactMatch(_ js: JSStringRef, in names: some Collection<String>) -> Int? {
         let length = JSStringGetLength(js)

@@ -12,12 +12,12 @@ import Relata
 /// Swift), so a row's update costs one entry into JavaScript, not two.
 enum OriginalValuesObject {
     final class Box {
-        /// The table's fields (shared with it, not copied), and their original values in order.
-        let fields: [FieldDefinition]
+        /// The table's field names (shared with it, not copied), and their original values in order.
+        let fields: [String]
         let values: [Value]
         /// Weak: the object may outlive the rules that made it (a script can keep it).
         weak var context: ScriptContext?
-        init(fields: [FieldDefinition], values: [Value], context: ScriptContext) {
+        init(fields: [String], values: [Value], context: ScriptContext) {
             self.fields = fields
             self.values = values
             self.context = context
@@ -25,16 +25,16 @@ enum OriginalValuesObject {
 
         /// The original value of the field `name` names (exactly), or nil for a name that is no field.
         func value(named name: JSStringRef) -> Value? {
-            if let field = JSString.exactMatch(name, in: fields.lazy.map { $0.name }) { return values[field] }
+            if let field = JSString.exactMatch(name, in: fields) { return values[field] }
             // Names equal as Swift compares them (canonically equivalent) but not byte for byte.
             let key = JSString.string(name)
-            return fields.firstIndex { $0.name == key }.map { values[$0] }
+            return fields.firstIndex { $0 == key }.map { values[$0] }
         }
     }
 
     /// The original values of `row`'s stored fields (null for each of an added row).
     static func make(_ row: DataTableRow, in context: ScriptContext) -> JSObjectRef {
-        let fields = row.table.fields
+        let fields = row.table.fieldNames
         let values = fields.indices.map { row.originalValue(at: $0) ?? .null }
         let box = Box(fields: fields, values: values, context: context)
         return JSObjectMake(context.ref, objectClass, Unmanaged.passRetained(box).toOpaque())
@@ -69,7 +69,7 @@ enum OriginalValuesObject {
         definition.setProperty = { _, object, name, _, exception in readOnly(object, name, exception) }
         definition.getPropertyNames = { _, object, names in
             guard let box = box(object), let names else { return }
-            for field in box.fields { JSString.with(field.name) { JSPropertyNameAccumulatorAddName(names, $0) } }
+            for field in box.fields { JSString.with(field) { JSPropertyNameAccumulatorAddName(names, $0) } }
         }
         definition.finalize = { object in
             guard let object, let pointer = JSObjectGetPrivate(object) else { return }

@@ -57,7 +57,7 @@ enum RowObject {
         definition.getProperty = { _, object, name, exception in
             guard let box = box(object), let context = box.context, let name else { return nil }
             // A stored field named exactly: no Swift string made (the usual read).
-            if let field = JSString.exactMatch(name, in: box.row.table.fields.lazy.map { $0.name }) {
+            if let field = JSString.exactMatch(name, in: box.row.table.fieldNames) {
                 return context.jsValue(box.row.value(at: field))
             }
             let key = JSString.string(name)
