@@ -55,8 +55,29 @@ public enum DeltaBinary {
     /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that JSON cannot hold
     ///   (infinite or NaN), naming the table and field: the binary form carries what the JSON does.
     public static func encode(_ deltas: [Delta], apply: ApplyId? = nil, minimal: Bool = false) throws -> Data {
+        try encode(deltas, apply: apply) { _, _ in minimal ? .all : [] }
+    }
+
+    /// What a change's encoding leaves out (to be put back by its reader from elsewhere).
+    package struct LeftOut: OptionSet, Sendable {
+        package let rawValue: UInt8
+        package init(rawValue: UInt8) { self.rawValue = rawValue }
+        /// Its old and new values (written empty).
+        package static let values = LeftOut(rawValue: 1)
+        /// Its edits (written absent).
+        package static let edits = LeftOut(rawValue: 2)
+        package static let all: LeftOut = [.values, .edits]
+    }
+
+    /// The deltas in the binary form, each change leaving out what `leaveOut(delta, change)`
+    /// says (by their positions): the minimal form leaves out everything but the outcome.
+    ///
+    /// ```swift
+    /// let bytes = try DeltaBinary.encode(answer) { delta, change in sameAsSent(delta, change) ? .all : [] }
+    /// ```
+    package static func encode(_ deltas: [Delta], apply: ApplyId? = nil, leavingOut leaveOut: (_ delta: Int, _ change: Int) -> LeftOut) throws -> Data {
         var writer = DeltaBinaryWriter(capacity: 64 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
-        try writer.message(deltas, apply: apply, minimal: minimal)
+        try writer.message(deltas, apply: apply, leavingOut: leaveOut)
         return Data(writer.bytes)
     }
 
@@ -92,7 +113,7 @@ struct DeltaBinaryWriter {
 
     var bytes: [UInt8] { writer.bytes }
 
-    mutating func message(_ deltas: [Delta], apply: ApplyId?, minimal: Bool) throws {
+    mutating func message(_ deltas: [Delta], apply: ApplyId?, leavingOut leaveOut: (_ delta: Int, _ change: Int) -> DeltaBinary.LeftOut) throws {
         writer.reserve(more: DeltaBinary.magic.count)
         for byte in DeltaBinary.magic { writer.write(byte) }
         writer.write(DeltaBinary.version)
@@ -102,10 +123,10 @@ struct DeltaBinaryWriter {
             writer.write(apply.madeAt)
         }
         writer.write(UInt64(deltas.count))
-        for delta in deltas { try write(delta, minimal: minimal) }
+        for position in deltas.indices { try write(deltas[position]) { leaveOut(position, $0) } }
     }
 
-    private mutating func write(_ delta: Delta, minimal: Bool) throws {
+    private mutating func write(_ delta: Delta, leavingOut leaveOut: (_ change: Int) -> DeltaBinary.LeftOut) throws {
         writer.write(delta.tableName)
         strings(delta.keyFields)
         strings(delta.loggedFields)
@@ -113,7 +134,7 @@ struct DeltaBinaryWriter {
         var names = FieldNames()
         var changes = BinaryWriter(capacity: 64 * delta.changes.count)
         for index in delta.changes.indices {
-            try change(at: index, of: delta, minimal: minimal, names: &names, into: &changes)
+            try change(at: index, of: delta, leavingOut: leaveOut(index), names: &names, into: &changes)
         }
         strings(names.list)
         writer.write(UInt64(delta.changes.count))
@@ -121,21 +142,22 @@ struct DeltaBinaryWriter {
     }
 
     /// Writes a delta's change, read in place by its index (passing the change would copy it).
-    private mutating func change(at index: Int, of delta: Delta, minimal: Bool, names: inout FieldNames,
+    private mutating func change(at index: Int, of delta: Delta, leavingOut leftOut: DeltaBinary.LeftOut, names: inout FieldNames,
                                  into out: inout BinaryWriter) throws {
         let table = delta.tableName
         var change: DeltaChange { delta.changes[index] }   // each use reads one property in place
         out.write(Int64(change.changeId))
         out.write(Self.code(of: change.type))
         out.write(Self.code(of: change.status))
-        let edits = minimal ? nil : change.edits
+        let edits = leftOut.contains(.edits) ? nil : change.edits
         var parts: UInt8 = 0
         if edits != nil { parts |= DeltaBinary.Parts.edits }
         if change.message != nil { parts |= DeltaBinary.Parts.message }
         if change.failure != nil { parts |= DeltaBinary.Parts.failure }
         out.write(parts)
-        try values(minimal ? [:] : change.oldValues, .old, of: table, names: &names, into: &out)
-        try values(minimal ? [:] : change.newValues, .new, of: table, names: &names, into: &out)
+        let valuesLeftOut = leftOut.contains(.values)
+        try values(valuesLeftOut ? [:] : change.oldValues, .old, of: table, names: &names, into: &out)
+        try values(valuesLeftOut ? [:] : change.newValues, .new, of: table, names: &names, into: &out)
         try values(change.refreshedValues, .refreshed, of: table, names: &names, into: &out)
         if let edits {
             out.write(UInt64(edits.count))

@@ -166,7 +166,7 @@ public final class DataService: Sendable {
                         let answer = try finished(processed)
                         if let apply {
                             do {
-                                try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: now, in: connection)
+                                try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, batch: deltas, now: now, in: connection)
                             } catch let error as SQLError where error.kind == .constraint {
                                 recordedConcurrently = true   // the same batch, sent again meanwhile, was applied: its answer stands
                                 throw error
@@ -185,7 +185,7 @@ public final class DataService: Sendable {
             if let apply, !recorded, !answer.contains(where: { delta in delta.changes.indices.contains { delta.changes[$0].failure?.kind == .storeError } }) {
                 try? storage.write { connection in
                     try connection.begin()
-                    try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, now: Date(), in: $0) }
+                    try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, batch: deltas, now: Date(), in: $0) }
                 }
             }
             return (answer, commit)

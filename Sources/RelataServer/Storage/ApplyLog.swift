@@ -67,6 +67,7 @@ final class ApplyLog: @unchecked Sendable {
             throw RelataError(.applyIdReused, "the apply id \(apply.id) was sent before with other changes; each batch of changes needs an id of its own")
         }
         guard let text = row[1].stringValue else { throw SQLError(.other, "the recorded answer of apply \(apply.id) is not text") }
+        if text.hasPrefix(Self.compactAnswer) { return try Self.answer(fromRecorded: text, batch: deltas, apply: apply) }
         guard text.hasPrefix(Self.binaryAnswer) else { return try DeltaJSON.decode(Array(text.utf8)) }   // an earlier server's record
         guard let bytes = Data(base64Encoded: String(text.dropFirst(Self.binaryAnswer.count))) else {
             throw SQLError(.other, "the recorded answer of apply \(apply.id) is not base64")
@@ -75,17 +76,18 @@ final class ApplyLog: @unchecked Sendable {
     }
 
     /// What begins a recorded answer in the binary form (``Relata/DeltaBinary``, base64): quicker
-    /// to write than its JSON, and a little over half its size even as base64. Earlier servers recorded the JSON.
+    /// to write than its JSON, and a little over half its size even as base64. Earlier servers recorded
+    /// the JSON; this one records the compact form (``compactAnswer``), and reads all three.
     static let binaryAnswer = "relata-delta:"
 
     /// Records a batch's answer in the transaction that applied it (nothing when it is recorded
     /// already: a concurrent attempt of the same batch got there first).
-    func record(_ apply: ApplyId, user: String, fingerprint: String, answer: [Delta], now: Date, in connection: any SQLConnection) throws {
+    func record(_ apply: ApplyId, user: String, fingerprint: String, answer: [Delta], batch: [Delta], now: Date, in connection: any SQLConnection) throws {
         let dialect = storage.dialect
         let columns = [Self.user, Self.id, Self.fingerprint, Self.recordedAt, Self.answer].map { dialect.quote($0.name) }
         let sql = "INSERT INTO \(dialect.quote(Self.table)) (\(columns.joined(separator: ", "))) VALUES ("
             + (1...5).map(dialect.placeholder).joined(separator: ", ") + ")"
-        let text = Self.binaryAnswer + (try DeltaBinary.encode(answer)).base64EncodedString()
+        let text = try Self.recordedText(of: answer, batch: batch)
         try connection.execute(sql, [.string(user), .string(apply.id), .string(fingerprint), .integer(Self.seconds(now)), .string(text)])
     }
 
