@@ -111,6 +111,32 @@ import Testing
         return writer.bytes + values + [0, 0, 0, 0] + trailing   // newValues, then refreshedValues
     }
 
+    /// Changes that name their fields in the same order share a dictionary's layout as they are
+    /// read: each still gets its own values, a name given twice keeps its last value, and a change
+    /// in another order or with another name between them breaks nothing.
+    @Test func changesOfOneShapeEachGetTheirOwnValues() throws {
+        func integer(_ value: Int64) -> [UInt8] { [1] + withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+        func values(_ entries: [(UInt32, Int64)]) -> [UInt8] {
+            withUnsafeBytes(of: UInt32(entries.count).littleEndian) { Array($0) }
+                + entries.flatMap { name, value in withUnsafeBytes(of: name.littleEndian) { Array($0) } + integer(value) }
+        }
+        func change(_ id: Int64, _ entries: [(UInt32, Int64)]) -> [UInt8] {
+            withUnsafeBytes(of: id.littleEndian) { Array($0) } + [1, 0, 0] + [0, 0, 0, 0] + values(entries) + [0, 0, 0, 0]
+        }
+        let shapes: [[(UInt32, Int64)]] = [
+            [(0, 1), (1, 2)], [(0, 3), (1, 4)], [(1, 5), (0, 6)], [(0, 7), (1, 8)],
+            [(0, 9), (0, 10), (1, 11)], [(0, 12), (0, 13), (1, 14)], [(0, 15), (2, 16)], [(0, 17), (1, 18)],
+        ]
+        let first = values(shapes[0]) + [0, 0, 0, 0]
+        let rest = shapes.indices.dropFirst().flatMap { change(Int64($0 + 1), shapes[$0]) }
+        let read = try DeltaBinary.decode(handWritten(names: ["A", "B", "C"], changes: UInt64(shapes.count), values: Array(first.dropLast(4)), trailing: rest))
+        let expected: [[String: Value]] = [
+            ["A": 1, "B": 2], ["A": 3, "B": 4], ["B": 5, "A": 6], ["A": 7, "B": 8],
+            ["A": 10, "B": 11], ["A": 13, "B": 14], ["A": 15, "C": 16], ["A": 17, "B": 18],
+        ]
+        #expect(read[0].changes.map(\.newValues) == expected)
+    }
+
     @Test func hostileBytesAreRefusedSayingWhere() throws {
         let one: [UInt8] = [1, 0, 0, 0, 0, 0, 0, 0]   // one value, of name 0
         #expect(try DeltaBinary.decode(handWritten(values: one + [1] + [7, 0, 0, 0, 0, 0, 0, 0]))[0].changes[0].newValues == ["F": 7])

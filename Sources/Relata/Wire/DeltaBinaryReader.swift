@@ -52,14 +52,15 @@ enum DeltaBinaryReader {
         var changes: [DeltaChange] = []
         changes.reserveCapacity(count)
         reader.context = context
+        var shapes = ValueShapes()
         for index in 0..<count {
             reader.element = (".changes", index)
-            changes.append(try change(&reader, names: names))
+            changes.append(try change(&reader, names: names, shapes: &shapes))
         }
         return Delta(tableName: tableName, keyFields: keyFields, loggedFields: loggedFields, changes: changes)
     }
 
-    private static func change(_ reader: inout BinaryReader, names: [String]) throws -> DeltaChange {
+    private static func change(_ reader: inout BinaryReader, names: [String], shapes: inout ValueShapes) throws -> DeltaChange {
         let changeId = Int(try reader.read(Int64.self))
         let type = try changeType(&reader, "type")
         let status: DeltaChange.Status
@@ -73,9 +74,9 @@ enum DeltaBinaryReader {
         guard parts & ~(DeltaBinary.Parts.edits | DeltaBinary.Parts.message | DeltaBinary.Parts.failure) == 0 else {
             throw problem("\(reader.context): parts \(parts) has bits this version does not know")
         }
-        let oldValues = try values(&reader, names: names, "oldValues")
-        let newValues = try values(&reader, names: names, "newValues")
-        let refreshedValues = try values(&reader, names: names, "refreshedValues")
+        let oldValues = try values(&reader, names: names, shape: &shapes.old, scratch: &shapes.scratch, "oldValues")
+        let newValues = try values(&reader, names: names, shape: &shapes.new, scratch: &shapes.scratch, "newValues")
+        let refreshedValues = try values(&reader, names: names, shape: &shapes.refreshed, scratch: &shapes.scratch, "refreshedValues")
         var edits: [RowEdit]?
         if parts & DeltaBinary.Parts.edits != 0 {
             let count = try reader.readCount(elementSize: 13, "edits")   // sequence, kind, a value count
@@ -89,7 +90,8 @@ enum DeltaBinaryReader {
                 case .update: .update
                 case .delete: .delete
                 }
-                list.append(RowEdit(sequence: sequence, kind: kind, values: try values(&reader, names: names, "edits[\(index)].values")))
+                let values = try values(&reader, names: names, shape: &shapes.edit, scratch: &shapes.scratch, "edits[\(index)].values")
+                list.append(RowEdit(sequence: sequence, kind: kind, values: values))
             }
             edits = list
         }
@@ -133,25 +135,41 @@ enum DeltaBinaryReader {
     }
 
     /// Field values: the last of two with one name counts, as in the JSON.
-    private static func values(_ reader: inout BinaryReader, names: [String], _ what: @autoclosure () -> String) throws -> [String: Value] {
+    ///
+    /// Most changes of a delta name the same fields in the same order as the one before: their
+    /// values go into a copy of that one's dictionary, by position (``ValueShapes``), with no
+    /// name hashed and the storage sized once.
+    private static func values(_ reader: inout BinaryReader, names: [String], shape: inout ValueShapes.Shape?, scratch: inout ValueShapes.Scratch,
+                               _ what: @autoclosure () -> String) throws -> [String: Value] {
         let count = Int(try reader.read(UInt32.self))
         guard count <= reader.remaining / 5 else {   // a name and a tag each, at least
             throw problem("\(reader.context).\(what()) claims \(count) values, more than the data holds")
         }
         guard count > 0 else { return [:] }
-        var values = [String: Value](minimumCapacity: count)
+        scratch.positions.removeAll(keepingCapacity: true)
+        scratch.values.removeAll(keepingCapacity: true)
         for _ in 0..<count {
             let position = Int(try reader.read(UInt32.self))
             guard position < names.count else {
                 throw problem("\(reader.context).\(what()): field name \(position) is not among the delta's \(names.count)")
             }
-            let name = names[position]
             do {
-                values[name] = try value(&reader)
+                scratch.values.append(try value(&reader))
             } catch let failure as ValueProblem {
-                throw problem("\(reader.context).\(what()).\(name): \(failure.message)")
+                throw problem("\(reader.context).\(what()).\(names[position]): \(failure.message)")
             }
+            scratch.positions.append(position)
         }
+        if let known = shape, known.positions == scratch.positions {
+            var values = known.dictionary
+            for (index, value) in zip(known.indexes, scratch.values) { values.values[index] = value }
+            return values
+        }
+        var values = [String: Value](minimumCapacity: count)
+        for (position, value) in zip(scratch.positions, scratch.values) { values[names[position]] = value }
+        // Every name was just put in: each has an index.
+        shape = ValueShapes.Shape(positions: scratch.positions, dictionary: values,
+                                  indexes: scratch.positions.map { values.index(forKey: names[$0])! })
         return values
     }
 
@@ -186,4 +204,26 @@ enum DeltaBinaryReader {
     private static func problem(_ message: String) -> RelataError {
         RelataError(.invalidDelta, "the binary delta is not valid: \(message)")
     }
+}
+
+/// The last dictionary of each kind of a delta's values (old, new, refreshed, an edit's), and the
+/// order its names came in: a dictionary's copy keeps its layout, so a change naming the same
+/// fields in the same order gets a copy with its values put where the names already are.
+private struct ValueShapes {
+    struct Shape {
+        /// The names' positions in the delta's list, in the order they came.
+        let positions: [Int]
+        let dictionary: [String: Value]
+        /// Where each of `positions`' names is in `dictionary`.
+        let indexes: [Dictionary<String, Value>.Index]
+    }
+
+    /// One change's values as they are read, before they go into a dictionary.
+    struct Scratch {
+        var positions: [Int] = []
+        var values: [Value] = []
+    }
+
+    var old: Shape?, new: Shape?, refreshed: Shape?, edit: Shape?
+    var scratch = Scratch()
 }
