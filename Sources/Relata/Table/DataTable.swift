@@ -318,7 +318,9 @@ public final class DataTable {
 
     /// The index of a stored field by name (any case), or nil.
     package func fieldIndex(named name: String) -> Int? {
-        fieldIndexByName[name] ?? fieldIndexByFoldedName[name.lowercased()]
+        // A few names are compared one by one: quicker than hashing the name (names are unique).
+        if fieldNames.count <= 8, let index = fieldNames.firstIndex(of: name) { return index }
+        return fieldIndexByName[name] ?? fieldIndexByFoldedName[name.lowercased()]
     }
 
     /// The index of a stored field, or an error that names the table and lists its fields.

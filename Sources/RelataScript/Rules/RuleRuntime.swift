@@ -353,8 +353,9 @@ final class TableRules: DataTableRules {
     weak var host: RuleRuntime?
     let tableName: String
     /// The table's handlers by event, as the host found them after its `handlersLoads`-th load:
-    /// a row's edit fires two events, and the host's own cache would hash the table's name each time.
-    private var handlersByEvent: [RuleEvent: [(RuleRuntime.CompiledScript, JSObjectRef)]] = [:]
+    /// a row's edit fires two events, and the host's own cache would hash the table's name each
+    /// time. A list, not a dictionary: there are five row events, quicker compared than hashed.
+    private var handlersByEvent: [(event: RuleEvent, handlers: [(RuleRuntime.CompiledScript, JSObjectRef)])] = []
     private var handlersLoads = -1
 
     init(host: RuleRuntime, tableName: String) {
@@ -389,15 +390,15 @@ final class TableRules: DataTableRules {
     private func fire(_ event: RuleEvent, _ row: DataTableRow, arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         let host = try liveHost()
         if handlersLoads != host.loads {
-            handlersByEvent = [:]
+            handlersByEvent = []
             handlersLoads = host.loads
         }
         let handlers: [(RuleRuntime.CompiledScript, JSObjectRef)]
-        if let known = handlersByEvent[event] {
-            handlers = known
+        if let known = handlersByEvent.first(where: { $0.event == event }) {
+            handlers = known.handlers
         } else {
             handlers = host.handlers(of: event, table: tableName)
-            handlersByEvent[event] = handlers
+            handlersByEvent.append((event, handlers))
         }
         try host.fire(event, handlers: handlers, table: tableName, row: row.label, arguments: arguments)
     }
