@@ -60,16 +60,8 @@ package enum SHA256 {
             let bitLength = length &* 8
             for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
             tail.withUnsafeBytes { compress($0) }
-            let digits: StaticString = "0123456789abcdef"
             let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-            return String(unsafeUninitializedCapacity: 64) { text in
-                for (index, word) in words.enumerated() {
-                    for nibble in 0..<8 {
-                        text[index * 8 + nibble] = digits.utf8Start[Int((word >> UInt32(28 - nibble * 4)) & 0xf)]
-                    }
-                }
-                return 64
-            }
+            return SHA256.hexDigits(of: words.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> UInt32(24 - $0 * 8)) } })
         }
 
         private mutating func compress(_ blocks: UnsafeRawBufferPointer) {
@@ -79,6 +71,18 @@ package enum SHA256 {
                     SHA256.compress(blocks, into: &state, words: words, constants: constants)
                 }
             }
+        }
+    }
+
+    /// A digest's bytes as lower-case hexadecimal digits, two a byte.
+    package static func hexDigits(of digest: some Collection<UInt8>) -> String {
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 2 * digest.count) { text in
+            for (index, byte) in digest.enumerated() {
+                text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                text[2 * index + 1] = digits.utf8Start[Int(byte & 0xf)]
+            }
+            return 2 * digest.count
         }
     }
 

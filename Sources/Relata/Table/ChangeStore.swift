@@ -87,9 +87,9 @@ struct ChangeStore: Sequence {
     }
 
     // Reads of one record's property for the mutating methods, which would otherwise copy the
-    // whole record (its values and edits with it) to read one property.
-    /// Read through an exclusive access: a record read through Array's subscript, or an unsafe
-    /// pointer, is copied whole (a retain of each of its arrays) before a computed property is asked.
+    // whole record (its values and edits with it) to read one property. `isClean` is asked
+    // through an exclusive access: read through Array's subscript, or an unsafe pointer, the
+    // record is copied whole (a retain of each of its arrays) before a computed property is asked.
     private mutating func isClean(at position: Int) -> Bool { Self.isClean(&records[position]) }
     private static func isClean(_ record: inout RowChanges) -> Bool { record.isClean }
     private func state(at position: Int) -> RowState { records[position].state }

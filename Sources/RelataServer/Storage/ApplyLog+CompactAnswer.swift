@@ -76,8 +76,7 @@ extension ApplyLog {
     /// request has one delta per table), its changes by id.
     private static func forEachAnsweredChange(of answer: [Delta], in batch: [Delta], answeredOnly: Bool = true,
                                               _ body: (_ delta: Int, _ change: Int, _ sent: (delta: Int, change: Int)?, _ ordinal: Int) -> Void) {
-        var batchByTable: [String: Int] = [:]
-        for index in batch.indices { batchByTable[batch[index].tableName.lowercased()] = batchByTable[batch[index].tableName.lowercased()] ?? index }
+        let batchByTable = Dictionary(batch.indices.map { (batch[$0].tableName.lowercased(), $0) }, uniquingKeysWith: { first, _ in first })
         var ordinal = 0
         for delta in answer.indices {
             let sentDelta = batchByTable[answer[delta].tableName.lowercased()]

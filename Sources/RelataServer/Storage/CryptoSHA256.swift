@@ -16,14 +16,6 @@ struct CryptoSHA256: RunningDigest {
     }
 
     consuming func hex() -> String {
-        let digits: StaticString = "0123456789abcdef"
-        let digest = hasher.finalize()
-        return String(unsafeUninitializedCapacity: 2 * Crypto.SHA256.byteCount) { text in
-            for (index, byte) in digest.enumerated() {
-                text[2 * index] = digits.utf8Start[Int(byte >> 4)]
-                text[2 * index + 1] = digits.utf8Start[Int(byte & 0xf)]
-            }
-            return 2 * Crypto.SHA256.byteCount
-        }
+        Relata.SHA256.hexDigits(of: Array(hasher.finalize()))
     }
 }
