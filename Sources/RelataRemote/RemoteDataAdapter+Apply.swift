@@ -99,9 +99,9 @@ extension RemoteDataAdapter {
         return verdicts.filter { names.contains($0.tableName.lowercased()) }
     }
 
-    /// The deltas to send, and the changes local validation refused (already recorded on their rows);
+    /// The batch to send, and the changes local validation refused (already recorded on their rows);
     /// none of the changes `answered` just now.
-    private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: [Delta], refused: [Delta]) {
+    private func prepare(_ tables: [DataTable], rules: LoadedRules, leaving answered: [Delta] = []) throws -> (sending: UnansweredApply, refused: [Delta]) {
         let made = try tables.map { try $0.makeDelta() }
         var deltas = made.map { delta in
             let done = Set(answered.filter { $0.tableName.equalsIgnoringCase(delta.tableName) }.flatMap(\.changes).map(\.changeId))
@@ -110,7 +110,11 @@ extension RemoteDataAdapter {
             delta.changes.removeAll { done.contains($0.changeId) }
             return delta
         }.filter { !$0.changes.isEmpty }
-        guard validatesChangesLocally, !deltas.isEmpty else { return (deltas, []) }
+        let apply = ApplyId()
+        guard validatesChangesLocally, !deltas.isEmpty else { return (UnansweredApply(apply: apply, deltas: deltas), []) }
+        // Encoded meanwhile, as most batches are sent whole: a refused change makes it wasted work.
+        let unchecked = deltas
+        let encoded = serverReadsBinaryDeltas ? MadeMeanwhile(coveringChanges: unchecked.changeCount) { try DeltaBinary.encode(unchecked, apply: apply) } : nil
         let verdicts = try localVerdicts(for: tables, made: made, rules: rules)
         var refused: [Delta] = []
         for index in deltas.indices {
@@ -124,7 +128,8 @@ extension RemoteDataAdapter {
             refused.append(local)
             deltas[index].changes.removeAll { ids.contains($0.changeId) }
         }
-        return (deltas.filter { !$0.changes.isEmpty }, refused)
+        guard refused.isEmpty else { return (UnansweredApply(apply: apply, deltas: deltas.filter { !$0.changes.isEmpty }), refused) }
+        return (UnansweredApply(apply: apply, deltas: deltas, binaryBody: encoded), [])
     }
 
     /// The verdicts of the server's rules run here: the apply's validation, and after the rules
@@ -163,11 +168,10 @@ extension RemoteDataAdapter {
         return verdicts
     }
 
-    /// Sends deltas as a new batch (a new ``ApplyId``) with their rows locked, and folds the answer back.
-    nonisolated(nonsending) private func send(_ deltas: [Delta], tables: [DataTable]) async throws -> [Delta] {
-        guard !deltas.isEmpty else { return [] }
-        for delta in deltas { try table(in: tables, named: delta.tableName).lockRows(of: delta) }
-        let batch = UnansweredApply(apply: ApplyId(), deltas: deltas)
+    /// Sends a new batch with its rows locked, and folds the answer back.
+    nonisolated(nonsending) private func send(_ batch: UnansweredApply, tables: [DataTable]) async throws -> [Delta] {
+        guard !batch.deltas.isEmpty else { return [] }
+        for delta in batch.deltas { try table(in: tables, named: delta.tableName).lockRows(of: delta) }
         unansweredApply = batch
         return try await deliver(batch)
     }
@@ -188,7 +192,7 @@ extension RemoteDataAdapter {
                 // not repeat the values the batch carries (an older server sends them all the same).
                 let binary = serverReadsBinaryDeltas
                 let form = binary ? DeltaBinary.contentType : nil
-                let answer = try await call(dataService, "UpdateData", body: binary ? try DeltaBinary.encode(batch.deltas, apply: batch.apply) : try batch.body(),
+                let answer = try await call(dataService, "UpdateData", body: binary ? try batch.binaryForm() : try batch.body(),
                                             prefer: "return=minimal", contentType: form, accept: form)
                 noteDeltaForms(of: answer)
                 do {

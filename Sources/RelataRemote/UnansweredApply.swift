@@ -17,9 +17,21 @@ public struct UnansweredApply: Sendable {
     public let apply: ApplyId
     /// The deltas sent, exactly as sent.
     public let deltas: [Delta]
+    /// The batch in the binary form (``Relata/DeltaBinary``), when it was encoded while the
+    /// changes were validated: each send in that form sends these bytes.
+    let binaryBody: MadeMeanwhile<Data>?
+
+    init(apply: ApplyId, deltas: [Delta], binaryBody: MadeMeanwhile<Data>? = nil) {
+        self.apply = apply
+        self.deltas = deltas
+        self.binaryBody = binaryBody
+    }
 
     /// The request's body: what a retry sends again, and what a briefcase keeps.
     func body() throws -> Data { try DeltaJSON.encode(deltas, apply: apply) }
+
+    /// The request's body in the binary form.
+    func binaryForm() throws -> Data { try binaryBody?.value() ?? DeltaBinary.encode(deltas, apply: apply) }
 }
 
 /// How an adapter sends an apply again when its answer does not come (a transient failure):

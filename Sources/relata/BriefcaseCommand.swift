@@ -150,7 +150,7 @@ struct BriefcaseCommand: ParsableCommand {
                 }
             case RemoteDataAdapter.BriefcaseKey.unansweredApply:
                 if let request = try? DeltaJSON.decodeRequest(Array(value.utf8)) {
-                    let changes = request.deltas.reduce(0) { $0 + $1.changes.count }
+                    let changes = request.deltas.changeCount
                     return "a batch sent without an answer: \(changes) change\(changes == 1 ? "" : "s")"
                         + (request.apply.map { " (apply id \($0.id)); the next apply sends it again first" } ?? "")
                 }

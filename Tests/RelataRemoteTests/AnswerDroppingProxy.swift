@@ -23,6 +23,9 @@ final class AnswerDroppingProxy: @unchecked Sendable {
     /// The `Content-Type` of each UpdateData request, in order.
     var updateDataContentTypes: [String] { lock.withLock { contentTypes } }
     private var contentTypes: [String] = []
+    /// The bodies of the UpdateData requests, in the order they came.
+    var updateDataBodies: [[UInt8]] { lock.withLock { bodies } }
+    private var bodies: [[UInt8]] = []
     /// Leaves `Accept-Post` out of every answer, as a server from before the binary delta form answers.
     var hidesAcceptPost: Bool {
         get { lock.withLock { hiding } }
@@ -98,6 +101,7 @@ final class AnswerDroppingProxy: @unchecked Sendable {
             guard isUpdate else { return (false, hiding) }
             updates += 1
             contentTypes.append(contentType)
+            bodies.append(request.body)
             guard toDrop > 0 else { return (false, hiding) }
             toDrop -= 1
             return (true, hiding)

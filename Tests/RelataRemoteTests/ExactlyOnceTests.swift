@@ -124,4 +124,42 @@ import Testing
             #expect((row["ClientId"].integerValue ?? -1) > 0)
         }
     }
+
+    /// A batch large enough to be encoded on the client while it is validated, and fingerprinted
+    /// on the server while it is replayed (``changesWorthAThread``): its lost answer comes from the
+    /// record, each row stored once, and the change the client's validation refused never went.
+    @Test(arguments: StorageBackend.allCases)
+    func aLargeBatchMadeMeanwhileIsStoredOnceWithoutWhatValidationRefused(backend: StorageBackend) async throws {
+        let server = try PCTradeServer(backend: backend) { schema in
+            let index = try #require(schema.tables.firstIndex { $0.name == "Clients" })
+            schema.tables[index].script?.source += "\nfunction beforeProcessDeltaChange(delta, change) { if (change.newValues.ClientName === 'Refused Corp') fail('not that one'); }\n"
+        }
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
+            defer { proxy.stop() }
+            let adapter = demoAdapter(proxy.url)
+            adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
+            let clients = try await adapter.getDataTable("Clients")
+            let count = changesWorthAThread + 100
+            for number in 1...count { try Self.newClient(in: clients, named: "Bulk \(number)") }
+            try Self.newClient(in: clients, named: "Refused Corp")
+            try Self.newClient(in: clients, named: "Bulk last")
+
+            let delta = try await adapter.applyChanges(for: clients)
+            #expect(delta.changes.count == count + 2)
+            #expect(delta.failedChanges.map(\.message) == ["not that one"], "refused here, before anything was sent")
+            #expect(proxy.updateDataRequests == 2, "the first answer was lost, the batch went again")
+            #expect(proxy.updateDataContentTypes == [DeltaBinary.contentType, DeltaBinary.contentType])
+            let bodies = proxy.updateDataBodies
+            #expect(bodies.count == 2 && bodies[0] == bodies[1], "the retry sends the same bytes")
+            let sent = try DeltaBinary.decodeRequest(try #require(bodies.first))
+            #expect(sent.deltas.flatMap(\.changes).count == count + 1, "all but the refused change")
+            #expect(sent.deltas.flatMap(\.changes).allSatisfy { $0.newValues["ClientName"] != "Refused Corp" })
+            #expect(adapter.unansweredApply == nil)
+            let stored = try server.service.storedRows(of: "Clients").compactMap { $0["ClientName"]?.stringValue }
+            #expect(stored.filter { $0.hasPrefix("Bulk ") }.count == count + 1 && Set(stored).count == stored.count, "each row stored once")
+            #expect(!stored.contains("Refused Corp"))
+            #expect(clients.rows.filter { $0.rowState != .unchanged }.map { $0["ClientName"] } == ["Refused Corp"], "nothing typed is lost")
+        }
+    }
 }

@@ -70,6 +70,11 @@ public struct Delta: Sendable, Hashable, Codable {
     }
 }
 
+extension [Delta] {
+    /// The changes of all the deltas.
+    package var changeCount: Int { reduce(0) { $0 + $1.changes.count } }
+}
+
 /// One row's change inside a ``Delta``.
 public struct DeltaChange: Sendable, Hashable, Codable {
     /// What the change does to the data source.

@@ -76,7 +76,7 @@ public enum DeltaBinary {
     /// let bytes = try DeltaBinary.encode(answer) { delta, change in sameAsSent(delta, change) ? .all : [] }
     /// ```
     package static func encode(_ deltas: [Delta], apply: ApplyId? = nil, leavingOut leaveOut: (_ delta: Int, _ change: Int) -> LeftOut) throws -> Data {
-        var writer = DeltaBinaryWriter(capacity: 64 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
+        var writer = DeltaBinaryWriter(capacity: 64 * deltas.changeCount + 64)
         try writer.message(deltas, apply: apply, leavingOut: leaveOut)
         return Data(writer.bytes)
     }

@@ -24,7 +24,7 @@ public enum DeltaJSON {
     /// - Throws: ``RelataError/Code/invalidArgument`` for a floating value that JSON cannot
     ///   hold (infinite or NaN), naming the table and field.
     public static func encode(_ deltas: [Delta], apply: ApplyId? = nil, minimal: Bool = false) throws -> Data {
-        var writer = JSONWriter(capacity: 256 * deltas.reduce(0) { $0 + $1.changes.count } + 64)
+        var writer = JSONWriter(capacity: 256 * deltas.changeCount + 64)
         writer.raw("{")
         if let apply {
             writer.raw(#""apply":{"id":"#)

@@ -46,7 +46,7 @@ public struct EditReplay {
     /// - Throws: ``RelataError/Code/invalidDelta`` naming the table and change.
     public static func checkEdits(of deltas: [Delta]) throws {
         var sequences: Set<Int64> = []
-        sequences.reserveCapacity(deltas.reduce(0) { $0 + $1.changes.count })   // most changes carry one edit
+        sequences.reserveCapacity(deltas.changeCount)   // most changes carry one edit
         for delta in deltas {
             for position in delta.changes.indices {   // read in place: a loop over the changes would copy each
                 guard let edits = delta.changes[position].edits, !edits.isEmpty else { continue }

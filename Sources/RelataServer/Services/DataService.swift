@@ -134,12 +134,14 @@ public final class DataService: Sendable {
         let storage = self.storage, log = applyLog
         let user = session.values["User"]?.stringValue ?? ""
         // Only a batch with an id is compared with its record: a large apply without one skips the work.
-        let fingerprint = apply == nil ? "" : try DeltaFingerprint.of(deltas, digest: CryptoSHA256())
+        let fingerprint = apply.map { _ in
+            MadeMeanwhile(coveringChanges: deltas.changeCount) { try DeltaFingerprint.of(deltas, digest: CryptoSHA256()) }
+        }
         let version = rules.value
         let (answer, commit) = try await version.pool.perform { runtime in
             let ((answer, recorded), commit) = try self.inSerializableTransaction { connection in
                 let now = Date()
-                if let apply, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint, of: deltas, now: now, in: connection) {
+                if let apply, let fingerprint, let answer = try log.answer(for: apply, user: user, fingerprint: fingerprint.value(), of: deltas, now: now, in: connection) {
                     try connection.rollback()
                     return (answer, true)
                 }
@@ -155,6 +157,8 @@ public final class DataService: Sendable {
                         try storage.loadRows(withKeys: Self.storedKeys(of: delta, in: table), into: table, in: connection)
                     }
                     var replayed = EditReplay(runtime: runtime).replay(deltas, on: data.tables) { try data.table($0) }
+                    // Made meanwhile on another thread; a batch it cannot be made of is refused before anything is stored.
+                    let batchFingerprint = try fingerprint?.value()
                     func finished(_ processed: [Delta]) throws -> [Delta] {
                         let reread = try Self.rereadingAutoRefreshFields(of: replayed.answer(processed), schema: version.schema, storage: storage, in: connection)
                         let answer = Self.sendingBackWhatDiffers(reread, from: deltas)
@@ -164,9 +168,9 @@ public final class DataService: Sendable {
                     var committedAnswer: [Delta]?, recordedConcurrently = false
                     store.beforeCommit = { processed in
                         let answer = try finished(processed)
-                        if let apply {
+                        if let apply, let batchFingerprint {
                             do {
-                                try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, batch: deltas, now: now, in: connection)
+                                try log.record(apply, user: user, fingerprint: batchFingerprint, answer: answer, batch: deltas, now: now, in: connection)
                             } catch let error as SQLError where error.kind == .constraint {
                                 recordedConcurrently = true   // the same batch, sent again meanwhile, was applied: its answer stands
                                 throw error
@@ -182,10 +186,10 @@ public final class DataService: Sendable {
             }
             // Nothing was stored: the verdicts are the batch's answer all the same, unless a store
             // error (which trying again may not meet) caused them.
-            if let apply, !recorded, !answer.contains(where: { delta in delta.changes.indices.contains { delta.changes[$0].failure?.kind == .storeError } }) {
+            if let apply, let fingerprint, !recorded, !answer.contains(where: { delta in delta.changes.indices.contains { delta.changes[$0].failure?.kind == .storeError } }) {
                 try? storage.write { connection in
                     try connection.begin()
-                    try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint, answer: answer, batch: deltas, now: Date(), in: $0) }
+                    try connection.committing { try log.record(apply, user: user, fingerprint: fingerprint.value(), answer: answer, batch: deltas, now: Date(), in: $0) }
                 }
             }
             return (answer, commit)

@@ -46,11 +46,12 @@ final class ApplyLog: @unchecked Sendable {
     /// The answer recorded for a batch, or nil when the id is new.
     ///
     /// - Parameters:
-    ///   - fingerprint: the batch's ``Relata/DeltaFingerprint``.
+    ///   - fingerprint: the batch's ``Relata/DeltaFingerprint``, asked for only when the id was
+    ///     recorded before (it may still be being made meanwhile).
     ///   - deltas: the batch, for a record an earlier server made (its fingerprint of another form).
     /// - Throws: ``Relata/RelataError/Code/applyIdReused`` when the id came with other changes;
     ///   ``Relata/RelataError/Code/applyIdExpired`` for an unknown id made longer ago than ``retention``.
-    func answer(for apply: ApplyId, user: String, fingerprint: String, of deltas: [Delta], now: Date, in connection: any SQLConnection) throws -> [Delta]? {
+    func answer(for apply: ApplyId, user: String, fingerprint: @autoclosure () throws -> String, of deltas: [Delta], now: Date, in connection: any SQLConnection) throws -> [Delta]? {
         let dialect = storage.dialect
         let sql = "SELECT \(dialect.quote(Self.fingerprint.name)), \(dialect.quote(Self.answer.name)) FROM \(dialect.quote(Self.table)) "
             + "WHERE \(dialect.quote(Self.user.name)) = \(dialect.placeholder(1)) AND \(dialect.quote(Self.id.name)) = \(dialect.placeholder(2))"
@@ -62,7 +63,7 @@ final class ApplyLog: @unchecked Sendable {
             return nil
         }
         let recorded = row[0].stringValue ?? ""
-        let same = recorded.hasPrefix(DeltaFingerprint.prefix) ? recorded == fingerprint : recorded == Self.textFingerprint(of: deltas)
+        let same = recorded.hasPrefix(DeltaFingerprint.prefix) ? try recorded == fingerprint() : recorded == Self.textFingerprint(of: deltas)
         guard same else {
             throw RelataError(.applyIdReused, "the apply id \(apply.id) was sent before with other changes; each batch of changes needs an id of its own")
         }

@@ -174,7 +174,7 @@ public final class RuleTestRunner {
             guard let adapter = self?.current else { throw ScriptError(.runtime, "apply() works only inside a test(…) body") }
             let deltas = try adapter.applyChanges(for: adapter.tables)
             if let failure = ScriptError(firstFailureIn: deltas) { throw failure }
-            return JSValueMakeNumber(context.ref, Double(deltas.reduce(0) { $0 + $1.changes.count }))
+            return JSValueMakeNumber(context.ref, Double(deltas.changeCount))
         }
     }
 
