@@ -226,7 +226,7 @@ public struct EditReplay {
         /// Finds the stored row of each update and delete (compared with the change's original
         /// values now, before any edit runs), and lists the edits to make.
         mutating func collect(_ delta: Delta, at position: Int, in table: DataTable) {
-            let checked = CheckedFields(of: delta, in: table)
+            var checked = CheckedFields(of: delta, in: table)
             for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
                 let ref = Ref(delta: position, change: delta.changes[index].changeId)
                 let edits = delta.changes[index].edits ?? Self.editsOfHandMade(delta.changes[index])
@@ -239,7 +239,7 @@ public struct EditReplay {
                     addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
                 } else if type != .insert {
                     do {
-                        let row = try findStoredRow(for: delta.changes[index].changeId, from: delta.changes[index].oldValues, checking: checked, in: table)
+                        let row = try findStoredRow(for: delta.changes[index].changeId, from: delta.changes[index].oldValues, checking: &checked, in: table)
                         guard claimed.insert(ObjectIdentifier(row)).inserted else {
                             throw RelataError(.invalidDelta, "change \(ref.change) is about \(row.label), which another change of the request changes too",
                                               table: table.name)
@@ -517,21 +517,35 @@ private struct CheckedFields {
     let keys: [FieldDefinition]
     /// Each logged field by the name the delta uses, with its index in the table's fields.
     let logged: [(name: String, index: Int)]
+    /// The original values of a change: the keys' first (by the table's names), then the logged
+    /// fields' (by the delta's) at ``loggedPositions``.
+    var originals: FieldValueReader
+    let loggedPositions: [Int]
 
     init(of delta: Delta, in table: DataTable) {
         keys = table.primaryKeyFields
         logged = delta.loggedFields.compactMap { name in table.fieldIndex(named: name).map { (name, $0) } }
+        var names = keys.map(\.name)
+        loggedPositions = logged.map { field in
+            if let known = names.firstIndex(of: field.name) { return known }
+            names.append(field.name)
+            return names.count - 1
+        }
+        originals = FieldValueReader(names: names)
     }
 }
 
 /// The stored row an update or delete is about, checked against the values the change started from.
-private func findStoredRow(for changeId: Int, from oldValues: [String: Value], checking checked: CheckedFields, in table: DataTable) throws -> DataTableRow {
+private func findStoredRow(for changeId: Int, from oldValues: [String: Value], checking checked: inout CheckedFields, in table: DataTable) throws -> DataTableRow {
     let keyFields = checked.keys
     guard !keyFields.isEmpty else {
         throw RelataError(.invalidDelta, "the table has no primary key, so its rows cannot be found", table: table.name)
     }
-    let key = try keyFields.map { field in
-        guard let value = oldValues[field.name] else {
+    checked.originals.load(oldValues)
+    let originals = checked.originals
+    let key = try keyFields.indices.map { position in
+        let field = keyFields[position]
+        guard let value = originals[position] else {
             throw RelataError(.invalidDelta, "change \(changeId) lacks the key field's original value", table: table.name, field: field.name)
         }
         do { return try field.coerced(value) } catch var error as RelataError {
@@ -543,8 +557,8 @@ private func findStoredRow(for changeId: Int, from oldValues: [String: Value], c
         throw ConflictFailure(message: "the row (\(zip(keyFields, key).map { "\($0.name)=\($1.text)" }.joined(separator: ", "))) is no longer there")
     }
     var changed: [String] = []
-    for (name, index) in checked.logged {
-        guard let original = oldValues[name] else { continue }
+    for (field, (_, index)) in checked.logged.enumerated() {
+        guard let original = originals[checked.loggedPositions[field]] else { continue }
         let stored = row.originalValue(at: index)
         // Coerced only when it differs as sent (an integer for a Float field, a date as text).
         if original != stored, (try? table.fields[index].coerced(original)) != stored { changed.append(table.fields[index].name) }

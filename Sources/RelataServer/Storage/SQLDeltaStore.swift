@@ -188,9 +188,6 @@ private final class TableWrites {
     /// What an insert writes: the logged fields but an auto-increment key.
     let inserted: [FieldDefinition]
     let autoIncrement: FieldDefinition?
-    /// The names of ``logged``, and where each key field is among ``keys`` (nil for the others).
-    private let loggedNames: [String]
-    private let keyIndexes: [Int?]
     private var updates: [[Int]: String] = [:]
     private var deletes: [[Int]: String] = [:]
     private var lastUpdate: (changed: [Int], compared: [Int], sql: String)?
@@ -204,13 +201,13 @@ private final class TableWrites {
         keys = table.fields.filter(\.primaryKey)
         inserted = self.logged.filter { !$0.autoIncrement }
         autoIncrement = table.fields.first(where: \.autoIncrement)
-        loggedNames = self.logged.map(\.name)
         var keyCount = 0
-        keyIndexes = self.logged.map { field in
+        let keyIndexes: [Int?] = self.logged.map { field in
             guard field.primaryKey else { return nil }
             defer { keyCount += 1 }
             return keyCount
         }
+        statement = Statement(logged: self.logged.map(\.name), keyIndexes: keyIndexes)
     }
 
     private var dialect: any SQLDialect { storage.dialect }
@@ -234,39 +231,53 @@ private final class TableWrites {
     struct Statement {
         var changed: [Int] = [], compared: [Int] = [], arguments: [Value] = []
         /// The originals compared: the key's, then the others'.
-        fileprivate var originals: [Value] = []
-    }
-    private(set) var statement = Statement()
+        private var originals: [Value] = []
+        /// The change's original and new values of the logged fields.
+        private var old: FieldValueReader, new: FieldValueReader
+        /// Where each logged field is among the keys (nil for the others).
+        private let keyIndexes: [Int?]
+        private let keyCount: Int
 
-    /// Makes the update or delete statement of `change` (``statement``): one pass over the
-    /// logged fields, each value looked up once.
-    func prepare(_ change: DeltaChange) {
-        // Taken out while it is made: a local with the only reference to each array is changed
-        // in place, with no access check per append as a property of a class has.
-        var made = Statement()
-        swap(&made, &statement)
-        defer { swap(&made, &statement) }
-        made.changed.removeAll(keepingCapacity: true)
-        made.compared.removeAll(keepingCapacity: true)
-        made.arguments.removeAll(keepingCapacity: true)
-        made.originals.removeAll(keepingCapacity: true)
-        for _ in keys { made.originals.append(.null) }
-        let updating = change.type == .update
-        for position in loggedNames.indices {
-            let name = loggedNames[position]
-            let original = change.oldValues[name]
-            if updating, let new = change.newValues[name], new != original {
-                made.changed.append(position)
-                made.arguments.append(new)
-            }
-            if let keyIndex = keyIndexes[position] {
-                made.originals[keyIndex] = original ?? .null
-            } else if let original {
-                made.compared.append(position)
-                made.originals.append(original)
-            }
+        init(logged names: [String], keyIndexes: [Int?]) {
+            old = FieldValueReader(names: names)
+            new = FieldValueReader(names: names)
+            self.keyIndexes = keyIndexes
+            keyCount = keyIndexes.lazy.compactMap { $0 }.count
         }
-        made.arguments.append(contentsOf: made.originals)
+
+        /// Becomes the statement of `change`: one pass over the logged fields, each value read
+        /// once (``Relata/FieldValueReader``: no name hashed), into the arrays it already has.
+        mutating func make(of change: DeltaChange) {
+            changed.removeAll(keepingCapacity: true)
+            compared.removeAll(keepingCapacity: true)
+            arguments.removeAll(keepingCapacity: true)
+            originals.removeAll(keepingCapacity: true)
+            for _ in 0..<keyCount { originals.append(.null) }
+            let updating = change.type == .update
+            old.load(change.oldValues)
+            if updating { new.load(change.newValues) }
+            for position in keyIndexes.indices {
+                let original = old[position]
+                if updating, let value = new[position], value != original {
+                    changed.append(position)
+                    arguments.append(value)
+                }
+                if let keyIndex = keyIndexes[position] {
+                    originals[keyIndex] = original ?? .null
+                } else if let original {
+                    compared.append(position)
+                    originals.append(original)
+                }
+            }
+            arguments.append(contentsOf: originals)
+        }
+    }
+    private(set) var statement: Statement
+
+    /// Makes the update or delete statement of `change` (``statement``). One access to the
+    /// property for the whole change: its arrays are then changed in place with no check per append.
+    func prepare(_ change: DeltaChange) {
+        statement.make(of: change)
     }
 
     /// `UPDATE … SET changed = ? … WHERE` the row as the prepared change found it.
