@@ -53,6 +53,32 @@ import Testing
         #expect(try seen(recorder) == expected)
     }
 
+    /// A delta of several blocks, each packed on another thread while JavaScript makes the objects
+    /// of the one before (``DeltaView/callsPerBlock``), and a tail small enough to pack on the spot:
+    /// every change shows its own values, in its place.
+    @Test func everyChangeOfALargeDeltaIsShownInItsPlace() throws {
+        let count = DeltaView.changesPerCall * DeltaView.callsPerBlock * 2 + 1_500
+        let recorder = LogRecorder()
+        let (adapter, lines) = try changedLines(count, script: """
+            function beforeProcessDelta(delta) {
+                const wrong = [];
+                for (let i = 0; i < delta.count; i++) {
+                    const change = delta[i];
+                    if (change.oldValues.Id !== i + 1 || change.oldValues.Quantity !== 0 || change.newValues.Quantity !== i + 1
+                        || change !== delta.changes[i] || change.type !== 'update' || change.status !== 'pending') wrong.push(String(i));
+                }
+                log(JSON.stringify(wrong));
+            }
+            function beforeProcessDeltaChange(delta, change) {
+                if (change.newValues.Quantity % 1000 === 0) fail('thousand ' + change.newValues.Quantity);
+            }
+            """, recorder: recorder)
+        let verdicts = try adapter.validateApply(for: [lines])[0].changes
+        #expect(try seen(recorder) == [])
+        #expect(verdicts.count == count)
+        #expect(verdicts.filter { $0.status == .failed }.map(\.message) == (1...count).filter { $0 % 1000 == 0 }.map { "thousand \($0)" })
+    }
+
     @Test func aChangeThatCameInFailedIsSkipped() throws {
         let recorder = LogRecorder()
         let (adapter, lines) = try changedLines(6, script: """

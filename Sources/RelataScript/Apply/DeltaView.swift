@@ -52,20 +52,38 @@ final class DeltaView {
     /// limit, so a delta of a million changes must not be one call.
     static let changesPerCall = 64
 
+    /// How many calls' changes are packed at a time on another thread (``MadeMeanwhile``), while
+    /// JavaScript makes the objects of the calls before.
+    static let callsPerBlock = 64
+
     /// An array of the change objects of a delta, protected (the caller unprotects it), made by
     /// calls into JavaScript (`relata.changes`), one per ``changesPerCall`` changes.
     private static func changeObjects(of delta: Delta, in context: ScriptContext) throws -> JSObjectRef {
         let all = context.makeArray()
         JSValueProtect(context.ref, all)
         do {
+            let changes = delta.changes, blockSize = changesPerCall * callsPerBlock
+            func packing(from start: Int) -> MadeMeanwhile<[PackedChanges]> {
+                let end = min(start + blockSize, changes.count)
+                return MadeMeanwhile(coveringChanges: end - start) {
+                    stride(from: start, to: end, by: changesPerCall).map { PackedChanges(changes[$0..<min($0 + changesPerCall, end)]) }
+                }
+            }
             var start = 0
-            while start < delta.changes.count {
-                let end = min(start + changesPerCall, delta.changes.count)
-                let made = try changeObjects(of: delta.changes[start..<end], table: delta.tableName, in: context)
-                JSValueProtect(context.ref, made)
-                defer { JSValueUnprotect(context.ref, made) }
-                for offset in 0..<(end - start) {
-                    JSObjectSetPropertyAtIndex(context.ref, all, UInt32(start + offset), JSObjectGetPropertyAtIndex(context.ref, made, UInt32(offset), nil), nil)
+            var next = packing(from: start)
+            while start < changes.count {
+                let block = try next.value()
+                let end = min(start + blockSize, changes.count)
+                if end < changes.count { next = packing(from: end) }
+                var first = start
+                for packed in block {
+                    let made = try changeObjects(of: packed, table: delta.tableName, in: context)
+                    JSValueProtect(context.ref, made)
+                    defer { JSValueUnprotect(context.ref, made) }
+                    for offset in 0..<packed.count {
+                        JSObjectSetPropertyAtIndex(context.ref, all, UInt32(first + offset), JSObjectGetPropertyAtIndex(context.ref, made, UInt32(offset), nil), nil)
+                    }
+                    first += packed.count
                 }
                 start = end
             }
@@ -77,46 +95,59 @@ final class DeltaView {
     }
 
     /// The change objects of some changes, made in one call into JavaScript (`relata.changes`)
-    /// from a few arrays, not from values made one by one: per change six numbers (id, type,
-    /// status, and its old, new and all field names as indexes into lists made once), then
-    /// every value packed (``PackedValues``), and the messages there are.
-    private static func changeObjects(of changes: ArraySlice<DeltaChange>, table: String, in context: ScriptContext) throws -> JSObjectRef {
-        var header: [Double] = []
-        header.reserveCapacity(changes.count * 6)
-        // Types and statuses by their place in `strings`: every type's name, then every status's.
-        let types = DeltaChange.ChangeType.allCases, statuses = DeltaChange.Status.allCases
-        let strings = types.map(\.rawValue) + statuses.map(\.rawValue)
-        func code(_ type: DeltaChange.ChangeType) -> Double { Double(types.firstIndex(of: type) ?? 0) }
-        func code(_ status: DeltaChange.Status) -> Double { Double(types.count + (statuses.firstIndex(of: status) ?? 0)) }
-        var lists = NameLists()
-        var values = PackedValues()
-        var messages: [(index: Int, message: String)] = []
-        var old = NameLists.Layout(), new = NameLists.Layout()
-        var inOrder: [Value] = []
-        for position in changes.indices {   // each change read in place, not copied
-            let oldList = lists.index(of: changes[position].oldValues, layout: &old, values: &inOrder)
-            for value in inOrder { values.append(value) }
-            let newList = lists.index(of: changes[position].newValues, layout: &new, values: &inOrder)
-            for value in inOrder { values.append(value) }
-            header += [Double(changes[position].changeId), code(changes[position].type), code(changes[position].status),
-                       Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
-            if let message = changes[position].message { messages.append((position - changes.startIndex, message)) }
-        }
+    /// from their packed arrays.
+    private static func changeObjects(of packed: PackedChanges, table: String, in context: ScriptContext) throws -> JSObjectRef {
         let made = try context.call(context.helper("changes")) { arguments in
-            arguments.append(PackedValues.typedArray(header, kJSTypedArrayTypeFloat64Array, in: context))
-            arguments.append(context.makeArray(lists.all) { names in context.makeArray(names) { context.string($0) } })
-            arguments.append(context.makeArray(strings) { context.string($0) })
+            arguments.append(PackedValues.typedArray(packed.header, kJSTypedArrayTypeFloat64Array, in: context))
+            arguments.append(context.makeArray(packed.lists) { names in context.makeArray(names) { context.string($0) } })
+            arguments.append(context.makeArray(PackedChanges.strings) { context.string($0) })
             let messageArray = context.makeArray()
             arguments.append(messageArray)
-            for (index, message) in messages {
+            for (index, message) in packed.messages {
                 JSObjectSetPropertyAtIndex(context.ref, messageArray, UInt32(index), context.string(message), nil)
             }
-            values.appendArguments(to: &arguments, in: context)
+            packed.values.appendArguments(to: &arguments, in: context)
         }
         guard let array = JSValueToObject(context.ref, made, nil) else {
             throw ScriptError(.runtime, "could not show the changes of \(table) to the rules")
         }
         return array
+    }
+
+    /// One call's changes as `relata.changes` takes them — a few arrays, not values made one by
+    /// one: per change six numbers (id, type, status, and its old, new and all field names as
+    /// indexes into lists made once), then every value packed (``PackedValues``), and the messages
+    /// there are. Made with no JavaScript, so on any thread.
+    private struct PackedChanges: Sendable {
+        /// Types and statuses by their place here: every type's name, then every status's.
+        static let strings = DeltaChange.ChangeType.allCases.map(\.rawValue) + DeltaChange.Status.allCases.map(\.rawValue)
+
+        private(set) var header: [Double] = []
+        private(set) var lists: [[String]] = []
+        private(set) var messages: [(index: Int, message: String)] = []
+        private(set) var values = PackedValues()
+        /// How many changes it holds.
+        var count: Int { header.count / 6 }
+
+        init(_ changes: ArraySlice<DeltaChange>) {
+            let types = DeltaChange.ChangeType.allCases, statuses = DeltaChange.Status.allCases
+            func code(_ type: DeltaChange.ChangeType) -> Double { Double(types.firstIndex(of: type) ?? 0) }
+            func code(_ status: DeltaChange.Status) -> Double { Double(types.count + (statuses.firstIndex(of: status) ?? 0)) }
+            header.reserveCapacity(changes.count * 6)
+            var lists = NameLists()
+            var old = NameLists.Layout(), new = NameLists.Layout()
+            var inOrder: [Value] = []
+            for position in changes.indices {   // each change read in place, not copied
+                let oldList = lists.index(of: changes[position].oldValues, layout: &old, values: &inOrder)
+                for value in inOrder { values.append(value) }
+                let newList = lists.index(of: changes[position].newValues, layout: &new, values: &inOrder)
+                for value in inOrder { values.append(value) }
+                header += [Double(changes[position].changeId), code(changes[position].type), code(changes[position].status),
+                           Double(oldList), Double(newList), Double(lists.union(oldList, newList))]
+                if let message = changes[position].message { messages.append((position - changes.startIndex, message)) }
+            }
+            self.lists = lists.all
+        }
     }
 
     /// The sorted field names of changes' values, each list kept once: a change's names are
