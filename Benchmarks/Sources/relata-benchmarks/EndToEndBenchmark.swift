@@ -31,7 +31,8 @@ struct EndToEndRound {
         precondition(delta.changes.count == lines.rowCount && delta.failedChanges.isEmpty && !lines.hasChanges,
                      "\(delta.failedChanges.count) of \(delta.changes.count) changes failed")
         rounds.append(EndToEndRound(edit: (edited - start).seconds, apply: (applied - edited).seconds))
-        progress("edited and applied through the adapter: \(milliseconds((applied - start).seconds)), CPU (client and server) \(milliseconds(processCPUSeconds() - cpu))")
+        progress("edited and applied through the adapter: \(milliseconds((applied - start).seconds)), CPU (client and server) \(milliseconds(processCPUSeconds() - cpu)); "
+                 + "the edit \(milliseconds((edited - start).seconds)), the apply \(milliseconds((applied - edited).seconds))")
     }
     return rounds.sorted { $0.total < $1.total }
 }
