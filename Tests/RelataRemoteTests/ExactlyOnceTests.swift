@@ -16,15 +16,23 @@ import Testing
         try server.service.storedRows(of: "Clients").filter { $0["ClientName"] == .string(name) }.count
     }
 
+    /// Serves `server` behind a proxy that loses the first `dropping` UpdateData answers, and runs
+    /// `body` with an adapter sending through it (`attempts` sends per apply) and its `Clients`.
+    static func throughLossyProxy(_ server: PCTradeServer, dropping: Int, attempts: Int,
+                                  _ body: nonisolated(nonsending) (AnswerDroppingProxy, RemoteDataAdapter, DataTable) async throws -> Void) async throws {
+        try await server.serve { url in
+            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: dropping)
+            defer { proxy.stop() }
+            let adapter = demoAdapter(proxy.url)
+            adapter.applyRetries = ApplyRetryPolicy(attempts: attempts, firstDelay: .milliseconds(20))
+            try await body(proxy, adapter, try await adapter.getDataTable("Clients"))
+        }
+    }
+
     @Test(arguments: StorageBackend.allCases)
     func anAnswerLostAfterTheCommitIsSentAgainAndStoredOnce(backend: StorageBackend) async throws {
         let server = try PCTradeServer(backend: backend)
-        try await server.serve { url in
-            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
-            defer { proxy.stop() }
-            let adapter = demoAdapter(proxy.url)
-            adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
-            let clients = try await adapter.getDataTable("Clients")
+        try await Self.throughLossyProxy(server, dropping: 1, attempts: 3) { proxy, adapter, clients in
             try Self.newClient(in: clients, named: "Retry Corp")
             let delta = try await adapter.applyChanges(for: clients)
             #expect(delta.changes.map(\.status) == [.resolved])
@@ -69,12 +77,7 @@ import Testing
     @Test(arguments: StorageBackend.allCases)
     func aBatchStillUnansweredGoesFirstAtTheNextApply(backend: StorageBackend) async throws {
         let server = try PCTradeServer(backend: backend)
-        try await server.serve { url in
-            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 2)
-            defer { proxy.stop() }
-            let adapter = demoAdapter(proxy.url)
-            adapter.applyRetries = ApplyRetryPolicy(attempts: 2, firstDelay: .milliseconds(20))
-            let clients = try await adapter.getDataTable("Clients")
+        try await Self.throughLossyProxy(server, dropping: 2, attempts: 2) { proxy, adapter, clients in
             try Self.newClient(in: clients, named: "Patient Corp")
             await #expect(throws: RemoteError.self) { try await adapter.applyChanges(for: clients) }
             let waiting = try #require(adapter.unansweredApply)
@@ -134,12 +137,7 @@ import Testing
             let index = try #require(schema.tables.firstIndex { $0.name == "Clients" })
             schema.tables[index].script?.source += "\nfunction beforeProcessDeltaChange(delta, change) { if (change.newValues.ClientName === 'Refused Corp') fail('not that one'); }\n"
         }
-        try await server.serve { url in
-            let proxy = try AnswerDroppingProxy(upstreamPort: try #require(url.port), dropping: 1)
-            defer { proxy.stop() }
-            let adapter = demoAdapter(proxy.url)
-            adapter.applyRetries = ApplyRetryPolicy(attempts: 3, firstDelay: .milliseconds(20))
-            let clients = try await adapter.getDataTable("Clients")
+        try await Self.throughLossyProxy(server, dropping: 1, attempts: 3) { proxy, adapter, clients in
             let count = changesWorthAThread + 100
             for number in 1...count { try Self.newClient(in: clients, named: "Bulk \(number)") }
             try Self.newClient(in: clients, named: "Refused Corp")
