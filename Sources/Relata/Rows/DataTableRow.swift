@@ -150,6 +150,9 @@ public final class DataTableRow {
         table.originalValue(slot: liveSlot, field: field)
     }
 
+    /// Every field's original value, in the table's order (null for each of an added row).
+    package var originalValues: [Value] { table.originalValues(slot: liveSlot) }
+
     /// How errors name this row: its primary-key values (`row (ClientId=3)`), or its position.
     public var label: String {
         slot >= 0 ? table.rowLabel(slot: slot) : "a removed row"

@@ -356,6 +356,13 @@ public final class DataTable {
         return columns[field].value(at: slot)
     }
 
+    /// Every field's original value, in order (null for each of an added row): the row's state read once.
+    func originalValues(slot: Int) -> [Value] {
+        let state = changes.state(slot)
+        if state == .added || state == .addedInEditMode { return Array(repeating: .null, count: columns.count) }
+        return columns.map { $0.value(at: slot) }
+    }
+
     func state(ofSlot slot: Int) -> RowState {
         changes.state(slot)
     }

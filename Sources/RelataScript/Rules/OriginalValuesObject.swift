@@ -34,9 +34,7 @@ enum OriginalValuesObject {
 
     /// The original values of `row`'s stored fields (null for each of an added row).
     static func make(_ row: DataTableRow, in context: ScriptContext) -> JSObjectRef {
-        let fields = row.table.fieldNames
-        let values = fields.indices.map { row.originalValue(at: $0) ?? .null }
-        let box = Box(fields: fields, values: values, context: context)
+        let box = Box(fields: row.table.fieldNames, values: row.originalValues, context: context)
         return JSObjectMake(context.ref, objectClass, Unmanaged.passRetained(box).toOpaque())
     }
 
