@@ -109,9 +109,10 @@ public struct EditReplay {
         // One notice to each table's observers for the whole replay, not one per edit.
         let touched = tables.compactMap { $0 }
         withBatchUpdates(of: touched) {
-            for position in Self.inSequenceOrder(work.steps) {
-                let step = work.steps[position]
-                guard work.failure(of: step.ref) == nil, let table = tables[step.ref.delta] else { continue }
+            let order = Self.inSequenceOrder(work.steps)
+            runtime.inOneEntry(steps: order.count) { index in
+                let step = work.steps[order[index]]
+                guard work.failure(of: step.ref) == nil, let table = tables[step.ref.delta] else { return }
                 do {
                     try make(step, of: deltas[step.ref.delta], on: table, work: &work)
                 } catch {

@@ -21,7 +21,8 @@ import Relata
 /// Debug builds stop a thread that calls in while another thread's call is running.
 public final class ScriptEngine {
     /// The longest a single call into JavaScript may run, in CPU time, before it
-    /// is stopped with ``ScriptError/Kind/timeLimitExceeded``. The engine stays usable.
+    /// is stopped with ``ScriptError/Kind/timeLimitExceeded`` (after between the limit and
+    /// an eighth more: it is checked eight times per limit). The engine stays usable.
     public var timeLimit: Duration {
         get { machine.timeLimit }
         set { machine.timeLimit = newValue }
