@@ -86,3 +86,25 @@ package enum RuleFailureText {
         return prefix.isEmpty ? message : prefix.joined(separator: ": ") + ": " + message
     }
 }
+
+/// A ``ChangeFailure`` held by reference in a ``DeltaChange``; never changed once made.
+/// Compared, hashed and coded as the failure it holds.
+final class FailureBox: Sendable, Hashable, Codable {
+    let failure: ChangeFailure
+
+    init(_ failure: ChangeFailure) {
+        self.failure = failure
+    }
+
+    init(from decoder: any Decoder) throws {
+        failure = try ChangeFailure(from: decoder)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try failure.encode(to: encoder)
+    }
+
+    static func == (left: FailureBox, right: FailureBox) -> Bool { left.failure == right.failure }
+
+    func hash(into hasher: inout Hasher) { hasher.combine(failure) }
+}

@@ -111,9 +111,21 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// Why the change failed (or a note from the data source), as a user reads it.
     public var message: String?
     /// Why the change failed, structured: kind, event, script location (nil unless failed).
-    public var failure: ChangeFailure?
+    public var failure: ChangeFailure? {
+        get { failureBox?.failure }
+        set { failureBox = newValue.map(FailureBox.init) }
+    }
+    /// Held by reference: few changes fail, and a failure's eight fields would make every
+    /// change more than twice its size (88 bytes instead of 192) in each copy of a batch.
+    private var failureBox: FailureBox?
     /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
     public var refreshedValues: [String: Value]
+
+    private enum CodingKeys: String, CodingKey {
+        case changeId, type, oldValues, newValues, edits, status, message
+        case failureBox = "failure"
+        case refreshedValues
+    }
 
     /// Creates a change; usually a table builds them (``DataTable/makeDelta()``).
     ///
@@ -130,7 +142,7 @@ public struct DeltaChange: Sendable, Hashable, Codable {
         self.edits = edits
         self.status = status
         self.message = message
-        self.failure = failure
+        self.failureBox = failure.map(FailureBox.init)
         self.refreshedValues = refreshedValues
     }
 
