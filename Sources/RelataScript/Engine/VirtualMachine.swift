@@ -122,9 +122,14 @@ package final class VirtualMachine {
             steps.run = step
             defer { steps.run = nil }
             while next < count {
+                let first = next
                 ownCallDepth = 1
-                defer { ownCallDepth = 0 }
                 _ = enter(in: context.ref) { JSObjectCallAsFunction(context.ref, driver, nil, 0, nil, nil) }
+                ownCallDepth = 0
+                // An entry that ran no step (JavaScriptCore refused the call): the rest run one entry each.
+                if next == first {
+                    while next < count { step(next); next += 1 }
+                }
             }
         }
     }
