@@ -93,17 +93,17 @@ package final class VirtualMachine {
     /// JavaScriptCore arms its time limit on every outermost entry, reading the thread's CPU
     /// clock (a system call on Linux): a server replaying 100,000 edits pays it once instead
     /// of once per edit. Microtasks a call queues run when the entry ends, as in the blocks of
-    /// change events. A call the time limit stops ends the entry (JavaScriptCore unwinds every
-    /// script running); the steps after it run in a new one. Already inside JavaScript, the
-    /// steps just run.
+    /// change events. A call the time limit stops ends the entry, so that nothing JavaScriptCore
+    /// keeps of the termination reaches the next call; the steps after it run in a new one.
+    /// Already inside JavaScript, the steps just run.
     ///
     /// - Parameter step: runs step `index`; its errors are its own to handle.
     func enteredOnce(in context: ScriptContext, steps count: Int, _ step: (Int) -> Void) {
         var next = 0
-        guard depth == 0 else {
+        func runTheRestAlone() {
             while next < count { step(next); next += 1 }
-            return
         }
+        guard depth == 0 else { return runTheRestAlone() }
         // The driver holds the steps through a box emptied before this returns: JavaScriptCore
         // frees the function object whenever it collects it.
         final class Steps { var run: ((Int) -> Void)? }
@@ -127,9 +127,7 @@ package final class VirtualMachine {
                 _ = enter(in: context.ref) { JSObjectCallAsFunction(context.ref, driver, nil, 0, nil, nil) }
                 ownCallDepth = 0
                 // An entry that ran no step (JavaScriptCore refused the call): the rest run one entry each.
-                if next == first {
-                    while next < count { step(next); next += 1 }
-                }
+                if next == first { runTheRestAlone() }
             }
         }
     }
