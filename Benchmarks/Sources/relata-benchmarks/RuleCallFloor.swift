@@ -5,6 +5,9 @@
 // enters JavaScript once per edit with that edit's row and old values. The floor does only that,
 // through JavaScriptCore's C API: two plain objects of four properties made from Swift values,
 // one call of the same script's function, the time limit armed as the rule runtime arms it.
+// Beside it, the same calls at their least (row objects made in bulk, one value set a call),
+// in a JavaScript loop (a server replaying wholly inside JavaScript), and the delta rule's
+// calls in a JavaScript loop.
 #if canImport(CBenchmarkJavaScriptCore)
 import CBenchmarkJavaScriptCore
 
@@ -82,6 +85,79 @@ final class RuleCallFloor {
         var exception: JSValueRef?
         let result = JSEvaluateScript(context, source, nil, nil, 1, &exception)
         precondition(exception == nil, "the rules' loop failed")
+        return Int(JSValueToNumber(context, result, nil))
+    }
+
+    /// The client's rule calls at their least: each edit's verdict is its own call, so each edit
+    /// enters JavaScript once, but its objects need not be made for it — every row's object and
+    /// original values made beforehand by one call, each edit then sets its one changed value on
+    /// its row's object and calls the rule with both: one property set and one call per edit, the
+    /// time limit armed. Below ``run(_:)``, which makes both objects from Swift values each time.
+    /// The number of calls that threw.
+    func runOnRowsMadeInBulk(_ count: Int) -> Int {
+        let source = JSStringCreateWithUTF8CString("""
+            (function (count) {
+                const rows = [], originals = [];
+                for (let index = 0; index < count; index++) {
+                    const quantity = index % 50 + 1, price = (index % 1000) / 10 + 1, name = 'Item ' + (index + 1);
+                    rows.push({ ItemId: index + 1, Name: name, Quantity: quantity, UnitPrice: price });
+                    originals.push({ ItemId: index + 1, Name: name, Quantity: quantity, UnitPrice: price });
+                }
+                return [rows, originals];
+            })(\(count))
+            """)
+        defer { JSStringRelease(source) }
+        var exception: JSValueRef?
+        let made = JSEvaluateScript(context, source, nil, nil, 1, &exception)
+        precondition(exception == nil, "the rows could not be made")
+        guard let made, let pair = JSValueToObject(context, made, nil),
+              let rows = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, pair, 0, nil), nil),
+              let originals = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, pair, 1, nil), nil) else {
+            preconditionFailure("the rows were not made")
+        }
+        JSValueProtect(context, pair)
+        defer { JSValueUnprotect(context, pair) }
+        var failures = 0
+        for index in 0..<count {
+            guard let row = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, rows, UInt32(index), nil), nil),
+                  let original = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, originals, UInt32(index), nil), nil) else {
+                preconditionFailure("row \(index) was not made")
+            }
+            JSObjectSetProperty(context, row, names[2], JSValueMakeNumber(context, Double(index % 50 + 2)), JSPropertyAttributes(kJSPropertyAttributeNone), nil)
+            let arguments: [JSValueRef?] = [row, original]
+            var exception: JSValueRef?
+            _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
+            if exception != nil { failures += 1 }
+        }
+        return failures
+    }
+
+    /// The delta rule's floor: `beforeProcessDeltaChange(delta, change)` called once per change
+    /// by a loop in JavaScript, each change made there with what a script is shown of it
+    /// (`type`, `changeId`, `oldValues`, `newValues` with every field, `status`, `message`) and
+    /// kept in the delta's `changes` — what any implementation pays to run the rule on `count`
+    /// updates, before any value crossed from Swift. The number of calls that threw.
+    func runDeltaRuleInJavaScript(_ count: Int) -> Int {
+        let source = JSStringCreateWithUTF8CString("""
+            (function (count) {
+                const changes = [], delta = { name: 'Lines', count, changes };
+                let failures = 0;
+                for (let index = 0; index < count; index++) {
+                    const quantity = index % 50 + 1, price = (index % 1000) / 10 + 1, name = 'Item ' + (index + 1);
+                    const change = { type: 'update', changeId: index + 1, changeID: index + 1,
+                                     oldValues: { ItemId: index + 1, Name: name, Quantity: quantity, UnitPrice: price },
+                                     newValues: { ItemId: index + 1, Name: name, Quantity: quantity + 1, UnitPrice: price },
+                                     status: 'pending', message: null };
+                    changes.push(change);
+                    try { beforeProcessDeltaChange(delta, change); } catch (error) { failures++; }
+                }
+                return failures;
+            })(\(count))
+            """)
+        defer { JSStringRelease(source) }
+        var exception: JSValueRef?
+        let result = JSEvaluateScript(context, source, nil, nil, 1, &exception)
+        precondition(exception == nil, "the delta rule's loop failed")
         return Int(JSValueToNumber(context, result, nil))
     }
 

@@ -152,15 +152,21 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
         // The rules' part alone (RuleCallFloor.swift): the row rule called once per change, the
         // best of three runs (JavaScriptCore's tiers make single runs uneven).
         #if canImport(CBenchmarkJavaScriptCore)
-        let rules = RuleCallFloor(script: ItemTable.rules)
+        // The rules of `Lines`, the table the round edits: its row rule is `Items`', and it has a delta rule.
+        let rules = RuleCallFloor(script: ItemTable.linesRules)
         var failures = 0
         let ruleCalls: Double? = times(repetitions: 3) { failures = rules.run(changes) }.first
         precondition(failures == 0, "the rule failed \(failures) times")
         let ruleLoop: Double? = times(repetitions: 3) { failures = rules.runInJavaScript(changes) }.first
         precondition(failures == 0, "the rule failed \(failures) times in the JavaScript loop")
+        let ruleCallsOnBulkRows: Double? = times(repetitions: 3) { failures = rules.runOnRowsMadeInBulk(changes) }.first
+        precondition(failures == 0, "the rule failed \(failures) times on rows made in bulk")
+        let deltaRuleLoop: Double? = times(repetitions: 3) { failures = rules.runDeltaRuleInJavaScript(changes) }.first
+        precondition(failures == 0, "the delta rule failed \(failures) times in the JavaScript loop")
         #else
-        let ruleCalls: Double? = nil, ruleLoop: Double? = nil
+        let ruleCalls: Double? = nil, ruleLoop: Double? = nil, ruleCallsOnBulkRows: Double? = nil, deltaRuleLoop: Double? = nil
         #endif
+        let notifications = try notificationFloor(changes)
         // Target 1 as a user meets it: edit + validate + apply through `RemoteDataAdapter`, against
         // the transport of the bytes it sends and gets (the binary form, the minimal answer).
         let endToEnd = try await measureEndToEndApply(port: port, changes: changes, repetitions: 3)
@@ -219,6 +225,13 @@ func runServerBenchmarks(count: Int, parts: Set<String>, postgresURL: String? = 
                 // The client's calls cannot be fewer (each edit's verdict is its own); a server could run its replay inside JavaScript.
                 let strict = checkedWrites + binaryTransport + ruleCalls + ruleLoop
                 print("| … with the server's calls made by a loop in JavaScript on rows made there instead (\(milliseconds(ruleLoop)), best of 3): the least any implementation could take | \(milliseconds(strict)) | \(ratio(strict, budget)) |")
+                if let deltaRuleLoop, let ruleCallsOnBulkRows {
+                    // What the table's rules and `DataTable`'s contract add to any implementation: the delta rule
+                    // checks every change on the client (validation) and on the server, and each edit posts two
+                    // notifications. The client's calls at their least: one property set and one call an edit.
+                    let owed = checkedWrites + binaryTransport + ruleCallsOnBulkRows + ruleLoop + 2 * deltaRuleLoop + notifications
+                    print("| … with the client's calls on row objects made in bulk beforehand, one value set and one call an edit (\(milliseconds(ruleCallsOnBulkRows)), best of 3), + the delta rule (`beforeProcessDeltaChange`) by a loop in JavaScript on changes made there, on the client and on the server (\(milliseconds(deltaRuleLoop)) each, best of 3), + the two notifications each edit posts (\(milliseconds(notifications)), best of 3): **the least a round with these rules, its validation and the observers' notifications could take** | \(milliseconds(owed)) | **\(ratio(owed, budget))** |")
+                }
             }
         }
         print("")
