@@ -53,13 +53,8 @@ final class RuleCallFloor {
         for index in 0..<count {
             let id = Double(index + 1), quantity = Double(index % 50 + 1), price = Double(index % 1000) / 10 + 1
             let name = "Item \(index + 1)"
-            let arguments: [JSValueRef?] = [
-                object(id: id, name: name, quantity: quantity + 1, price: price),
-                object(id: id, name: name, quantity: quantity, price: price),
-            ]
-            var exception: JSValueRef?
-            _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
-            if exception != nil { failures += 1 }
+            if callRule(object(id: id, name: name, quantity: quantity + 1, price: price),
+                        object(id: id, name: name, quantity: quantity, price: price)) { failures += 1 }
         }
         return failures
     }
@@ -68,7 +63,7 @@ final class RuleCallFloor {
     /// wholly inside JavaScript would pay for its rule calls, before any value crossed from
     /// Swift: a floor below ``run(_:)``. The number of calls that threw.
     func runInJavaScript(_ count: Int) -> Int {
-        let source = JSStringCreateWithUTF8CString("""
+        loopFailures(running: """
             (function (count) {
                 let failures = 0;
                 for (let index = 0; index < count; index++) {
@@ -80,12 +75,7 @@ final class RuleCallFloor {
                 }
                 return failures;
             })(\(count))
-            """)
-        defer { JSStringRelease(source) }
-        var exception: JSValueRef?
-        let result = JSEvaluateScript(context, source, nil, nil, 1, &exception)
-        precondition(exception == nil, "the rules' loop failed")
-        return Int(JSValueToNumber(context, result, nil))
+            """, failing: "the rules' loop failed")
     }
 
     /// The client's rule calls at their least: each edit's verdict is its own call, so each edit
@@ -95,7 +85,7 @@ final class RuleCallFloor {
     /// time limit armed. Below ``run(_:)``, which makes both objects from Swift values each time.
     /// The number of calls that threw.
     func runOnRowsMadeInBulk(_ count: Int) -> Int {
-        let source = JSStringCreateWithUTF8CString("""
+        let made = evaluate("""
             (function (count) {
                 const rows = [], originals = [];
                 for (let index = 0; index < count; index++) {
@@ -105,11 +95,7 @@ final class RuleCallFloor {
                 }
                 return [rows, originals];
             })(\(count))
-            """)
-        defer { JSStringRelease(source) }
-        var exception: JSValueRef?
-        let made = JSEvaluateScript(context, source, nil, nil, 1, &exception)
-        precondition(exception == nil, "the rows could not be made")
+            """, failing: "the rows could not be made")
         guard let made, let pair = JSValueToObject(context, made, nil),
               let rows = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, pair, 0, nil), nil),
               let originals = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, pair, 1, nil), nil) else {
@@ -124,10 +110,7 @@ final class RuleCallFloor {
                 preconditionFailure("row \(index) was not made")
             }
             JSObjectSetProperty(context, row, names[2], JSValueMakeNumber(context, Double(index % 50 + 2)), JSPropertyAttributes(kJSPropertyAttributeNone), nil)
-            let arguments: [JSValueRef?] = [row, original]
-            var exception: JSValueRef?
-            _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
-            if exception != nil { failures += 1 }
+            if callRule(row, original) { failures += 1 }
         }
         return failures
     }
@@ -138,7 +121,7 @@ final class RuleCallFloor {
     /// kept in the delta's `changes` — what any implementation pays to run the rule on `count`
     /// updates, before any value crossed from Swift. The number of calls that threw.
     func runDeltaRuleInJavaScript(_ count: Int) -> Int {
-        let source = JSStringCreateWithUTF8CString("""
+        loopFailures(running: """
             (function (count) {
                 const changes = [], delta = { name: 'Lines', count, changes };
                 let failures = 0;
@@ -153,12 +136,30 @@ final class RuleCallFloor {
                 }
                 return failures;
             })(\(count))
-            """)
+            """, failing: "the delta rule's loop failed")
+    }
+
+    /// Calls `beforeUpdate` with a row and its original values; whether it threw.
+    private func callRule(_ row: JSObjectRef, _ original: JSObjectRef) -> Bool {
+        let arguments: [JSValueRef?] = [row, original]
+        var exception: JSValueRef?
+        _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
+        return exception != nil
+    }
+
+    /// Runs a script in the rules' context; a script that throws stops the benchmark with `message`.
+    private func evaluate(_ script: String, failing message: String) -> JSValueRef? {
+        let source = JSStringCreateWithUTF8CString(script)
         defer { JSStringRelease(source) }
         var exception: JSValueRef?
         let result = JSEvaluateScript(context, source, nil, nil, 1, &exception)
-        precondition(exception == nil, "the delta rule's loop failed")
-        return Int(JSValueToNumber(context, result, nil))
+        precondition(exception == nil, message)
+        return result
+    }
+
+    /// The number a script's loop returns: how many of its calls threw.
+    private func loopFailures(running script: String, failing message: String) -> Int {
+        Int(JSValueToNumber(context, evaluate(script, failing: message), nil))
     }
 
     private func object(id: Double, name: String, quantity: Double, price: Double) -> JSObjectRef {
