@@ -55,3 +55,37 @@ import Testing
         #expect(error?.message == "Quantity must be positive")
     }
 }
+
+/// ``RootedValues`` keeps a call's arguments alive while the next is made: the first few in
+/// the list itself (a local variable, on the stack the collector scans), the rest protected.
+/// Each argument here is an object nothing else holds, and a full collection runs after each
+/// is made; the script then reads every one.
+@Suite struct RootedValuesTests {
+    /// JavaScriptCore's synchronous full collection (exported by WebKitGTK's library, for debugging).
+    typealias Collect = @convention(c) (OpaquePointer?) -> Void
+    static let collect: Collect? = dlsym(dlopen(nil, RTLD_NOW), "JSSynchronousGarbageCollectForDebugging")
+        .map { unsafeBitCast($0, to: Collect.self) }
+
+    @Test(arguments: [1, 2, RootedValues.inlineCapacity, RootedValues.inlineCapacity + 1, 3 * RootedValues.inlineCapacity])
+    func argumentsSurviveACollectionAfterEachIsMade(count: Int) throws {
+        let collect = try #require(Self.collect, "this JavaScriptCore has no synchronous collection to test with")
+        let engine = try ScriptEngine()
+        let context = engine.context
+        _ = try engine.evaluate("""
+            globalThis.make = (n) => ({ text: 'object ' + n, number: n });
+            globalThis.readAll = (...objects) => objects.map(o => o.text + ':' + o.number).join(' ');
+            undefined;
+            """)
+        let make = try context.globalFunction(named: "make")
+        let read = try context.call(try context.globalFunction(named: "readAll")) { arguments in
+            for index in 0..<count {
+                // A new object: once the call returns, only the list holds it.
+                arguments.append(try context.call(make, [context.jsValue(.integer(Int64(index)))]))
+                collect(context.ref)
+            }
+            #expect(arguments.count == count)
+        }
+        let expected = (0..<count).map { "object \($0):\($0)" }.joined(separator: " ")
+        #expect(try context.value(from: read) == .string(expected))
+    }
+}

@@ -6,8 +6,9 @@ package import CJavaScriptCore
 /// JavaScriptCore's collector finds the values a program holds by scanning the stack and
 /// the registers; it never looks into Swift's heap. A value made in Swift and then held only
 /// in a Swift array is collected as soon as making the next value triggers a collection, and
-/// using it afterwards crashes inside JavaScriptCore. Each value appended here is protected
-/// until the list is dropped.
+/// using it afterwards crashes inside JavaScriptCore. So the first ``inlineCapacity`` values
+/// are held in the list itself — a local variable, on its caller's stack, where the collector
+/// finds them — and each value past them is protected until the list is dropped.
 ///
 /// ```swift
 /// let returned = try context.call(handler) { arguments in
@@ -16,9 +17,17 @@ package import CJavaScriptCore
 /// }
 /// ```
 package struct RootedValues: ~Copyable {
+    /// Values held in the list itself, unprotected. A rule's call has one or two arguments:
+    /// protecting each (a lock and a table of JavaScriptCore's per value, then again to
+    /// unprotect) cost more than the call's other work.
+    static let inlineCapacity = 4
+
     private let context: ScriptContext
-    /// The values, in the order they were appended.
-    package private(set) var values: [JSValueRef] = []
+    private var inline: (JSValueRef?, JSValueRef?, JSValueRef?, JSValueRef?) = (nil, nil, nil, nil)
+    /// The values past the inline ones, each protected: an array's storage is on the heap.
+    private var protected: [JSValueRef] = []
+    /// How many values the list holds.
+    package private(set) var count = 0
 
     package init(in context: ScriptContext) {
         self.context = context
@@ -26,11 +35,30 @@ package struct RootedValues: ~Copyable {
 
     /// Keeps a value alive until this list goes, and adds it to the list.
     package mutating func append(_ value: JSValueRef) {
-        JSValueProtect(context.ref, value)
-        values.append(value)
+        switch count {
+        case 0: inline.0 = value
+        case 1: inline.1 = value
+        case 2: inline.2 = value
+        case 3: inline.3 = value
+        default:
+            JSValueProtect(context.ref, value)
+            protected.append(value)
+        }
+        count += 1
+    }
+
+    /// Calls `body` with the values, in the order they were appended, in memory a C call may read.
+    package func withValues<T>(_ body: (UnsafeBufferPointer<JSValueRef?>) -> T) -> T {
+        guard protected.isEmpty else {
+            let all = [inline.0, inline.1, inline.2, inline.3] + protected.map(Optional.some)
+            return all.withUnsafeBufferPointer(body)
+        }
+        return withUnsafeBytes(of: inline) { bytes in
+            body(UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: JSValueRef?.self), count: count))
+        }
     }
 
     deinit {
-        for value in values { JSValueUnprotect(context.ref, value) }
+        for value in protected { JSValueUnprotect(context.ref, value) }
     }
 }

@@ -150,9 +150,7 @@ package final class ScriptContext {
     /// something protected, passed in by JavaScript, or not objects at all. Arguments made for
     /// the call go through ``call(_:this:arguments:)`` instead (see ``RootedValues``).
     func call(_ function: JSObjectRef, _ arguments: [JSValueRef], this: JSObjectRef? = nil) throws -> JSValueRef {
-        let (returned, thrown) = outcome(calling: function, arguments, this: this)
-        if let thrown { throw error(from: thrown, file: nil) }
-        return returned ?? JSValueMakeUndefined(ref)
+        try returnedOrThrown(outcome(calling: function, arguments, this: this))
     }
 
     /// Calls a function with arguments made for the call, each kept alive while the next is made.
@@ -171,17 +169,32 @@ package final class ScriptContext {
 
     /// Calls a function with arguments gathered in a ``RootedValues``, alive until the call returns.
     func call(_ function: JSObjectRef, _ arguments: borrowing RootedValues, this: JSObjectRef? = nil) throws -> JSValueRef {
-        try call(function, arguments.values, this: this)
+        try returnedOrThrown(outcome(calling: function, arguments, this: this))
+    }
+
+    private func returnedOrThrown(_ outcome: (returned: JSValueRef?, thrown: JSValueRef?)) throws -> JSValueRef {
+        if let thrown = outcome.thrown { throw error(from: thrown, file: nil) }
+        return outcome.returned ?? JSValueMakeUndefined(ref)
     }
 
     /// Calls a function and returns what it returned or what it threw, for callers
     /// that read the thrown value's properties.
     package func outcome(calling function: JSObjectRef, _ arguments: [JSValueRef],
-                 this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
+                         this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
+        arguments.map(Optional.some).withUnsafeBufferPointer { outcome(calling: function, $0, this: this) }
+    }
+
+    /// ``outcome(calling:_:this:)`` with arguments gathered in a ``RootedValues``.
+    package func outcome(calling function: JSObjectRef, _ arguments: borrowing RootedValues,
+                         this: JSObjectRef? = nil) -> (returned: JSValueRef?, thrown: JSValueRef?) {
+        arguments.withValues { outcome(calling: function, $0, this: this) }
+    }
+
+    private func outcome(calling function: JSObjectRef, _ arguments: UnsafeBufferPointer<JSValueRef?>,
+                         this: JSObjectRef?) -> (returned: JSValueRef?, thrown: JSValueRef?) {
         var exception: JSValueRef?
-        let arguments = arguments.map { Optional($0) }
-        let result = arguments.withUnsafeBufferPointer { buffer in
-            machine.enter(in: ref) { JSObjectCallAsFunction(ref, function, this, buffer.count, buffer.baseAddress, &exception) }
+        let result = machine.enter(in: ref) {
+            JSObjectCallAsFunction(ref, function, this, arguments.count, arguments.baseAddress, &exception)
         }
         return exception.map { (nil, $0) } ?? (result, nil)
     }

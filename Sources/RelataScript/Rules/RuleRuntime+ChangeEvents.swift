@@ -40,7 +40,7 @@ extension RuleRuntime {
                 arguments.append(JSValueMakeNumber(context.ref, Double(end)))
                 arguments.append(JSValueMakeNumber(context.ref, Self.changeEventSlice))
                 arguments.append(at)
-                return context.outcome(calling: runner, arguments.values)
+                return context.outcome(calling: runner, arguments)
             }
         } catch {
             return ChangeEventRun(reached: start, failure: (error, false))
