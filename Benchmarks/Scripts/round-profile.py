@@ -4,10 +4,11 @@
 
 A round is the time from its first edit to the end of its fold-back (found by the frames the
 client's thread runs: `incrementQuantities`, then `RemoteDataAdapter.deliver`). Every sample of
-every thread inside a round counts. Two tables are printed:
+every thread inside a round counts. Three tables are printed:
 
 - by family: the library of each sample's innermost frame (JavaScriptCore, the kernel, SQLite,
   Swift's reference counting, ...), what the CPU was doing whatever part of Relata asked for it;
+- the kernel's part of that by its work: page faults, mapping memory, the thread CPU clock, ...;
 - by phase: the first entry of PHASES whose frames the sample's stack names. A stack cut short
   (in JavaScriptCore's compiled code, which has no unwinding information) is put in the phase of
   its thread's last sample (taken at most 20 ms before), and counted apart too.
