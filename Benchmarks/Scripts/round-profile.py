@@ -22,61 +22,55 @@ import re
 import sys
 
 PHASES = [
-    # (phase, frames a stack must all name); the first that matches, so the narrower come first.
-    ('client: the edit (row rules, notifications, change tracking)', ['incrementQuantities']),
-    ('client: the answer folded back', ['RemoteDataAdapter.deliver']),
-    ('client: the answer folded back', ['DataTable.accept']),
-    ('client and server: change objects packed for the delta rule (meanwhile)', ['PackedChanges']),
-    ('server: the fingerprint (meanwhile)', ['DeltaFingerprint']),
-    ('client: the request encoded (meanwhile)', ['MadeMeanwhile', 'DeltaBinary']),
-    ('client: validated (delta rule, foreign keys)', ['RemoteDataAdapter.prepare', 'LocalDataAdapter']),
-    ('client: validated (delta rule, foreign keys)', ['RemoteDataAdapter.prepare', 'DeltaProcessor']),
-    ('client: the delta made', ['RemoteDataAdapter.prepare']),
-    ('client: HTTP', ['HTTPTransport']),
-    ('server: the request decoded', ['decodeRequest']),
-    ('server: the answer and its record', ['sendingBackWhatDiffers']),
-    ('server: the answer and its record', ['ApplyLog']),
-    ('server: the answer and its record', ['DataServiceRoutes', 'DeltaBinary.encode']),
-    ('server: the rows stored (SQL)', ['SQLDeltaStore']),
-    ('server: the edits replayed (row rules)', ['EditReplay']),
-    ('server: the delta processed (delta rule, checks)', ['DeltaProcessor']),
-    ('server: the stored rows read', ['loadRows']),
-    ('server: the rest of the apply', ['DataService']),
-    ('HTTP server (Hummingbird, NIO)', ['Hummingbird']),
-    ('HTTP server (Hummingbird, NIO)', ['NIO']),
+    # (phase, alternatives: lists of frames a stack must all name). The first phase that matches
+    # counts, so the narrower come first.
+    ('client: the edit (row rules, notifications, change tracking)', [['incrementQuantities']]),
+    ('client: the answer folded back', [['RemoteDataAdapter.deliver'], ['DataTable.accept']]),
+    ('client and server: change objects packed for the delta rule (meanwhile)', [['PackedChanges']]),
+    ('server: the fingerprint (meanwhile)', [['DeltaFingerprint']]),
+    ('client: the request encoded (meanwhile)', [['MadeMeanwhile', 'DeltaBinary']]),
+    ('client: validated (delta rule, foreign keys)', [['RemoteDataAdapter.prepare', 'LocalDataAdapter'],
+                                                     ['RemoteDataAdapter.prepare', 'DeltaProcessor']]),
+    ('client: the delta made', [['RemoteDataAdapter.prepare']]),
+    ('client: HTTP', [['HTTPTransport']]),
+    ('server: the request decoded', [['decodeRequest']]),
+    ('server: the answer and its record', [['sendingBackWhatDiffers'], ['ApplyLog'], ['DataServiceRoutes', 'DeltaBinary.encode']]),
+    ('server: the rows stored (SQL)', [['SQLDeltaStore']]),
+    ('server: the edits replayed (row rules)', [['EditReplay']]),
+    ('server: the delta processed (delta rule, checks)', [['DeltaProcessor']]),
+    ('server: the stored rows read', [['loadRows']]),
+    ('server: the rest of the apply', [['DataService']]),
+    ('HTTP server (Hummingbird, NIO)', [['Hummingbird'], ['NIO']]),
+]
+
+
+DICTIONARIES = (r'Dictionary|Hash|_NativeSet|Set<', "Swift's dictionaries, sets and hashing")
+# A frame with no symbol outside the kernel and JavaScriptCore's library: mostly JavaScript's compiled code.
+UNKNOWN = (r'^\[unknown\]$', "JavaScript's compiled code / unknown")
+FAMILIES = [
+    # (libraries, [(symbol pattern, family)], the family of the library's other symbols)
+    (['kernel'], [], 'kernel'),
+    (['javascriptcore'], [], 'JavaScriptCore'),
+    (['perf-', '[unknown]'], [], UNKNOWN[1]),
+    (['libsqlite3'], [], 'SQLite'),
+    (['libc.so', 'ld-linux'], [UNKNOWN, (r'malloc|free|_int_|realloc|calloc|tcache', 'malloc and free'),
+                               (r'mem(cpy|move|set|cmp)', 'memcpy, memmove, memset, memcmp')], 'the C library, other'),
+    (['libswiftCore', 'libswift_Concurrency'], [UNKNOWN, (r'retain|release|RefCount|dealloc|Dealloc', "Swift's reference counting and deallocation"),
+                                                DICTIONARIES,
+                                                (r'[Mm]etadata|[Cc]ast|conforms|Conformance|Generic|Tuple', "Swift's metadata and dynamic casts")],
+     "Swift's runtime and standard library, other"),
+    (['Foundation'], [UNKNOWN], 'Foundation'),
+    # Relata's own code, where the standard library's generic code is specialized and inlined.
+    ([''], [UNKNOWN, DICTIONARIES], 'Relata (and what the compiler inlined into it)'),
 ]
 
 
 def family(leaf):
     symbol, _, library = leaf.rpartition(' (')
     symbol = symbol.split(' ', 1)[1] if ' ' in symbol else symbol
-    if 'kernel' in library:
-        return 'kernel'
-    if 'javascriptcore' in library:
-        return 'JavaScriptCore'
-    if 'perf-' in library or symbol == '[unknown]':
-        return "JavaScript's compiled code / unknown"
-    if 'libsqlite3' in library:
-        return 'SQLite'
-    if 'libc.so' in library or 'ld-linux' in library:
-        if re.search(r'malloc|free|_int_|realloc|calloc|tcache', symbol):
-            return 'malloc and free'
-        if re.search(r'mem(cpy|move|set|cmp)', symbol):
-            return 'memcpy, memmove, memset, memcmp'
-        return 'the C library, other'
-    if 'libswiftCore' in library or 'libswift_Concurrency' in library:
-        if re.search(r'retain|release|RefCount|dealloc|Dealloc', symbol):
-            return "Swift's reference counting and deallocation"
-        if re.search(r'Dictionary|Hash|Set', symbol):
-            return "Swift's dictionaries, sets and hashing"
-        if re.search(r'[Mm]etadata|[Cc]ast|conforms|Conformance|Generic|Tuple', symbol):
-            return "Swift's metadata and dynamic casts"
-        return "Swift's runtime and standard library, other"
-    if 'Foundation' in library:
-        return 'Foundation'
-    if re.search(r'Dictionary|Hasher|_NativeDictionary|_DictionaryStorage|_NativeSet', symbol):
-        return "Swift's dictionaries, sets and hashing"
-    return 'Relata (and what the compiler inlined into it)'
+    for libraries, patterns, otherwise in FAMILIES:
+        if any(name in library for name in libraries):
+            return next((name for pattern, name in patterns if re.search(pattern, symbol)), otherwise)
 
 
 def kernel_work(stack):
@@ -141,7 +135,8 @@ def main():
     last = {}
     for thread, time, stack in inside:
         text = '\n'.join(stack)
-        phase = next((name for name, frames in PHASES if all(frame in text for frame in frames)), None)
+        phase = next((name for name, alternatives in PHASES
+                      if any(all(frame in text for frame in frames) for frames in alternatives)), None)
         if phase is not None:
             last[thread] = (time, phase)
         elif thread in last and time - last[thread][0] <= 0.02:
