@@ -8,7 +8,9 @@ package import CJavaScriptCore
 /// in a Swift array is collected as soon as making the next value triggers a collection, and
 /// using it afterwards crashes inside JavaScriptCore. So the first ``inlineCapacity`` values
 /// are held in the list itself — a local variable, on its caller's stack, where the collector
-/// finds them — and each value past them is protected until the list is dropped.
+/// finds them — and each value past them is protected until the list is dropped. So a list
+/// is only ever a local variable (or an `inout` argument): kept in an object, its first values
+/// would be on the heap, where the collector does not look.
 ///
 /// ```swift
 /// let returned = try context.call(handler) { arguments in
