@@ -53,9 +53,9 @@ enum OriginalValuesObject {
     nonisolated(unsafe) private static let objectClass: JSClassRef = {
         var definition = kJSClassDefinitionEmpty
         definition.className = UnsafePointer(strdup("OriginalValues"))
-        // Object.prototype itself, not a prototype of the class's own between: the class has no
-        // static functions to keep there, and setting that prototype on each new object was a
-        // fifth of making one (an object is made per row per call).
+        // Object.prototype directly, with no prototype of the class's own in between: the class
+        // has no static functions to keep there, and setting one on each new object was a fifth
+        // of making it (an object is made per row per call).
         definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
         definition.hasProperty = { _, object, name in
             guard let box = box(object), let name else { return false }

@@ -54,9 +54,9 @@ enum RowObject {
     nonisolated(unsafe) private static let rowClass: JSClassRef = {
         var definition = kJSClassDefinitionEmpty
         definition.className = UnsafePointer(strdup("DataTableRow"))
-        // Object.prototype itself, not a prototype of the class's own between: the class has no
-        // static functions to keep there, and setting that prototype on each new object was a
-        // fifth of making one (an object is made per row per call).
+        // Object.prototype directly, with no prototype of the class's own in between: the class
+        // has no static functions to keep there, and setting one on each new object was a fifth
+        // of making it (an object is made per row per call).
         definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
         definition.getProperty = { _, object, name, exception in
             guard let box = box(object), let context = box.context, let name else { return nil }
