@@ -1,4 +1,5 @@
 package import CJavaScriptCore
+import Foundation
 
 /// JavaScript values made in Swift and gathered before they are used together — the
 /// arguments of a call — kept alive until the list goes.
@@ -9,8 +10,10 @@ package import CJavaScriptCore
 /// using it afterwards crashes inside JavaScriptCore. So the first ``inlineCapacity`` values
 /// are held in the list itself — a local variable, on its caller's stack, where the collector
 /// finds them — and each value past them is protected until the list is dropped. So a list
-/// is only ever a local variable (or an `inout` argument): kept in an object, its first values
-/// would be on the heap, where the collector does not look.
+/// is only ever a local variable of synchronous code (or an `inout` argument): kept in an
+/// object, or in an async function's frame, its first values would be on the heap, where the
+/// collector does not look. Under the address sanitizer, whose check of use after return moves
+/// locals to a "fake stack" on the heap, every value is protected.
 ///
 /// ```swift
 /// let returned = try context.call(handler) { arguments in
@@ -24,39 +27,52 @@ package struct RootedValues: ~Copyable {
     /// unprotect) cost more than the call's other work.
     static let inlineCapacity = 4
 
+    /// Whether a local variable is on the machine's stack: not under the address sanitizer
+    /// (its runtime is in the process), which may move locals to a fake stack on the heap.
+    static let localsAreOnTheStack: Bool = {
+        guard let process = dlopen(nil, RTLD_NOW) else { return false }
+        return dlsym(process, "__asan_init") == nil
+    }()
+
     private let context: ScriptContext
     private var inline: (JSValueRef?, JSValueRef?, JSValueRef?, JSValueRef?) = (nil, nil, nil, nil)
+    /// How many values are held inline (the first ones).
+    private var inlineCount = 0
     /// The values past the inline ones, each protected: an array's storage is on the heap.
     private var protected: [JSValueRef] = []
-    /// How many values the list holds.
-    package private(set) var count = 0
 
+    @available(*, noasync, message: "an async function's locals may be on the heap, where the collector does not look")
     package init(in context: ScriptContext) {
         self.context = context
     }
 
+    /// How many values the list holds.
+    package var count: Int { inlineCount + protected.count }
+
     /// Keeps a value alive until this list goes, and adds it to the list.
     package mutating func append(_ value: JSValueRef) {
-        switch count {
+        guard Self.localsAreOnTheStack, protected.isEmpty, inlineCount < Self.inlineCapacity else {
+            JSValueProtect(context.ref, value)
+            protected.append(value)
+            return
+        }
+        switch inlineCount {
         case 0: inline.0 = value
         case 1: inline.1 = value
         case 2: inline.2 = value
-        case 3: inline.3 = value
-        default:
-            JSValueProtect(context.ref, value)
-            protected.append(value)
+        default: inline.3 = value
         }
-        count += 1
+        inlineCount += 1
     }
 
     /// Calls `body` with the values, in the order they were appended, in memory a C call may read.
     package func withValues<T>(_ body: (UnsafeBufferPointer<JSValueRef?>) -> T) -> T {
         guard protected.isEmpty else {
-            let all = [inline.0, inline.1, inline.2, inline.3] + protected.map(Optional.some)
+            let all = [inline.0, inline.1, inline.2, inline.3].prefix(inlineCount) + protected.map(Optional.some)
             return all.withUnsafeBufferPointer(body)
         }
         return withUnsafeBytes(of: inline) { bytes in
-            body(UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: JSValueRef?.self), count: count))
+            body(UnsafeBufferPointer(start: bytes.baseAddress?.assumingMemoryBound(to: JSValueRef?.self), count: inlineCount))
         }
     }
 
