@@ -63,7 +63,7 @@ import Testing
 @Suite struct RootedValuesTests {
     /// JavaScriptCore's synchronous full collection (exported by WebKitGTK's library, for debugging).
     typealias Collect = @convention(c) (OpaquePointer?) -> Void
-    static let collect: Collect? = dlsym(dlopen(nil, RTLD_NOW), "JSSynchronousGarbageCollectForDebugging")
+    static let collect: Collect? = PrivateJavaScriptCore.address(of: "JSSynchronousGarbageCollectForDebugging")
         .map { unsafeBitCast($0, to: Collect.self) }
 
     @Test(arguments: [1, 2, RootedValues.inlineCapacity, RootedValues.inlineCapacity + 1, 3 * RootedValues.inlineCapacity])

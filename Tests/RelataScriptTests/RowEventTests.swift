@@ -95,6 +95,17 @@ import Testing
         #expect(scriptError { try details.rows[1].setValue(31, forKey: "Quantity") }?.message == "new rules")
     }
 
+    @Test func rowAndOldHaveObjectPrototypeAsTheirPrototype() throws {
+        let adapter = try makeAdapter(details: """
+            function beforeUpdate(row, old) {
+                fail([Object.getPrototypeOf(row) === Object.prototype, Object.getPrototypeOf(old) === Object.prototype,
+                      row instanceof Object, typeof row.hasOwnProperty].join(' '));
+            }
+            """)
+        let error = scriptError { try adapter.table(named: "OrderDetails")!.rows[1].setValue(20, forKey: "UnitPrice") }
+        #expect(error?.message == "true true true function")
+    }
+
     @Test func editModeRunsRulesAtPost() throws {
         let adapter = try makeAdapter(details: "function beforePost(row) { if (row.Quantity > 100) fail('too many'); }")
         let row = adapter.table(named: "OrderDetails")!.rows[0]

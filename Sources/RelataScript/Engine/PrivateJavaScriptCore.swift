@@ -20,7 +20,11 @@ enum PrivateJavaScriptCore {
 
     /// A function of the process's loaded libraries (JavaScriptCore among them), or nil.
     private static func symbol<Function>(_ name: String) -> Function? {
-        guard let process = dlopen(nil, RTLD_NOW), let address = dlsym(process, name) else { return nil }
-        return unsafeBitCast(address, to: Function.self)
+        address(of: name).map { unsafeBitCast($0, to: Function.self) }
+    }
+
+    /// Where a symbol of the process's loaded libraries is, or nil when none defines it.
+    static func address(of name: String) -> UnsafeMutableRawPointer? {
+        dlopen(nil, RTLD_NOW).flatMap { dlsym($0, name) }
     }
 }

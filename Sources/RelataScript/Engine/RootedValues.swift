@@ -1,5 +1,4 @@
 package import CJavaScriptCore
-import Foundation
 
 /// JavaScript values made in Swift and gathered before they are used together — the
 /// arguments of a call — kept alive until the list goes.
@@ -7,10 +6,10 @@ import Foundation
 /// JavaScriptCore's collector finds the values a program holds by scanning the stack and
 /// the registers; it never looks into Swift's heap. A value made in Swift and then held only
 /// in a Swift array is collected as soon as making the next value triggers a collection, and
-/// using it afterwards crashes inside JavaScriptCore. So the first ``inlineCapacity`` values
-/// are held in the list itself — a local variable, on its caller's stack, where the collector
-/// finds them — and each value past them is protected until the list is dropped. So a list
-/// is only ever a local variable of synchronous code (or an `inout` argument): kept in an
+/// using it afterwards crashes inside JavaScriptCore. The first ``inlineCapacity`` values are
+/// held in the list itself — a local variable, on its caller's stack, where the collector
+/// finds them — and each value past them is protected until the list is dropped. A list
+/// is therefore only ever a local variable of synchronous code (or an `inout` argument): kept in an
 /// object, or in an async function's frame, its first values would be on the heap, where the
 /// collector does not look. Under the address sanitizer, whose check of use after return moves
 /// locals to a "fake stack" on the heap, every value is protected.
@@ -29,10 +28,7 @@ package struct RootedValues: ~Copyable {
 
     /// Whether a local variable is on the machine's stack: not under the address sanitizer
     /// (its runtime is in the process), which may move locals to a fake stack on the heap.
-    static let localsAreOnTheStack: Bool = {
-        guard let process = dlopen(nil, RTLD_NOW) else { return false }
-        return dlsym(process, "__asan_init") == nil
-    }()
+    static let localsAreOnTheStack = PrivateJavaScriptCore.address(of: "__asan_init") == nil
 
     private let context: ScriptContext
     private var inline: (JSValueRef?, JSValueRef?, JSValueRef?, JSValueRef?) = (nil, nil, nil, nil)
