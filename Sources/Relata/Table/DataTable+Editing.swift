@@ -46,7 +46,7 @@ extension DataTable {
         // removed from the store and added again.
         modifyChanges(at: slot, keepingClean: true) { $0.edit = nil }
         performBatchUpdates {
-            for field in edit.keys.sorted() { commit(edit[field]!, field: field, slot: slot) }
+            edit.forEachInKeyOrder { field, value in commit(value, field: field, slot: slot) }
             changes.dropIfClean(slot)   // before observers hear of the post
         }
         if userEdit { sealUserEdit(slot: slot, kind: kind) }

@@ -55,6 +55,20 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
         for entry in more { body(entry.key, entry.value) }
     }
 
+    /// Calls `body` with each entry in the order of the keys, allocating nothing when there
+    /// are at most two (as in most edits).
+    func forEachInKeyOrder(_ body: (Int, Value) throws -> Void) rethrows {
+        guard let first else { return }
+        guard let second else { return try body(first.key, first.value) }
+        guard more.isEmpty else {
+            for entry in Array(self).sorted(by: { $0.key < $1.key }) { try body(entry.key, entry.value) }
+            return
+        }
+        let (low, high) = first.key < second.key ? (first, second) : (second, first)
+        try body(low.key, low.value)
+        try body(high.key, high.value)
+    }
+
     func makeIterator() -> IndexingIterator<[(key: Int, value: Value)]> {
         var entries: [(key: Int, value: Value)] = []
         forEach { entries.append(($0, $1)) }
