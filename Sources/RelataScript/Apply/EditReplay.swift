@@ -110,14 +110,18 @@ public struct EditReplay {
         let touched = tables.compactMap { $0 }
         withBatchUpdates(of: touched) {
             let order = Self.inSequenceOrder(work.steps)
-            runtime.inOneEntry(steps: order.count) { index in
-                let step = work.steps[order[index]]
-                guard work.failure(of: step.ref) == nil, let table = tables[step.ref.delta] else { return }
-                do {
-                    try make(step, of: deltas[step.ref.delta], on: table, work: &work)
-                } catch {
-                    work.failed[step.ref] = failure(describing: error)
-                    if let row = work.rows[step.ordinal], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
+            // The steps are read where they are, not copied one by one (each holds its edit's values).
+            let steps = work.steps
+            steps.withUnsafeBufferPointer { steps in
+                runtime.inOneEntry(steps: order.count) { index in
+                    let ref = steps[order[index]].ref
+                    guard work.failure(of: ref) == nil, let table = tables[ref.delta] else { return }
+                    do {
+                        try make(steps[order[index]], of: deltas[ref.delta], on: table, work: &work)
+                    } catch {
+                        work.failed[ref] = failure(describing: error)
+                        if let row = work.rows[steps[order[index]].ordinal], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
+                    }
                 }
             }
         }
@@ -267,8 +271,8 @@ public struct EditReplay {
     }
 
     /// Makes one edit on the table.
-    private func make(_ step: Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
-        let edit = step.edit   // the change is read in place: a copy of it would cost more than most edits
+    private func make(_ step: borrowing Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
+        var edit: RowEdit { step.edit }   // read in place: a copy of the edit would cost more than most edits
         switch edit.kind {
         case .insert:
             var values: [String: Value] = [:]
@@ -303,7 +307,11 @@ public struct EditReplay {
             if step.sequence == 0, values.isEmpty { return }   // a hand-made update that changes nothing
             try row.edit()
             do {
-                for (name, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: name) }
+                if values.count == 1, let (name, value) = values.first {   // most edits set one value: no array sorted
+                    try row.setValue(value, forKey: name)
+                } else {
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) { try row.setValue(value, forKey: name) }
+                }
                 try row.post()
             } catch {
                 try? row.discard()
@@ -317,7 +325,7 @@ public struct EditReplay {
 
     /// The row an update or delete edit is made on: found or added by an earlier edit, or the
     /// row the server's rules added for a row the client's rules added.
-    private func row(of step: Work.Step, in delta: Delta, on table: DataTable, work: inout Work) throws -> DataTableRow? {
+    private func row(of step: borrowing Work.Step, in delta: Delta, on table: DataTable, work: inout Work) throws -> DataTableRow? {
         if work.rows[step.ordinal] == nil, work.addedByRules.contains(step.ref) {
             work.rows[step.ordinal] = try rowAddedByRules(for: delta.changes[step.index], in: table, work: work)
         }
