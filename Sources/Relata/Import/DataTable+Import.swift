@@ -57,7 +57,7 @@ extension DataTable {
                                       location: "line \(record.line), column \(position + 1)")
                 }
             }
-            return (values, "line \(record.line)")
+            return (values, .line(record.line))
         }
     }
 
@@ -102,7 +102,7 @@ extension DataTable {
                                       location: "object \(position + 1)")
                 }
             }
-            return (values, "object \(position + 1)")
+            return (values, .object(position + 1))
         }
     }
 

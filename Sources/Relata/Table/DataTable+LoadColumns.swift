@@ -38,7 +38,7 @@ extension DataTable {
         return try rows.columns.enumerated().map { field, column in
             let type = fields[field].type
             func failure(_ failure: CoercionFailure, row: Int) -> RelataError {
-                RelataError(failure.code, failure.message, table: name, field: fields[field].name, location: "row \(row + 1) to load")
+                RelataError(failure.code, failure.message, table: name, field: fields[field].name, location: LoadLocation.row(row + 1).text)
             }
             var checked = column
             switch (column, columns[field]) {
@@ -59,7 +59,7 @@ extension DataTable {
                 checked = typed
             }
             if required.contains(field), let row = checked.firstNull {
-                throw requiredValueMissingOnLoad(field: field, location: "row \(row + 1) to load")
+                throw requiredValueMissingOnLoad(field: field, location: .row(row + 1))
             }
             return checked
         }
@@ -72,14 +72,14 @@ extension DataTable {
             keys.reserveCapacity(integers: count)
             for row in 0..<count {
                 guard let value = key.element(at: row), keys.insert(integer: value) else {
-                    throw keyErrorOnLoad([key.value(at: row)], location: "row \(row + 1) to load")
+                    throw keyErrorOnLoad([key.value(at: row)], location: .row(row + 1))
                 }
             }
             return
         }
         for row in 0..<count {
             let key = keyFieldIndexes.map { columns[$0].value(at: row) }
-            guard keys.insert(key) else { throw keyErrorOnLoad(key, location: "row \(row + 1) to load") }
+            guard keys.insert(key) else { throw keyErrorOnLoad(key, location: .row(row + 1)) }
         }
     }
 }

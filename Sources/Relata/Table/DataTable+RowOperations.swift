@@ -129,7 +129,7 @@ extension DataTable {
                 throw RelataError(.invalidImport, "row \(position) has \(values.count) values, the table has \(fields.count) fields",
                                   table: name)
             }
-            return (values, "row \(position) to load")
+            return (values, .row(position))
         }
     }
 
@@ -138,10 +138,29 @@ extension DataTable {
         fields.map { field in field.defaultValue.flatMap { try? field.type.coerced($0) } ?? .null }
     }
 
+    /// Where a loaded row came from, as its errors name it; made into text only for an error
+    /// (a text made for each row was a tenth of loading it).
+    enum LoadLocation {
+        /// The row's position among the rows to load (counting from 1).
+        case row(Int)
+        /// Its line in a file.
+        case line(Int)
+        /// Its object's position in a JSON array (counting from 1).
+        case object(Int)
+
+        var text: String {
+            switch self {
+            case .row(let position): "row \(position) to load"
+            case .line(let line): "line \(line)"
+            case .object(let position): "object \(position)"
+            }
+        }
+    }
+
     /// Appends rows of original values until `next` returns nil, checking each row as a
     /// database would: each value's type, required values, and a primary key that is set
     /// and not used by another row. Errors name the row by `location` (its line in a file).
-    func appendOriginalRows(_ next: () throws -> (values: [Value], location: String)?) throws {
+    func appendOriginalRows(_ next: () throws -> (values: [Value], location: LoadLocation)?) throws {
         var coerced = [Value](repeating: .null, count: fields.count)
         let required = requiredFieldIndexesForLoad
         try withKeysForLoad { keys in
@@ -151,7 +170,7 @@ extension DataTable {
                         do throws(CoercionFailure) {
                             coerced[index] = try fields[index].type.coerced(values[index])
                         } catch {
-                            throw RelataError(error.code, error.message, table: name, field: fields[index].name, location: location)
+                            throw RelataError(error.code, error.message, table: name, field: fields[index].name, location: location.text)
                         }
                     }
                     if let missing = required.first(where: { coerced[$0].isNull }) {
@@ -192,21 +211,21 @@ extension DataTable {
         if changes.keys.isEmpty { keysOfLoadedRows = (slotCount, structureGeneration, keys) }
     }
 
-    func requiredValueMissingOnLoad(field: Int, location: String) -> RelataError {
+    func requiredValueMissingOnLoad(field: Int, location: LoadLocation) -> RelataError {
         RelataError(.requiredValueMissing, "the field is required and the row has no value for it",
-                    table: name, field: fields[field].name, location: location)
+                    table: name, field: fields[field].name, location: location.text)
     }
 
     /// A loaded row's key that is NULL or in use: the same error a write gets, at the row's location.
-    func keyErrorOnLoad(_ key: [Value], location: String) -> RelataError {
+    func keyErrorOnLoad(_ key: [Value], location: LoadLocation) -> RelataError {
         do {
             try checkPrimaryKey(slot: nil, changing: Dictionary(uniqueKeysWithValues: zip(keyFieldIndexes, key).map { ($0, $1) }))
             throw error(.constraintViolation, "the primary key (\(keyText(key))) is used twice")
         } catch var error as RelataError {
-            error.location = location
+            error.location = location.text
             return error
         } catch {
-            return RelataError(.constraintViolation, "\(error)", table: name, location: location)
+            return RelataError(.constraintViolation, "\(error)", table: name, location: location.text)
         }
     }
 

@@ -5,11 +5,11 @@ extension DataTable {
     /// left exactly as it was.
     func write(_ value: Value, field: Int, slot: Int) throws {
         try checkWritable(slot: slot)
-        let definition = fields[field]
-        if definition.autoIncrement {
+        // The field's flags are read in place: a copy of its definition would retain each of its texts.
+        if fields[field].autoIncrement {
             throw error(.readOnlyField, "the field is auto-increment; the data source assigns its value", field: field, slot: slot)
         }
-        if definition.readOnly {
+        if fields[field].readOnly {
             throw error(.readOnlyField, "the field is read-only", field: field, slot: slot)
         }
         let checked = try validated(value, field: field, slot: slot)

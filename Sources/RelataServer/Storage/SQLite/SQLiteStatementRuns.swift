@@ -28,9 +28,12 @@ enum SQLiteStatementRuns {
     /// columns read as `fields`, until `row` returns false.
     static func hand(_ statement: SQLiteStatement, step: () throws -> Bool, reading fields: [FieldDefinition],
                      to row: ([Value]) throws -> Bool) throws {
-        while try step() {
-            let values = try fields.indices.map { try SQLiteValues.value(statement, CInt($0), for: fields[$0]) }
-            guard try row(values) else { return }
+        // The definitions are read where they are: a copy of one per value would retain each of its texts.
+        try fields.withUnsafeBufferPointer { fields in
+            while try step() {
+                let values = try fields.indices.map { try SQLiteValues.value(statement, CInt($0), for: fields[$0]) }
+                guard try row(values) else { return }
+            }
         }
     }
 
