@@ -66,6 +66,9 @@ extension RemoteDataAdapter {
                 (sending, refused) = try prepare(tables, rules: rules, leaving: answered)
                 processed = try await send(sending, tables: tables)
             }
+            // The batch sent is freed meanwhile, not before the answer is returned.
+            let sent = sending.deltas.changeCount
+            FreedMeanwhile.free(consume sending, coveringChanges: sent)
             for local in refused + answered {
                 if let index = processed.firstIndex(where: { $0.tableName.equalsIgnoringCase(local.tableName) }) {
                     processed[index].changes = (local.changes + processed[index].changes).sorted { $0.changeId < $1.changeId }

@@ -68,7 +68,8 @@ struct DataServiceRoutes {
         } catch let error as RelataError where error.code == .invalidDelta {
             throw ProtocolError.badRequest(error.message)
         }
-        let processed = try await context.dataService.updateData(message.deltas, session: context.session, apply: message.apply, rulesVersion: validated)
+        let (apply, deltas) = message
+        let processed = try await context.dataService.updateData(deltas, session: context.session, apply: apply, rulesVersion: validated)
         context.record.noteChanges(of: processed)
         let minimal = PreferHeader.asksForMinimalReturn(request.headers)
         let binary = request.headers[.accept]?.contains(DeltaBinary.contentType) == true
@@ -76,6 +77,9 @@ struct DataServiceRoutes {
                                    .vary: "\(PreferHeader.name.rawName), Accept", Self.acceptPost: Self.deltaForms]
         if minimal { headers[PreferHeader.applied] = PreferHeader.minimalReturn }
         let answer = binary ? try DeltaBinary.encode(processed, minimal: minimal) : try DeltaJSON.encode(processed, minimal: minimal)
+        // The request's changes and their answer are freed meanwhile, not before the answer goes.
+        let changes = processed.changeCount
+        FreedMeanwhile.free((consume deltas, consume processed), coveringChanges: changes)
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
     }
 
