@@ -114,6 +114,13 @@ import Testing
         #expect(try engine.evaluate("'long '.repeat(100000)") == .string(String(repeating: "long ", count: 100_000)))
     }
 
+    @Test func blobsReachJavaScriptAsByteArraysTheEmptyOneToo() throws {
+        let engine = try ScriptEngine()
+        _ = try engine.evaluate("function describe(bytes) { return bytes.constructor.name + ':' + Array.from(bytes).join(',') }")
+        #expect(try engine.call("describe", [.blob(Data([7, 0, 255]))]) == .string("Uint8Array:7,0,255"))
+        #expect(try engine.call("describe", [.blob(Data())]) == .string("Uint8Array:"))
+    }
+
     @Test func javascriptTypesSeenFromSwift() throws {
         let engine = try ScriptEngine()
         #expect(try engine.evaluate("new Date(0)") == .date(Date(timeIntervalSince1970: 0)))

@@ -16,21 +16,30 @@ import Relata
 /// | blob | `Uint8Array` (a copy); an `ArrayBuffer` or any typed array reads back as a blob |
 extension ScriptContext {
     func jsValue(_ value: Value) -> JSValueRef {
+        Self.jsValue(value, in: ref)
+    }
+
+    /// A field value as a JavaScript value made in `context` — any context of the machine, such
+    /// as the one a property callback is given, so a row's read needs no ``ScriptContext``.
+    static func jsValue(_ value: Value, in context: JSContextRef) -> JSValueRef {
         switch value {
-        case .null: return JSValueMakeNull(ref)
-        case .integer(let integer): return JSValueMakeNumber(ref, Double(integer))
-        case .double(let double): return JSValueMakeNumber(ref, double)
-        case .decimal: return JSValueMakeNumber(ref, value.doubleValue ?? .nan)
-        case .boolean(let bool): return JSValueMakeBoolean(ref, bool)
-        case .string(let string): return self.string(string)
+        case .null: return JSValueMakeNull(context)
+        case .integer(let integer): return JSValueMakeNumber(context, Double(integer))
+        case .double(let double): return JSValueMakeNumber(context, double)
+        case .decimal: return JSValueMakeNumber(context, value.doubleValue ?? .nan)
+        case .boolean(let bool): return JSValueMakeBoolean(context, bool)
+        case .string(let string): return JSString.with(string) { JSValueMakeString(context, $0) }
         case .date(let date):
-            var milliseconds: JSValueRef? = JSValueMakeNumber(ref, date.javaScriptTime)
-            return JSObjectMakeDate(ref, 1, &milliseconds, nil)
-        case .guid(let uuid): return self.string(uuid.uuidString)
+            var milliseconds: JSValueRef? = JSValueMakeNumber(context, date.javaScriptTime)
+            return JSObjectMakeDate(context, 1, &milliseconds, nil)
+        case .guid(let uuid): return JSString.with(uuid.uuidString) { JSValueMakeString(context, $0) }
         case .blob(let data):
-            guard let array = JSObjectMakeTypedArray(ref, kJSTypedArrayTypeUint8Array, data.count, nil) else { return JSValueMakeNull(ref) }
-            if let bytes = JSObjectGetTypedArrayBytesPtr(ref, array, nil) {
-                data.withUnsafeBytes { bytes.copyMemory(from: $0.baseAddress!, byteCount: data.count) }
+            guard let array = JSObjectMakeTypedArray(context, kJSTypedArrayTypeUint8Array, data.count, nil) else { return JSValueMakeNull(context) }
+            if let bytes = JSObjectGetTypedArrayBytesPtr(context, array, nil) {
+                data.withUnsafeBytes { source in
+                    // An empty blob's bytes may have no address: nothing to copy then.
+                    if let start = source.baseAddress { bytes.copyMemory(from: start, byteCount: data.count) }
+                }
             }
             return array
         }

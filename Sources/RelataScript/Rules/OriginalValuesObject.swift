@@ -62,10 +62,10 @@ enum OriginalValuesObject {
             return box.value(named: name) != nil
         }
         // A name that is no field falls through (nil) to the prototype: `undefined`, or Object's own.
-        definition.getProperty = { _, object, name, _ in
-            guard let box = box(object), let context = box.context, let name,
-                  let value = box.value(named: name) else { return nil }
-            return context.jsValue(value)
+        // The value is made in the calling context: reading one needs no ``ScriptContext``.
+        definition.getProperty = { calling, object, name, _ in
+            guard let calling, let box = box(object), let name, let value = box.value(named: name) else { return nil }
+            return ScriptContext.jsValue(value, in: calling)
         }
         // Other names are the object's own to keep (false: JavaScriptCore stores them as usual).
         definition.setProperty = { _, object, name, _, exception in readOnly(object, name, exception) }

@@ -58,12 +58,14 @@ enum RowObject {
         // has no static functions to keep there, and setting one on each new object was a fifth
         // of making it (an object is made per row per call).
         definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
-        definition.getProperty = { _, object, name, exception in
-            guard let box = box(object), let context = box.context, let name else { return nil }
-            // A stored field named exactly: no Swift string made (the usual read).
+        definition.getProperty = { calling, object, name, exception in
+            guard let calling, let box = box(object), let name else { return nil }
+            // A stored field named exactly (the usual read): no Swift string made, and the value
+            // made in the calling context, so the rules' context is loaded only for the rest.
             if let field = JSString.exactMatch(name, in: box.row.table.fieldNames) {
-                return context.jsValue(box.row.value(at: field))
+                return ScriptContext.jsValue(box.row.value(at: field), in: calling)
             }
+            guard let context = box.context else { return nil }
             let key = JSString.string(name)
             do {
                 return context.jsValue(try box.row.value(forKey: key))
