@@ -114,13 +114,13 @@ public struct EditReplay {
             let steps = work.steps
             steps.withUnsafeBufferPointer { steps in
                 runtime.inOneEntry(steps: order.count) { index in
-                    let ref = steps[order[index]].ref
+                    let position = order[index], ref = steps[position].ref
                     guard work.failure(of: ref) == nil, let table = tables[ref.delta] else { return }
                     do {
-                        try make(steps[order[index]], of: deltas[ref.delta], on: table, work: &work)
+                        try make(steps[position], of: deltas[ref.delta], on: table, work: &work)
                     } catch {
                         work.failed[ref] = failure(describing: error)
-                        if let row = work.rows[steps[order[index]].ordinal], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
+                        if let row = work.rows[steps[position].ordinal], row.isInTable { try? table.withoutRules { try table.cancelChange(for: row) } }
                     }
                 }
             }

@@ -28,11 +28,11 @@ extension ScriptContext {
         case .double(let double): return JSValueMakeNumber(context, double)
         case .decimal: return JSValueMakeNumber(context, value.doubleValue ?? .nan)
         case .boolean(let bool): return JSValueMakeBoolean(context, bool)
-        case .string(let string): return JSString.with(string) { JSValueMakeString(context, $0) }
+        case .string(let string): return Self.string(string, in: context)
         case .date(let date):
             var milliseconds: JSValueRef? = JSValueMakeNumber(context, date.javaScriptTime)
             return JSObjectMakeDate(context, 1, &milliseconds, nil)
-        case .guid(let uuid): return JSString.with(uuid.uuidString) { JSValueMakeString(context, $0) }
+        case .guid(let uuid): return Self.string(uuid.uuidString, in: context)
         case .blob(let data):
             guard let array = JSObjectMakeTypedArray(context, kJSTypedArrayTypeUint8Array, data.count, nil) else { return JSValueMakeNull(context) }
             if let bytes = JSObjectGetTypedArrayBytesPtr(context, array, nil) {

@@ -296,7 +296,12 @@ package final class ScriptContext {
     }
 
     func string(_ text: String) -> JSValueRef {
-        JSString.with(text) { JSValueMakeString(ref, $0) }
+        Self.string(text, in: ref)
+    }
+
+    /// A JavaScript string made in `context`, any context of the machine.
+    static func string(_ text: String, in context: JSContextRef) -> JSValueRef {
+        JSString.with(text) { JSValueMakeString(context, $0) }
     }
 
     // MARK: Errors
