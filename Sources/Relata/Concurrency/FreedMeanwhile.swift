@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// Gives up a large value on a thread of Dispatch's own, so that freeing it — a batch of
 /// 100,000 changes is some 300,000 dictionaries and arrays — leaves its caller's path: a data
@@ -10,10 +11,12 @@ import Dispatch
 /// FreedMeanwhile.free(consume deltas, coveringChanges: deltas.changeCount)
 /// ```
 package enum FreedMeanwhile {
-    /// A value in a box the freeing thread holds last.
+    /// A value in a box, taken out and dropped by the queue's block: the value is freed there
+    /// whichever thread lets go of the box last.
     private final class Parcel<Value: Sendable>: Sendable {
-        let value: Value
-        init(_ value: consuming Value) { self.value = value }
+        private let value: Mutex<Value?>
+        init(_ value: consuming Value) { self.value = Mutex(Optional(value)) }
+        func drop() { value.withLock { $0 = nil } }
     }
 
     /// Frees `value` on another thread when it holds work over ``changesWorthAThread`` changes or
@@ -22,9 +25,7 @@ package enum FreedMeanwhile {
     package static func free<Value: Sendable>(_ value: consuming Value, coveringChanges changes: Int) {
         guard changes >= changesWorthAThread else { return }
         let parcel = Parcel(value)
-        // The caller's reference goes when this returns, long before the queue runs the block,
-        // whose release of the parcel is then the last.
-        queue.async { withExtendedLifetime(parcel) {} }
+        queue.async { parcel.drop() }
     }
 
     /// Serial and of background priority: freeing waits for every other kind of work.
