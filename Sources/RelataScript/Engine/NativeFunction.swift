@@ -11,11 +11,12 @@ package enum NativeFunction {
 
     final class Box {
         let body: Body
-        /// Weak: the context owns (through its global object) the function that owns this box.
-        weak var context: ScriptContext?
+        /// Not kept alive: the context owns (through its global object) the function that owns this box.
+        private let back: BackReference<ScriptContext>
+        var context: ScriptContext? { back.object }
         init(_ body: @escaping Body, context: ScriptContext) {
             self.body = body
-            self.context = context
+            back = context.back
         }
     }
 

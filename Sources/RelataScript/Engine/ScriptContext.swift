@@ -15,6 +15,16 @@ package final class ScriptContext {
     private var protected: [JSValueRef] = []
     /// Functions Relata generated in this context (batch loops, cursor factories), by key.
     private var generatedFunctions: [String: JSObjectRef] = [:]
+    private var madeBack: BackReference<ScriptContext>?
+
+    /// How the objects this context makes for scripts (rows, functions) reach it without keeping
+    /// it alive: a script may keep them longer than the context lives.
+    var back: BackReference<ScriptContext> {
+        if let madeBack { return madeBack }
+        let made = BackReference(self)
+        madeBack = made
+        return made
+    }
 
     /// The file name of Relata's own JavaScript, skipped when locating errors.
     static let bootstrapFile = "relata:bootstrap"
@@ -31,6 +41,7 @@ package final class ScriptContext {
     }
 
     deinit {
+        madeBack?.end()
         for value in protected { JSValueUnprotect(ref, value) }
         JSValueUnprotect(ref, runtime)
         JSGlobalContextRelease(ref)

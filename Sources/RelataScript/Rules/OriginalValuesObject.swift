@@ -15,12 +15,13 @@ enum OriginalValuesObject {
         /// The table's field names (shared with it, not copied), and their original values in order.
         let fields: [String]
         let values: [Value]
-        /// Weak: the object may outlive the rules that made it (a script can keep it).
-        weak var context: ScriptContext?
+        /// Not kept alive: the object may outlive the rules that made it (a script can keep it).
+        private let back: BackReference<ScriptContext>
+        var context: ScriptContext? { back.object }
         init(fields: [String], values: [Value], context: ScriptContext) {
             self.fields = fields
             self.values = values
-            self.context = context
+            back = context.back
         }
 
         /// The original value of the field `name` names (exactly), or nil for a name that is no field.

@@ -10,11 +10,12 @@ import Relata
 enum RowObject {
     final class Box {
         let row: DataTableRow
-        /// Weak: a row object may outlive the rules that made it (a script can keep it).
-        weak var context: ScriptContext?
+        /// Not kept alive: a row object may outlive the rules that made it (a script can keep it).
+        private let back: BackReference<ScriptContext>
+        var context: ScriptContext? { back.object }
         init(row: DataTableRow, context: ScriptContext) {
             self.row = row
-            self.context = context
+            back = context.back
         }
     }
 

@@ -10,14 +10,16 @@ extension RuleRuntime {
         let function: String
         let table: String
         let field: String
-        private weak var host: RuleRuntime?
+        /// Not kept alive: the table that computes the field may outlive its adapter.
+        private let back: BackReference<RuleRuntime>
+        private var host: RuleRuntime? { back.object }
         private var resolved: (scope: CompiledScript, function: JSObjectRef, fileName: String)?
 
         init(function: String, table: String, field: String, host: RuleRuntime) {
             self.function = function
             self.table = table
             self.field = field
-            self.host = host
+            back = host.back
         }
 
         var isName: Bool {

@@ -16,11 +16,12 @@ import Relata
 /// join that apply; otherwise they stay pending until the next one.
 extension RuleRuntime {
     func installDataAccess(in context: ScriptContext) {
-        // The functions reach the data through the runtime, weakly: the runtime owns its
-        // scripts, the scripts these functions.
-        let lda = Self.makeDataAccess(in: context) { [weak self] function in
-            guard let self else { throw ScriptError(.runtime, "lda.\(function): the rules' runtime no longer exists") }
-            return try self.dataAccess(for: function)
+        // The functions reach the data through the runtime without keeping it alive: the runtime
+        // owns its scripts, the scripts these functions.
+        let back = self.back
+        let lda = Self.makeDataAccess(in: context) { function in
+            guard let runtime = back.object else { throw ScriptError(.runtime, "lda.\(function): the rules' runtime no longer exists") }
+            return try runtime.dataAccess(for: function)
         }
         context.setProperty("lda", of: context.global, to: lda, readOnly: true)
     }

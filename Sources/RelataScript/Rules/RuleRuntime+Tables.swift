@@ -6,7 +6,7 @@ extension RuleRuntime {
     /// Makes each table whose scripts handle a row event run them (`onNewRow`,
     /// `beforePost`, `beforeInsert`, `beforeUpdate`, `beforeDelete`) as its rows change;
     /// a table whose scripts handle none is left without a hook. Call it again after
-    /// loading scripts. Tables hold the runtime weakly.
+    /// loading scripts. Tables do not keep the runtime alive.
     ///
     /// ```swift
     /// try runtime.load(ordersScript, forTable: "Orders")

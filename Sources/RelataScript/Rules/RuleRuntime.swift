@@ -49,6 +49,16 @@ public final class RuleRuntime {
     private var allScriptsCache: [CompiledScript]?
     /// How many scripts were loaded: handler lists found before a load are stale after it.
     private(set) var loads = 0
+    private var madeBack: BackReference<RuleRuntime>?
+
+    /// How tables' rule hooks and calculated fields reach the runtime without keeping it alive:
+    /// a table may outlive its adapter.
+    var back: BackReference<RuleRuntime> {
+        if let madeBack { return madeBack }
+        let made = BackReference(self)
+        madeBack = made
+        return made
+    }
     private struct HandlerKey: Hashable {
         var event: RuleEvent
         var table: String?
@@ -62,6 +72,10 @@ public final class RuleRuntime {
     public init(engine: ScriptEngine? = nil, logger: Logger = Logger(label: "relata.rules")) throws {
         self.engine = try engine ?? ScriptEngine()
         self.logger = logger
+    }
+
+    deinit {
+        madeBack?.end()
     }
 
     /// Makes `environment` what the rules see from now on (an owner of standing
@@ -349,8 +363,9 @@ public final class RuleRuntime {
 
 /// Connects one table to the rule host: the row events of ``DataTableRules``.
 final class TableRules: DataTableRules {
-    /// Weak: the adapter owns the runtime, and a table may outlive its adapter.
-    weak var host: RuleRuntime?
+    /// Not kept alive: the adapter owns the runtime, and a table may outlive its adapter.
+    private let back: BackReference<RuleRuntime>
+    var host: RuleRuntime? { back.object }
     let tableName: String
     /// The table's handlers by event, as the host found them after its `handlersLoads`-th load:
     /// a row's edit fires two events, and the host's own cache would hash the table's name each
@@ -359,7 +374,7 @@ final class TableRules: DataTableRules {
     private var handlersLoads = -1
 
     init(host: RuleRuntime, tableName: String) {
-        self.host = host
+        back = host.back
         self.tableName = tableName
     }
 
