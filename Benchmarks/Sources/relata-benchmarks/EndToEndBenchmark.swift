@@ -23,7 +23,7 @@ struct EndToEndRound {
         try await adapter.loadSchema()
         let lines = try await adapter.getDataTable("Lines")
         precondition(lines.rowCount >= changes, "\(lines.rowCount) rows of Lines")
-        let start = ContinuousClock.now, cpu = processCPUSeconds()
+        let start = ContinuousClock.now, cpu = processCPUSeconds(), faults = processMinorFaults()
         try ItemTable.incrementQuantities(of: lines)
         let edited = ContinuousClock.now
         let delta = try await adapter.applyChanges(for: lines)
@@ -31,8 +31,8 @@ struct EndToEndRound {
         precondition(delta.changes.count == lines.rowCount && delta.failedChanges.isEmpty && !lines.hasChanges,
                      "\(delta.failedChanges.count) of \(delta.changes.count) changes failed")
         rounds.append(EndToEndRound(edit: (edited - start).seconds, apply: (applied - edited).seconds))
-        progress("edited and applied through the adapter: \(milliseconds((applied - start).seconds)), CPU (client and server) \(milliseconds(processCPUSeconds() - cpu)); "
-                 + "the edit \(milliseconds((edited - start).seconds)), the apply \(milliseconds((applied - edited).seconds))")
+        progress("edited and applied through the adapter: \(milliseconds((applied - start).seconds)), CPU (client and server) \(milliseconds(processCPUSeconds() - cpu)), "
+                 + "page faults \(processMinorFaults() - faults); the edit \(milliseconds((edited - start).seconds)), the apply \(milliseconds((applied - edited).seconds))")
     }
     return rounds.sorted { $0.total < $1.total }
 }

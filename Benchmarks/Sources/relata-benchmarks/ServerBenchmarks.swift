@@ -304,6 +304,14 @@ func processCPUSeconds() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+/// The page faults the process has taken so far that read nothing from disk: memory touched for
+/// the first time since the system gave it to the process.
+func processMinorFaults() -> Int {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return usage.ru_minflt
+}
+
 /// A step of a long benchmark, on standard error.
 func progress(_ message: String) {
     FileHandle.standardError.write(Data("… \(message)\n".utf8))
