@@ -18,15 +18,21 @@ import Testing
         let delays = Delays()
         let calls = (0..<16).map { _ in
             Task {
-                let submitted = ContinuousClock.now
+                let submitted = delays.submitted()
                 return try await OffCooperativePool.run {
                     delays.add(ContinuousClock.now - submitted)
                     return release.wait(for: .seconds(30))
                 }
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while delays.all.count < 16, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        // The calls' tasks start when the cooperative pool gets to them, which on a loaded
+        // machine may be many seconds: each delay counts from its call, and the calls have 30
+        // seconds from the last of them to start.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while delays.all.count < 16, ContinuousClock.now < deadline,
+              delays.lastSubmission.map({ delays.submissions < 16 || ContinuousClock.now < $0 + .seconds(30) }) ?? true {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         let longest = delays.all.max() ?? .seconds(30)
         #expect(delays.all.count == 16)
         #expect(longest < .milliseconds(500), "the slowest of 16 blocked calls started \(longest) after it was made")
@@ -35,11 +41,20 @@ import Testing
     }
 
     final class Delays: @unchecked Sendable {
-        // @unchecked Sendable: `values` is read and written only while `lock` is held.
+        // @unchecked Sendable: every variable is read and written only while `lock` is held.
         private let lock = NSLock()
         private var values: [Duration] = []
+        private var calls: [ContinuousClock.Instant] = []
         func add(_ delay: Duration) { lock.withLock { values.append(delay) } }
         var all: [Duration] { lock.withLock { values } }
+        /// Notes a call made now, and returns the time.
+        func submitted() -> ContinuousClock.Instant {
+            let now = ContinuousClock.now
+            lock.withLock { calls.append(now) }
+            return now
+        }
+        var submissions: Int { lock.withLock { calls.count } }
+        var lastSubmission: ContinuousClock.Instant? { lock.withLock { calls.max() } }
     }
 
     @Test func threadsAreBoundedRunWaitingWorkAndEndWhenIdle() async throws {
