@@ -86,22 +86,8 @@ final class SQLiteReadConnection: SQLiteSteppingConnection {
         let nested = !iterating.insert(sql).inserted
         defer { if !nested { iterating.remove(sql) } }
         let statement = nested ? try prepare(sql) : try keptStatement(sql)
-        defer {
-            if nested {
-                sqlite3_finalize(statement)
-            } else {
-                sqlite3_reset(statement)
-                sqlite3_clear_bindings(statement)
-            }
-        }
-        try SQLiteStatementRuns.bind(arguments, to: statement, sql: sql)
-        return try body(statement) {
-            switch sqlite3_step(statement) {
-            case SQLITE_ROW: return true
-            case SQLITE_DONE: return false
-            case let code: throw SQLiteStatementRuns.sqlError(code: code, message: String(cString: sqlite3_errmsg(self.handle)))
-            }
-        }
+        defer { if nested { sqlite3_finalize(statement) } }
+        return try SQLiteStatementRuns.run(statement, on: handle, sql: sql, arguments, body)
     }
 
     private func keptStatement(_ sql: String) throws -> SQLiteStatement {

@@ -24,6 +24,29 @@ enum SQLiteStatementRuns {
         }
     }
 
+    /// Runs `statement` (prepared on connection `handle`) with `arguments` bound: hands `body`
+    /// the statement and how to step it to its next row (`false` after the last), through
+    /// SQLite's C API, and resets it and clears its values afterwards — a read left open would
+    /// hold its snapshot. `sql` is the statement's text, for an error message.
+    ///
+    /// - Throws: ``SQLError`` when the values do not fit the statement, or a step fails.
+    static func run<Result>(_ statement: SQLiteStatement, on handle: OpaquePointer, sql: String, _ arguments: [Value],
+                            _ body: (SQLiteStatement, () throws -> Bool) throws -> Result) throws -> Result {
+        sqlite3_reset(statement)   // values cannot be bound to a statement stepped and not reset
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        try bind(arguments, to: statement, sql: sql)
+        return try body(statement) {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW: return true
+            case SQLITE_DONE: return false
+            case let code: throw sqlError(code: code, message: String(cString: sqlite3_errmsg(handle)))
+            }
+        }
+    }
+
     /// Steps a query with `step` (true while it has a row) and hands each row to `row`, its
     /// columns read as `fields`, until `row` returns false.
     static func hand(_ statement: SQLiteStatement, step: () throws -> Bool, reading fields: [FieldDefinition],

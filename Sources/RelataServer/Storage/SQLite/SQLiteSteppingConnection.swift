@@ -1,9 +1,10 @@
 import GRDB
 import Relata
 
-/// A SQLite connection that runs a statement by stepping it: each kind (``SQLiteConnection``
-/// on GRDB, ``SQLiteReadConnection`` on a raw handle) says how it prepares, binds and steps a
-/// statement, and both hand their rows out through this one code.
+/// A SQLite connection that runs a statement by stepping it through SQLite's C API
+/// (``SQLiteStatementRuns/run(_:on:sql:_:_:)``): each kind (``SQLiteConnection`` on GRDB,
+/// ``SQLiteReadConnection`` on a raw handle) says only how it prepares and keeps its
+/// statements, and both hand their rows out through this one code.
 protocol SQLiteSteppingConnection: SQLConnection, RowBatchReading {
     /// Runs `sql` with `arguments` bound, and hands `body` the statement and how to step it to
     /// its next row (`false` after the last).
