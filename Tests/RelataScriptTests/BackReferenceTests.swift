@@ -7,12 +7,7 @@ import Testing
 @Suite struct BackReferenceTests {
     final class Owner {
         private var madeBack: BackReference<Owner>?
-        var back: BackReference<Owner> {
-            if let madeBack { return madeBack }
-            let made = BackReference(self)
-            madeBack = made
-            return made
-        }
+        var back: BackReference<Owner> { BackReference.kept(in: &madeBack, to: self) }
         deinit { madeBack?.end() }
     }
 

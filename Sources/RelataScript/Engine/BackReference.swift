@@ -13,12 +13,7 @@
 /// ```swift
 /// final class Owner {
 ///     private var madeBack: BackReference<Owner>?
-///     var back: BackReference<Owner> {
-///         if let madeBack { return madeBack }
-///         let made = BackReference(self)
-///         madeBack = made
-///         return made
-///     }
+///     var back: BackReference<Owner> { BackReference.kept(in: &madeBack, to: self) }
 ///     deinit { madeBack?.end() }
 /// }
 /// ```
@@ -41,5 +36,13 @@ final class BackReference<Object: AnyObject> {
     /// The object is going: from now on ``object`` is nil.
     func end() {
         ended = true
+    }
+
+    /// The back reference to `object` that `kept` holds, made and kept there on first use.
+    static func kept(in kept: inout BackReference?, to object: Object) -> BackReference {
+        if let kept { return kept }
+        let made = BackReference(object)
+        kept = made
+        return made
     }
 }

@@ -19,12 +19,7 @@ package final class ScriptContext {
 
     /// How the objects this context makes for scripts (rows, functions) reach it without keeping
     /// it alive: a script may keep them longer than the context lives.
-    var back: BackReference<ScriptContext> {
-        if let madeBack { return madeBack }
-        let made = BackReference(self)
-        madeBack = made
-        return made
-    }
+    var back: BackReference<ScriptContext> { BackReference.kept(in: &madeBack, to: self) }
 
     /// The file name of Relata's own JavaScript, skipped when locating errors.
     static let bootstrapFile = "relata:bootstrap"

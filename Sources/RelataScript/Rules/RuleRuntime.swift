@@ -53,12 +53,7 @@ public final class RuleRuntime {
 
     /// How tables' rule hooks and calculated fields reach the runtime without keeping it alive:
     /// a table may outlive its adapter.
-    var back: BackReference<RuleRuntime> {
-        if let madeBack { return madeBack }
-        let made = BackReference(self)
-        madeBack = made
-        return made
-    }
+    var back: BackReference<RuleRuntime> { BackReference.kept(in: &madeBack, to: self) }
     private struct HandlerKey: Hashable {
         var event: RuleEvent
         var table: String?
