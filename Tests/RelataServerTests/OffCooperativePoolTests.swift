@@ -29,8 +29,7 @@ import Testing
         // machine may be many seconds: each delay counts from its call, and the calls have 30
         // seconds from the last of them to start.
         let deadline = ContinuousClock.now + .seconds(120)
-        while delays.all.count < 16, ContinuousClock.now < deadline,
-              delays.lastSubmission.map({ delays.submissions < 16 || ContinuousClock.now < $0 + .seconds(30) }) ?? true {
+        while delays.all.count < 16, ContinuousClock.now < deadline, !delays.made(16, before: ContinuousClock.now - .seconds(30)) {
             try await Task.sleep(for: .milliseconds(20))
         }
         let longest = delays.all.max() ?? .seconds(30)
@@ -44,17 +43,23 @@ import Testing
         // @unchecked Sendable: every variable is read and written only while `lock` is held.
         private let lock = NSLock()
         private var values: [Duration] = []
-        private var calls: [ContinuousClock.Instant] = []
+        private var calls = 0
+        private var lastCall: ContinuousClock.Instant?
         func add(_ delay: Duration) { lock.withLock { values.append(delay) } }
         var all: [Duration] { lock.withLock { values } }
         /// Notes a call made now, and returns the time.
         func submitted() -> ContinuousClock.Instant {
             let now = ContinuousClock.now
-            lock.withLock { calls.append(now) }
+            lock.withLock {
+                calls += 1
+                lastCall = max(lastCall ?? now, now)
+            }
             return now
         }
-        var submissions: Int { lock.withLock { calls.count } }
-        var lastSubmission: ContinuousClock.Instant? { lock.withLock { calls.max() } }
+        /// Whether `count` calls were made, the last of them before `instant`.
+        func made(_ count: Int, before instant: ContinuousClock.Instant) -> Bool {
+            lock.withLock { calls >= count && lastCall.map { $0 < instant } == true }
+        }
     }
 
     @Test func threadsAreBoundedRunWaitingWorkAndEndWhenIdle() async throws {
