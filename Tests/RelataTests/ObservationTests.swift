@@ -56,6 +56,40 @@ import Testing
         _ = observation
     }
 
+    /// Swift rules that count the batches they are given and the posts they see.
+    final class BatchCountingRules: DataTableRules {
+        var batches = 0, posts = 0, postsInBatch: [Int] = []
+        private var inBatch = false
+        func runBatch<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+            batches += 1
+            inBatch = true
+            defer { inBatch = false }
+            return try body()
+        }
+        func rowWillPost(_ row: DataTableRow, inserting: Bool) throws {
+            posts += 1
+            if inBatch { postsInBatch.append(posts) }
+        }
+        func rowDidAdd(_ row: DataTableRow) throws {}
+        func rowWillRemove(_ row: DataTableRow) throws {}
+    }
+
+    @Test func aBatchIsHandedToTheRulesOnceWithItsEditsInside() throws {
+        let clients = try makeClients()
+        let rules = BatchCountingRules()
+        clients.rules = rules
+        try clients.rows[0].setValue(0.1, forKey: "ClientDiscount")       // outside a batch
+        try clients.performBatchUpdates {
+            try clients.performBatchUpdates {                              // nested: the same batch
+                for row in clients.rows { try row.setValue(0.5, forKey: "ClientDiscount") }
+            }
+        }
+        try clients.cancelAllChanges()                                     // the table's own batch: not the rules'
+        #expect(rules.batches == 1)
+        #expect(rules.posts == 1 + clients.rows.count)
+        #expect(rules.postsInBatch == Array(2...(1 + clients.rows.count)))
+    }
+
     @Test func notificationsArePosted() throws {
         let clients = try makeClients()
         let recorder = Recorder()

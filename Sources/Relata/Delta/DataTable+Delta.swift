@@ -124,7 +124,7 @@ extension DataTable {
                 }
             }
         }
-        performBatchUpdates {
+        holdingNotifications {
             var removed: [Int] = []
             var replacements: [(keyField: Int, old: Value, new: Value)] = []
             for index in delta.changes.indices {
@@ -188,7 +188,7 @@ extension DataTable {
     func replaceValue(field: Int, old: Value, new: Value) {
         guard let value = try? fields[field].type.coerced(new) else { return }
         keysOfLoadedRows = nil
-        performBatchUpdates {
+        holdingNotifications {
             for slot in 0..<slotCount {
                 let posted = postedValue(slot: slot, field: field)
                 if columns[field].value(at: slot) == old { columns[field].set(value, at: slot) }

@@ -45,7 +45,7 @@ extension DataTable {
         // The record may be clean until the first value is committed: kept meanwhile rather than
         // removed from the store and added again.
         modifyChanges(at: slot, keepingClean: true) { $0.edit = nil }
-        performBatchUpdates {
+        holdingNotifications {
             edit.forEachInKeyOrder { field, value in commit(value, field: field, slot: slot) }
             changes.dropIfClean(slot)   // before observers hear of the post
         }

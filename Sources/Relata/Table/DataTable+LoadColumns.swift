@@ -18,7 +18,7 @@ extension DataTable {
         let checked = try checkedColumns(rows)
         try withKeysForLoad { keys in
             try checkKeys(of: checked, count: rows.count, into: &keys)
-            performBatchUpdates {
+            holdingNotifications {
                 let slots = appendSlots(originals: checked, count: rows.count)
                 if !indexes.isEmpty {
                     for slot in slots { updateIndexes(slot: slot, becameVisible: true) }

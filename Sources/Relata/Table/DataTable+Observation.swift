@@ -55,7 +55,22 @@ extension DataTable {
     ///     for row in clients.rows { try? row.setValue(0.0, forKey: "ClientDiscount") }
     /// }
     /// ```
-    public func performBatchUpdates<T>(_ body: () throws -> T) rethrows -> T {
+    ///
+    /// It is also how to write many edits of a table with rules: the rules run for each edit as
+    /// they do outside a batch, but the batch lets them prepare once for all of its edits
+    /// (``DataTableRules/runBatch(_:)``). RelataScript's rules run the batch inside one entry
+    /// into JavaScript, so each rule call is nested in it — with a time limit of its own, as
+    /// ever — instead of entering JavaScript afresh; microtasks a rule queues then run when the
+    /// batch ends rather than when its call returns, as on a data server's replay.
+    public func performBatchUpdates<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        guard batchDepth == 0, let rules else { return try holdingNotifications(body) }
+        return try holdingNotifications { () throws(E) -> T in try rules.runBatch(body) }
+    }
+
+    /// Runs `body` with notifications held back, then notifies once if anything changed: the
+    /// batching of ``performBatchUpdates(_:)`` without the rules' part, for the table's own
+    /// work on many rows and for rule engines that run their rules themselves.
+    package func holdingNotifications<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
         batchDepth += 1
         defer {
             batchDepth -= 1

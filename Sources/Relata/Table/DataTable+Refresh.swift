@@ -71,7 +71,7 @@ extension DataTable {
         let freshRows = (0..<fresh.slotCount).lazy
             .filter { slot in keptKeys.isEmpty || !keptKeys.contains(keyFields.map { fresh.columns[$0].value(at: slot) }) }
             .map { slot in fresh.fields.indices.map { fresh.columns[$0].value(at: slot) } }
-        try performBatchUpdates {
+        try holdingNotifications {
             removeSlots((0..<slotCount).filter { changes.state($0) == .unchanged })
             keysOfLoadedRows = nil
             try loadRows(freshRows)

@@ -164,7 +164,7 @@ extension DataTable {
         var coerced = [Value](repeating: .null, count: fields.count)
         let required = requiredFieldIndexesForLoad
         try withKeysForLoad { keys in
-            try performBatchUpdates {
+            try holdingNotifications {
                 while let (values, location) = try next() {
                     for index in fields.indices {
                         do throws(CoercionFailure) {
@@ -300,7 +300,7 @@ extension DataTable {
         }
         vanishedChanges = []
         let added = changes.filter { $0.value.state == .added || $0.value.state == .addedInEditMode }.map(\.key).sorted()
-        performBatchUpdates {
+        holdingNotifications {
             for slot in changes.keys.sorted() where !added.contains(slot) {
                 revertAll(slot: slot, dropEdit: true)
             }

@@ -486,7 +486,7 @@ public struct EditReplay {
 
     private func withBatchUpdates(of tables: [DataTable], _ body: () -> Void) {
         guard let first = tables.first else { return body() }
-        first.performBatchUpdates { withBatchUpdates(of: Array(tables.dropFirst()), body) }
+        first.holdingNotifications { withBatchUpdates(of: Array(tables.dropFirst()), body) }
     }
 
     /// A new row must have every required value once its rules ran (auto-increment fields get theirs from the store).

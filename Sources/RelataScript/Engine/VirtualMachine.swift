@@ -78,6 +78,10 @@ package final class VirtualMachine {
         depth += 1
         defer {
             depth -= 1
+            // A call stopped inside a batch's entry (``entered(in:_:)``): JavaScriptCore arms its
+            // limit only on an outermost entry, so it is armed again for the batch's next calls.
+            if depth > 0 && depth == ownCallDepth && watchdog.disarmed { watchdog.arm() }
+            if depth == 0 { watchdog.disarmed = false }   // the next outermost entry arms it
             if depth == 0 && watchdog.struck {
                 watchdog.struck = false
                 JSString.with("0") { _ = JSEvaluateScript(context, $0, nil, nil, 1, nil) }
@@ -132,12 +136,48 @@ package final class VirtualMachine {
         }
     }
 
+    /// Runs `body` — a batch of edits whose rules fire one call each — with those calls nested
+    /// in one entry into the machine, each with a time limit of its own (``Watchdog``), as
+    /// ``enteredOnce(in:steps:_:)`` does for a server's replay. Microtasks a call queues run when
+    /// `body` ends. Unlike the replay's steps, `body` cannot be cut in two where a call was
+    /// stopped, so the batch's later calls stay in the same entry: JavaScriptCore lets functions
+    /// be called there, but a script evaluated before `body` ends is stopped at once.
+    /// Already inside JavaScript, `body` just runs.
+    func entered<T, E: Error>(in context: ScriptContext, _ body: () throws(E) -> T) throws(E) -> T {
+        guard depth == 0 else { return try body() }
+        // The driver holds `body` through a box emptied before this returns: JavaScriptCore
+        // frees the function object whenever it collects it.
+        let batch = BatchBody()
+        let driver = NativeFunction.make(in: context) { context, _, _ in
+            batch.run?()
+            return JSValueMakeUndefined(context.ref)
+        }
+        JSValueProtect(context.ref, driver)
+        defer { JSValueUnprotect(context.ref, driver) }
+        var outcome: Result<T, E>?
+        withoutActuallyEscaping({ outcome = Result { () throws(E) -> T in try body() } }) { run in
+            batch.run = run
+            defer { batch.run = nil }
+            ownCallDepth = 1
+            defer { ownCallDepth = 0 }
+            _ = enter(in: context.ref) { JSObjectCallAsFunction(context.ref, driver, nil, 0, nil, nil) }
+        }
+        // JavaScriptCore refused the call (its stack was exhausted): `body` runs outside it.
+        guard let outcome else { return try body() }
+        return try outcome.get()
+    }
+
     /// Arms JavaScriptCore's limit at a tick of the time limit (``Watchdog``).
     private func armTimeLimit() {
         watchdog.group = group
         watchdog.tick = Watchdog.tick(of: timeLimit)
         watchdog.arm()
     }
+}
+
+/// What the driver of ``VirtualMachine/entered(in:_:)`` runs, while it runs.
+private final class BatchBody {
+    var run: (() -> Void)?
 }
 
 /// The time limit, counted per call. JavaScriptCore's watchdog fires every ``tick`` of CPU
@@ -150,6 +190,8 @@ package final class Watchdog {
     package var fired = false
     /// The limit stopped a script during the outermost call that is running.
     var struck = false
+    /// The limit stopped a script and has not been armed since: the next outermost entry arms it.
+    fileprivate(set) var disarmed = false
     /// Ticks in one time limit.
     static let ticksPerLimit = 8
     fileprivate var group: JSContextGroupRef?
@@ -168,6 +210,7 @@ package final class Watchdog {
     /// Arms JavaScriptCore's limit for one tick. The watchdog is passed unretained: its
     /// machine owns it and clears the limit before it goes.
     fileprivate func arm() {
+        disarmed = false
         PrivateJavaScriptCore.setExecutionTimeLimit?(group, tick, Self.ticked, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -189,6 +232,7 @@ package final class Watchdog {
         watchdog.callAtLastTick = .max
         watchdog.fired = true
         watchdog.struck = true
+        watchdog.disarmed = true
         return true
     }
 }

@@ -377,6 +377,12 @@ final class TableRules: DataTableRules {
         try fire(.onNewRow, row)
     }
 
+    /// The batch's rule calls nested in one entry into JavaScript (``VirtualMachine/entered(in:_:)``).
+    func runBatch<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        guard let engine = host?.engine else { return try body() }
+        return try engine.machine.entered(in: engine.context, body)
+    }
+
     func rowWillPost(_ row: DataTableRow, inserting: Bool) throws {
         try fire(.beforePost, row)
         if inserting {
