@@ -83,8 +83,10 @@ final class RuleCallFloor {
     /// original values made beforehand by one call, each edit then sets its one changed value on
     /// its row's object and calls the rule with both: one property set and one call per edit, the
     /// time limit armed. Below ``run(_:)``, which makes both objects from Swift values each time.
+    /// With `inOneEntry`, the calls are nested in one call from Swift into JavaScript, as the
+    /// edits of a `performBatchUpdates` are: JavaScriptCore arms the time limit once, not per call.
     /// The number of calls that threw.
-    func runOnRowsMadeInBulk(_ count: Int) -> Int {
+    func runOnRowsMadeInBulk(_ count: Int, inOneEntry: Bool = false) -> Int {
         let made = evaluate("""
             (function (count) {
                 const rows = [], originals = [];
@@ -104,16 +106,36 @@ final class RuleCallFloor {
         JSValueProtect(context, pair)
         defer { JSValueUnprotect(context, pair) }
         var failures = 0
-        for index in 0..<count {
-            guard let row = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, rows, UInt32(index), nil), nil),
-                  let original = JSValueToObject(context, JSObjectGetPropertyAtIndex(context, originals, UInt32(index), nil), nil) else {
-                preconditionFailure("row \(index) was not made")
+        let edits = {
+            for index in 0..<count {
+                guard let row = JSValueToObject(self.context, JSObjectGetPropertyAtIndex(self.context, rows, UInt32(index), nil), nil),
+                      let original = JSValueToObject(self.context, JSObjectGetPropertyAtIndex(self.context, originals, UInt32(index), nil), nil) else {
+                    preconditionFailure("row \(index) was not made")
+                }
+                JSObjectSetProperty(self.context, row, self.names[2], JSValueMakeNumber(self.context, Double(index % 50 + 2)),
+                                    JSPropertyAttributes(kJSPropertyAttributeNone), nil)
+                if self.callRule(row, original) { failures += 1 }
             }
-            JSObjectSetProperty(context, row, names[2], JSValueMakeNumber(context, Double(index % 50 + 2)), JSPropertyAttributes(kJSPropertyAttributeNone), nil)
-            if callRule(row, original) { failures += 1 }
         }
+        if inOneEntry { runInsideOneEntry(edits) } else { edits() }
         return failures
     }
+
+    /// Runs `body` inside a function called from Swift into JavaScript, so the calls it makes are nested.
+    private func runInsideOneEntry(_ body: @escaping () -> Void) {
+        RuleCallFloor.entryBody = body
+        defer { RuleCallFloor.entryBody = nil }
+        let driver = JSObjectMakeFunctionWithCallback(context, nil) { context, _, _, _, _, _ in
+            RuleCallFloor.entryBody?()
+            return JSValueMakeUndefined(context)
+        }
+        var exception: JSValueRef?
+        _ = JSObjectCallAsFunction(context, driver, nil, 0, nil, &exception)
+        precondition(exception == nil, "the entry's driver threw")
+    }
+
+    /// What the driver of ``runInsideOneEntry(_:)`` runs: a C callback captures nothing. One benchmark thread.
+    nonisolated(unsafe) private static var entryBody: (() -> Void)?
 
     /// The delta rule's floor: `beforeProcessDeltaChange(delta, change)` called once per change
     /// by a loop in JavaScript, each change made there with what a script is shown of it
