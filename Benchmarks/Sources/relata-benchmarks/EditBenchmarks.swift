@@ -61,10 +61,14 @@ func runEditBenchmarks(count: Int) throws {
         let (adapter, table) = tables.removeLast()
         try withExtendedLifetime(adapter) { try table.performBatchUpdates { try edit(table) } }
     }
-    if profile == "edit" {
+    if profile == "edit" || profile == "batch" {   // for `perf record`: edits one by one, or in one batch
         for _ in 0..<10 {
             let (adapter, table) = try freshAdapter()
-            try withExtendedLifetime(adapter) { try edit(table) }
+            if profile == "batch" {
+                try withExtendedLifetime(adapter) { try table.performBatchUpdates { try edit(table) } }
+            } else {
+                try withExtendedLifetime(adapter) { try edit(table) }
+            }
         }
         return
     }
