@@ -2,6 +2,7 @@ import Foundation
 import Relata
 import Testing
 @testable import RelataScript
+import RelataTestSupport
 
 /// `performBatchUpdates` on a table with JavaScript rules runs its edits' rule calls nested in one
 /// entry into JavaScript (`VirtualMachine.entered(in:_:)`): each edit still gets its rule's verdict
@@ -51,21 +52,33 @@ import Testing
         observation.cancel()
     }
 
-    @Test func aRunawayRuleFailsItsOwnEditAndTheLaterEditsOfTheBatchKeepTheirLimit() throws {
+    @Test func aRunawayRuleFailsItsOwnEditAndTheLaterEditsOfTheBatchKeepTheirLimit() async throws {
         // Two runaways in one batch: the second is stopped too, so the limit is armed again
-        // after the first (JavaScriptCore arms it only on an outermost entry).
-        let (adapter, items) = try Self.items(8, rules: """
-            function beforeUpdate(row, old) { if (old.Quantity === 3 || old.Quantity === 6) { while (true) {} } }
-            """, limit: .milliseconds(200))
-        let errors = withExtendedLifetime(adapter) { Self.editInOneBatch(items) { 100 + $0 } }
-        #expect(errors.keys.sorted() == [2, 5])
-        #expect(errors[2]?.kind == .timeLimitExceeded, "\(String(describing: errors[2]))")
-        #expect(errors[5]?.kind == .timeLimitExceeded, "\(String(describing: errors[5]))")
-        #expect(items.rows.map { $0["Quantity"] } == [100, 101, 3, 103, 104, 6, 106, 107])
-        // After the batch, rules and scripts run as before.
-        try items.rows[0].setValue(7, forKey: "Quantity")
-        #expect(items.rows[0]["Quantity"] == 7)
-        #expect(try adapter.engine.evaluate("1 + 1").integerValue == 2)
+        // after the first (JavaScriptCore arms it only on an outermost entry). Run on a thread of
+        // its own: were the second never stopped, the test fails instead of hanging the run.
+        struct Outcome: Sendable { var errors: [Int: ScriptError.Kind] = [:], quantities: [Value] = [], afterwards: [Value] = [] }
+        let ended = ConditionFlag()
+        let run = OnThread { () throws -> Outcome in
+            defer { ended.set() }
+            let (adapter, items) = try Self.items(8, rules: """
+                function beforeUpdate(row, old) { if (old.Quantity === 3 || old.Quantity === 6) { while (true) {} } }
+                """, limit: .milliseconds(200))
+            var outcome = Outcome()
+            outcome.errors = withExtendedLifetime(adapter) { Self.editInOneBatch(items) { 100 + $0 } }.mapValues(\.kind)
+            outcome.quantities = items.rows.map { $0["Quantity"] }
+            // After the batch, rules and scripts run as before.
+            try items.rows[0].setValue(7, forKey: "Quantity")
+            outcome.afterwards = [items.rows[0]["Quantity"], try adapter.engine.evaluate("1 + 1")]
+            return outcome
+        }
+        guard await ended.waited(for: .seconds(30)) else {
+            Issue.record("the batch did not end: a runaway after the first was not stopped")
+            return
+        }
+        let outcome = try await run.value
+        #expect(outcome.errors == [2: .timeLimitExceeded, 5: .timeLimitExceeded])
+        #expect(outcome.quantities == [100, 101, 3, 103, 104, 6, 106, 107])
+        #expect(outcome.afterwards == [7, 2])
     }
 
     @Test func eachCallOfABatchHasTheWholeLimitNotTheirSum() throws {
