@@ -90,6 +90,29 @@ import Testing
         #expect(rules.postsInBatch == Array(2...(1 + clients.rows.count)))
     }
 
+    @Test func aBatchOfSeveralTablesIsOneBatchOfEach() throws {
+        let clients = try makeClients(), others = try makeClients()
+        let clientRules = BatchCountingRules(), otherRules = BatchCountingRules()
+        clients.rules = clientRules
+        others.rules = otherRules
+        let recorder = Recorder()
+        let observations = [clients.observe { recorder.events.append($0) }, others.observe { recorder.events.append($0) }]
+        let edited = try DataTable.performBatchUpdates(on: [clients, others, clients]) {
+            for table in [clients, others] {
+                for row in table.rows { try row.setValue(0.5, forKey: "ClientDiscount") }
+            }
+            #expect(recorder.events.isEmpty, "observers were told before the batch ended")
+            return clients.rows.count + others.rows.count
+        }
+        #expect(edited == 6)
+        #expect(clientRules.batches == 1 && otherRules.batches == 1)
+        #expect(clientRules.postsInBatch == [1, 2, 3] && otherRules.postsInBatch == [1, 2, 3])
+        #expect(recorder.events == [.tableChanged, .indexMustUpdate, .tableChanged, .indexMustUpdate])
+        // No tables: the body just runs.
+        #expect(DataTable.performBatchUpdates(on: []) { 7 } == 7)
+        _ = observations
+    }
+
     @Test func notificationsArePosted() throws {
         let clients = try makeClients()
         let recorder = Recorder()

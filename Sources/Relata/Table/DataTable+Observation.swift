@@ -67,6 +67,33 @@ extension DataTable {
         return try holdingNotifications { () throws(E) -> T in try rules.runBatch(body) }
     }
 
+    /// Runs `body` as one batch of each of `tables` (``performBatchUpdates(_:)``): for edits that
+    /// span tables, such as orders and their lines imported together.
+    ///
+    /// ```swift
+    /// try DataTable.performBatchUpdates(on: [orders, details]) {
+    ///     for line in imported { try details.addNewRow(values: line) }
+    /// }
+    /// ```
+    public static func performBatchUpdates<T, E: Error>(on tables: [DataTable], _ body: () throws(E) -> T) throws(E) -> T {
+        try nested(tables[...], in: { (table, body) throws(E) -> T in try table.performBatchUpdates(body) }, body)
+    }
+
+    /// ``holdingNotifications(_:)`` of each of `tables`.
+    package static func holdingNotifications<T, E: Error>(on tables: [DataTable], _ body: () throws(E) -> T) throws(E) -> T {
+        try nested(tables[...], in: { (table, body) throws(E) -> T in try table.holdingNotifications(body) }, body)
+    }
+
+    /// `body` run inside `batch` of the first of `tables`, inside `batch` of the second, and so on.
+    private static func nested<T, E: Error>(_ tables: ArraySlice<DataTable>, in batch: @escaping (DataTable, () throws(E) -> T) throws(E) -> T,
+                                            _ body: () throws(E) -> T) throws(E) -> T {
+        guard let first = tables.first else { return try body() }
+        // `body` runs inside `batch`'s call, before it returns; it is only passed along.
+        return try withoutActuallyEscaping(body) { (body) throws(E) -> T in
+            try batch(first) { () throws(E) -> T in try nested(tables.dropFirst(), in: batch, body) }
+        }
+    }
+
     /// Runs `body` with notifications held back, then notifies once if anything changed: the
     /// batching of ``performBatchUpdates(_:)`` without the rules' part, for the table's own
     /// work on many rows and for rule engines that run their rules themselves.

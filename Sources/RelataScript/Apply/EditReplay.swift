@@ -108,7 +108,7 @@ public struct EditReplay {
         }
         // One notice to each table's observers for the whole replay, not one per edit.
         let touched = tables.compactMap { $0 }
-        withBatchUpdates(of: touched) {
+        DataTable.holdingNotifications(on: touched) {
             let order = Self.inSequenceOrder(work.steps)
             // The steps are read where they are, not copied one by one (each holds its edit's values).
             let steps = work.steps
@@ -484,10 +484,6 @@ public struct EditReplay {
         return result
     }
 
-    private func withBatchUpdates(of tables: [DataTable], _ body: () -> Void) {
-        guard let first = tables.first else { return body() }
-        first.holdingNotifications { withBatchUpdates(of: Array(tables.dropFirst()), body) }
-    }
 
     /// A new row must have every required value once its rules ran (auto-increment fields get theirs from the store).
     private func requireValues(of row: DataTableRow) throws {

@@ -83,9 +83,17 @@ public struct EditRun {
     /// Makes the edits on tables whose rules are attached; an edit a row rule or a value
     /// refuses is a ``EditVerdict/Verdict/refused`` verdict, the others are pending.
     ///
+    /// The edits are made in one batch of the tables (``DataTable/performBatchUpdates(on:_:)``):
+    /// each edit's rules run as it is made, nested in one entry into JavaScript, as a data
+    /// server replays a client's edits.
+    ///
     /// - Parameter progress: called after each edit with its summary.
     /// - Throws: nothing an edit does; only errors that stop the run.
     public init(edits: [Edit], on tables: [DataTable], progress: ((String) -> Void)? = nil) {
+        self = DataTable.performBatchUpdates(on: tables) { EditRun(making: edits, on: tables, progress: progress) }
+    }
+
+    private init(making edits: [Edit], on tables: [DataTable], progress: ((String) -> Void)?) {
         var aliases: [String: DataTableRow] = [:]
         for (offset, edit) in edits.enumerated() {
             var verdict = EditVerdict(index: offset + 1, edit: edit.summary, verdict: .pending)
