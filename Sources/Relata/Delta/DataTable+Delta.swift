@@ -15,6 +15,19 @@ extension DataTable {
     /// - Throws: ``RelataError/Code/requiredValueMissing`` naming the row and field
     ///   when an inserted or updated row lacks a required value.
     public func makeDelta() throws -> Delta {
+        try makeDelta(sharing: nil)
+    }
+
+    /// ``makeDelta()`` for a data server that has replayed the changes `sent` on this table: a
+    /// change's old or new values that are, value for value and as they travel
+    /// (``WireIdentity``), those of the sent change with the same id are the sent dictionary
+    /// itself — no copy made, and comparing the answer with what was sent finds them equal
+    /// without reading them (a dictionary compared with itself).
+    package func makeDelta(sharingValuesWith sent: Delta) throws -> Delta {
+        try makeDelta(sharing: sent)
+    }
+
+    private func makeDelta(sharing sent: Delta?) throws -> Delta {
         let logged = fields.indices.filter { fields[$0].logChanges || fields[$0].primaryKey }
         // The rows with a change to send, by change id; records are read in place, not copied.
         var entries: [(changeId: Int, slot: Int)] = []
@@ -24,6 +37,7 @@ extension DataTable {
         }
         entries.sort { $0.changeId < $1.changeId }
         let template = FieldValuesTemplate(fields: fields)
+        var sharing = sent.map { SharedValues(sent: $0, names: fields.map(\.name)) }
         var deltaChanges: [DeltaChange] = []
         deltaChanges.reserveCapacity(entries.count)
         for (changeId, slot) in entries {
@@ -41,8 +55,15 @@ extension DataTable {
                             field: missing, slot: slot)
             }
             var change = DeltaChange(changeId: changeId, type: type)
-            if type != .insert { change.oldValues = template.values { columns[$0].value(at: slot) } }
-            if type != .delete { change.newValues = template.values { postedValue(slot: slot, field: $0) } }
+            let sentPosition = sharing?.position(of: changeId, near: deltaChanges.count)
+            if type != .insert {
+                change.oldValues = sharing?.oldValues(at: sentPosition) { columns[$0].value(at: slot) }
+                    ?? template.values { columns[$0].value(at: slot) }
+            }
+            if type != .delete {
+                change.newValues = sharing?.newValues(at: sentPosition) { postedValue(slot: slot, field: $0) }
+                    ?? template.values { postedValue(slot: slot, field: $0) }
+            }
             if recordsEdits { change.edits = postedEdits(slot: slot) }
             deltaChanges.append(change)
         }

@@ -361,7 +361,7 @@ public struct EditReplay {
             let answers = matchingChangesMadeByRules(of: delta, at: position, in: table, work: work)
             var made: Delta
             do {
-                made = try table.makeDelta()
+                made = try table.makeDelta(sharingValuesWith: delta)
             } catch {
                 // A rule left a row it made without a required value: nothing can be processed.
                 results.append(failingEveryChange(of: delta, work: work, position: position, because: failure(describing: error)))

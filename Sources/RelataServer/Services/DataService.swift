@@ -302,6 +302,8 @@ public final class DataService: Sendable {
                       let position = positions.position(of: delta.changes[index].changeId, near: index) else { continue }
                 let sentValues = sentDelta.changes[position].newValues
                 let newValues = delta.changes[index].newValues
+                // Values the replay made as sent are the sent dictionary itself: equal at once.
+                if newValues == sentValues { continue }
                 let refreshed = delta.changes[index].refreshedValues
                 for (field, value) in newValues where (refreshed.isEmpty || refreshed[field] == nil) && sentValues[field] != value {
                     delta.changes[index].refreshedValues[field] = value
