@@ -60,7 +60,7 @@ import Testing
         let service = server.database.service
         try await server.test { client in
             let token = try #require(try await HTTPProtocolTests.login(client))
-            let port = client.port
+            let port = client.port, session = client.session
             let outcomes = try await withThrowingTaskGroup(of: (Int64, DeltaChange.Status).self) { group in
                 for quantity in Int64(10)..<30 {
                     group.addTask {
@@ -70,7 +70,7 @@ import Testing
                         request.httpMethod = "POST"
                         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
                         request.httpBody = try JSONEncoder().encode(ProtocolMessages.UpdateDataMessage(deltas: [details.makeDelta()]))
-                        let (data, _) = try await URLSession.shared.data(for: request)
+                        let (data, _) = try await session.data(for: request)
                         let status = try JSONDecoder().decode(ProtocolMessages.UpdateDataMessage.self, from: data).deltas[0].changes[0].status
                         return (quantity, status)
                     }

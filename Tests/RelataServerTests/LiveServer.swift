@@ -11,6 +11,9 @@ import RelataTestSupport
 /// like any client would; stopped (gracefully) when the body returns.
 struct LiveClient: Sendable {
     let port: Int
+    /// The client's own connections: a session shared by every test could reuse a connection to
+    /// an earlier test's server that had this port, and get an empty answer from it as it closes.
+    let session: URLSession
 
     struct Response: Sendable {
         let status: Int
@@ -19,10 +22,11 @@ struct LiveClient: Sendable {
         let header: @Sendable (String) -> String?
     }
 
-    /// Sends a request; `session` is the client's own (a flood of requests sent through another
-    /// one does not hold this one's requests in the client's own queue).
+    /// Sends a request through the client's session, or `session` (a flood of requests sent
+    /// through another one does not hold this one's requests in the client's own queue).
     func request(_ path: String, method: String = "POST", body: Data? = nil, token: String? = nil, accept: String? = nil,
-                 headers: [String: String] = [:], session: URLSession = .shared) async throws -> Response {
+                 headers: [String: String] = [:], session: URLSession? = nil) async throws -> Response {
+        let session = session ?? self.session
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
         request.httpBody = body
@@ -55,8 +59,10 @@ func withLiveServer(_ services: ServerServices, configuration: ServerConfigurati
         group.addTask { try await app.runService(gracefulShutdownSignals: []) }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
+        let session = URLSession(configuration: .ephemeral)
+        defer { session.finishTasksAndInvalidate() }
         do {
-            try await body(LiveClient(port: port))
+            try await body(LiveClient(port: port, session: session))
         } catch {
             group.cancelAll()
             throw error
