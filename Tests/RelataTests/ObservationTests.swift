@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Relata
 
-@Suite struct ObservationTests {
+@Suite(.timeLimit(.minutes(1))) struct ObservationTests {
     /// Used from one test at a time; the notification block runs synchronously on the posting thread.
     final class Recorder: @unchecked Sendable { var events: [DataTableEvent] = [] }
 

@@ -4,7 +4,7 @@ import Testing
 
 /// `makeDelta(sharingValuesWith:)`: a data server's delta of the changes it replayed takes the
 /// sent dictionaries of values where it made the same values, and makes its own elsewhere.
-@Suite struct SharedValuesTests {
+@Suite(.timeLimit(.minutes(1))) struct SharedValuesTests {
     /// The storage a dictionary refers to, which its copies share until one is changed. (A native
     /// `Dictionary` is one reference; the tests read it to see that a dictionary was not copied.)
     static func storage(_ values: [String: Value]) -> UInt { withUnsafeBytes(of: values) { $0.load(as: UInt.self) } }

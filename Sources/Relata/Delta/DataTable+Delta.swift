@@ -56,14 +56,9 @@ extension DataTable {
             }
             var change = DeltaChange(changeId: changeId, type: type)
             let sentPosition = sharing?.position(of: changeId, near: deltaChanges.count)
-            if type != .insert {
-                change.oldValues = sharing?.oldValues(at: sentPosition) { columns[$0].value(at: slot) }
-                    ?? template.values { columns[$0].value(at: slot) }
-            }
-            if type != .delete {
-                change.newValues = sharing?.newValues(at: sentPosition) { postedValue(slot: slot, field: $0) }
-                    ?? template.values { postedValue(slot: slot, field: $0) }
-            }
+            let original = { self.columns[$0].value(at: slot) }, posted = { self.postedValue(slot: slot, field: $0) }
+            if type != .insert { change.oldValues = sharing?.oldValues(at: sentPosition, original) ?? template.values(original) }
+            if type != .delete { change.newValues = sharing?.newValues(at: sentPosition, posted) ?? template.values(posted) }
             if recordsEdits { change.edits = postedEdits(slot: slot) }
             deltaChanges.append(change)
         }

@@ -484,7 +484,6 @@ public struct EditReplay {
         return result
     }
 
-
     /// A new row must have every required value once its rules ran (auto-increment fields get theirs from the store).
     private func requireValues(of row: DataTableRow) throws {
         for field in row.table.fields where field.required && !field.autoIncrement && row[field.name].isNull {

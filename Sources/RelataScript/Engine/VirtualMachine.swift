@@ -108,31 +108,17 @@ package final class VirtualMachine {
             while next < count { step(next); next += 1 }
         }
         guard depth == 0 else { return runTheRestAlone() }
-        // The driver holds the steps through a box emptied before this returns: JavaScriptCore
-        // frees the function object whenever it collects it.
-        final class Steps { var run: ((Int) -> Void)? }
-        let steps = Steps()
-        let driver = NativeFunction.make(in: context) { [unowned self] context, _, _ in
-            while next < count, let run = steps.run {
-                run(next)
-                next += 1
-                if watchdog.struck { break }
+        while next < count {
+            let first = next
+            insideOneEntry(in: context) {
+                while next < count {
+                    step(next)
+                    next += 1
+                    if watchdog.struck { break }
+                }
             }
-            return JSValueMakeUndefined(context.ref)
-        }
-        JSValueProtect(context.ref, driver)
-        defer { JSValueUnprotect(context.ref, driver) }
-        withoutActuallyEscaping(step) { step in
-            steps.run = step
-            defer { steps.run = nil }
-            while next < count {
-                let first = next
-                ownCallDepth = 1
-                _ = enter(in: context.ref) { JSObjectCallAsFunction(context.ref, driver, nil, 0, nil, nil) }
-                ownCallDepth = 0
-                // An entry that ran no step (JavaScriptCore refused the call): the rest run one entry each.
-                if next == first { runTheRestAlone() }
-            }
+            // An entry that ran no step (JavaScriptCore refused the call): the rest run one entry each.
+            if next == first { runTheRestAlone() }
         }
     }
 
@@ -145,26 +131,33 @@ package final class VirtualMachine {
     /// Already inside JavaScript, `body` just runs.
     func entered<T, E: Error>(in context: ScriptContext, _ body: () throws(E) -> T) throws(E) -> T {
         guard depth == 0 else { return try body() }
+        var outcome: Result<T, E>?
+        insideOneEntry(in: context) { outcome = Result { () throws(E) -> T in try body() } }
+        // JavaScriptCore refused the call (its stack was exhausted): `body` runs outside it.
+        guard let outcome else { return try body() }
+        return try outcome.get()
+    }
+
+    /// Runs `body` inside one call from Swift into the machine — the outermost, whose calls into
+    /// JavaScript are then nested and each counted as a call of its own by the time limit — or
+    /// not at all when JavaScriptCore refuses the call.
+    private func insideOneEntry(in context: ScriptContext, _ body: () -> Void) {
         // The driver holds `body` through a box emptied before this returns: JavaScriptCore
         // frees the function object whenever it collects it.
-        let batch = BatchBody()
+        let box = DriverBody()
         let driver = NativeFunction.make(in: context) { context, _, _ in
-            batch.run?()
+            box.run?()
             return JSValueMakeUndefined(context.ref)
         }
         JSValueProtect(context.ref, driver)
         defer { JSValueUnprotect(context.ref, driver) }
-        var outcome: Result<T, E>?
-        withoutActuallyEscaping({ outcome = Result { () throws(E) -> T in try body() } }) { run in
-            batch.run = run
-            defer { batch.run = nil }
+        withoutActuallyEscaping(body) { body in
+            box.run = body
+            defer { box.run = nil }
             ownCallDepth = 1
             defer { ownCallDepth = 0 }
             _ = enter(in: context.ref) { JSObjectCallAsFunction(context.ref, driver, nil, 0, nil, nil) }
         }
-        // JavaScriptCore refused the call (its stack was exhausted): `body` runs outside it.
-        guard let outcome else { return try body() }
-        return try outcome.get()
     }
 
     /// Arms JavaScriptCore's limit at a tick of the time limit (``Watchdog``).
@@ -175,8 +168,8 @@ package final class VirtualMachine {
     }
 }
 
-/// What the driver of ``VirtualMachine/entered(in:_:)`` runs, while it runs.
-private final class BatchBody {
+/// What the driver of ``VirtualMachine/insideOneEntry(in:_:)`` runs, while it runs.
+private final class DriverBody {
     var run: (() -> Void)?
 }
 
