@@ -316,7 +316,7 @@ import Testing
         }
         var changes = try table.makeDelta().changes
         func handMade(_ id: Int, names: [String]) -> DeltaChange {
-            var old: [String: Value] = [:], new: [String: Value] = [:]
+            var old = FieldValues(), new = FieldValues()
             for name in names {   // inserted in the order given: another layout than makeDelta's
                 let offset = Int64(names.firstIndex(of: name)!)
                 old[name] = name == "Id" ? .integer(Int64(id)) : .integer(-Int64(id) * 10 - offset)
@@ -332,7 +332,7 @@ import Testing
         _ = try adapter.runtime.withEnvironment(RuleEnvironment(dataAccess: adapter.data)) {
             try DeltaProcessor(runtime: adapter.runtime).validate([delta], store: TableStore(data: adapter.data))
         }
-        func json(_ values: [String: Value]) -> String {
+        func json(_ values: FieldValues) -> String {
             "{" + values.keys.sorted().map { "\"\($0)\":\(values[$0]!.integerValue!)" }.joined(separator: ",") + "}"
         }
         #expect(try seen(recorder) == changes.map { "[\(json($0.oldValues)),\(json($0.newValues))]" })

@@ -41,7 +41,7 @@ import Testing
     @Test func aLargeBatchHasTheSameFingerprintEitherWay() throws {
         var changes: [DeltaChange] = []
         for id in (1...5_000).reversed() {
-            let old: [String: Value] = ["Id": .integer(Int64(id)), "Name": .string("row \(id) ü"), "Price": .double(Double(id) / 3),
+            let old: FieldValues = ["Id": .integer(Int64(id)), "Name": .string("row \(id) ü"), "Price": .double(Double(id) / 3),
                                         "Total": .decimal(Decimal(id) / 7), "Seen": .date(Date(timeIntervalSinceReferenceDate: Double(id))), "Note": .null]
             var new = old
             new["Name"] = .string("row \(id) edited 😀")

@@ -24,14 +24,14 @@ import Testing
     /// Value maps copied from one template (one order of names), built apart (each its own
     /// order), with more or fewer names, names moving between maps: each arrives as it went.
     @Test func manyChangesOfMixedShapesArriveAsTheyWent() throws {
-        let template: [String: Value] = ["Id": 0, "Name": "", "Qty": 0, "Price": 0.5, "Note": .null]
+        let template: FieldValues = ["Id": 0, "Name": "", "Qty": 0, "Price": 0.5, "Note": .null]
         var changes: [DeltaChange] = []
         for id in 1...300 {
             var old = template, new = template
             old["Id"] = .integer(Int64(id))
             new["Id"] = .integer(Int64(id))
             new["Qty"] = .integer(Int64(id % 7))
-            if id % 5 == 0 { new = Dictionary(uniqueKeysWithValues: new.map { ($0.key, $0.value) }.reversed()) }   // another order
+            if id % 5 == 0 { new = FieldValues(uniqueKeysWithValues: new.map { ($0.key, $0.value) }.reversed()) }   // another order
             if id % 11 == 0 { new["Extra \(id % 3)"] = "more" }
             if id % 13 == 0 { old = ["Id": .integer(Int64(id))] }
             var change = DeltaChange(changeId: id, type: .update, oldValues: old, newValues: new,
@@ -130,7 +130,7 @@ import Testing
         let first = values(shapes[0]) + [0, 0, 0, 0]
         let rest = shapes.indices.dropFirst().flatMap { change(Int64($0 + 1), shapes[$0]) }
         let read = try DeltaBinary.decode(handWritten(names: ["A", "B", "C"], changes: UInt64(shapes.count), values: Array(first.dropLast(4)), trailing: rest))
-        let expected: [[String: Value]] = [
+        let expected: [FieldValues] = [
             ["A": 1, "B": 2], ["A": 3, "B": 4], ["B": 5, "A": 6], ["A": 7, "B": 8],
             ["A": 10, "B": 11], ["A": 13, "B": 14], ["A": 15, "C": 16], ["A": 17, "B": 18],
         ]

@@ -28,7 +28,7 @@ import Testing
     /// The form is what servers have recorded: a record's fingerprint must still match its batch
     /// after an upgrade. Pinned for a sample and for a change with more values than a row's few.
     @Test func theFormIsTheOneRecorded() throws {
-        let all: [String: Value] = [
+        let all: FieldValues = [
             "I": .integer(-9_223_372_036_854_775_807), "D": .double(0.1), "C": .decimal(Decimal(string: "123456789012345.6789")!),
             "B": .boolean(true), "S": .string("quote \" ü 😀 \u{1}"), "T": .date(Date(timeIntervalSinceReferenceDate: 812_345_678.125)),
             "G": .guid(UUID(uuidString: "5B1C2F36-0D7A-4E55-9C1E-7A2B3C4D5E6F")!), "X": .blob(Data([0, 1, 255])), "N": .null,
@@ -47,11 +47,11 @@ import Testing
         ]
         #expect(try DeltaFingerprint.of(sample) == "2:81f04a9d2a2470d7599f7a79c0b79ede045cfbd7d38cc9d8c2a2cb4f1c4ac941")
         let names = (0..<40).map { "F\($0)" }
-        var wide = [String: Value](), reversed = [String: Value]()
+        var wide = FieldValues(), reversed = FieldValues()
         for (position, name) in names.enumerated() { wide[name] = .integer(Int64(position)) }
         for (position, name) in names.enumerated().reversed() { reversed[name] = .integer(Int64(position)) }
         let row = Array(names.prefix(6))
-        func batch(_ values: [String: Value]) -> [Delta] {
+        func batch(_ values: FieldValues) -> [Delta] {
             [Delta(tableName: "Wide", keyFields: ["F0"], loggedFields: names, changes: [
                 DeltaChange(changeId: 1, type: .update, oldValues: values.filter { row.contains($0.key) }, newValues: values),
             ])]

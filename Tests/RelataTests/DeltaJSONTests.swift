@@ -7,7 +7,7 @@ import Testing
 @Suite struct DeltaJSONTests {
     static func sample() -> [Delta] {
         let when = Date(timeIntervalSinceReferenceDate: 812_345_678.125)
-        let all: [String: Value] = [
+        let all: FieldValues = [
             "I": .integer(-9_223_372_036_854_775_807), "D": .double(0.1), "C": .decimal(Decimal(string: "123456789012345.6789")!),
             "B": .boolean(true), "S": .string("quote \" backslash \\ tab \t newline \n ü 😀 \u{1}"), "T": .date(when),
             "G": .guid(UUID()), "X": .blob(Data([0, 1, 255])), "N": .null,

@@ -61,7 +61,7 @@ import Testing
         var delta = try table.makeDelta()
         #expect(delta.changes.map(\.type) == [.update, .update, .delete])
         for (change, row) in zip(delta.changes, [3, 1, 2]) {
-            var expected = Dictionary(uniqueKeysWithValues: names.dropFirst().map { ($0, Value.string("\(row) \($0)")) })
+            var expected = FieldValues(uniqueKeysWithValues: names.dropFirst().map { ($0, Value.string("\(row) \($0)")) })
             expected["Id"] = .integer(Int64(row))
             #expect(change.oldValues == expected)
         }

@@ -3,12 +3,8 @@ import Testing
 @testable import Relata
 
 /// `makeDelta(sharingValuesWith:)`: a data server's delta of the changes it replayed takes the
-/// sent dictionaries of values where it made the same values, and makes its own elsewhere.
+/// sent values themselves where it made the same values, and makes its own elsewhere.
 @Suite(.timeLimit(.minutes(1))) struct SharedValuesTests {
-    /// The storage a dictionary refers to, which its copies share until one is changed. (A native
-    /// `Dictionary` is one reference; the tests read it to see that a dictionary was not copied.)
-    static func storage(_ values: [String: Value]) -> UInt { withUnsafeBytes(of: values) { $0.load(as: UInt.self) } }
-
     @Test func valuesMadeAsSentAreTheSentDictionariesAndOthersTheServersOwn() throws {
         let client = try makeClients(), server = try makeClients()
         try client.rows[0].setValue("Acme Ltd", forKey: "ClientName")
@@ -18,10 +14,10 @@ import Testing
         try server.rows[1].setValue(0.25, forKey: "ClientDiscount")   // the server's rules made another value
         let made = try server.makeDelta(sharingValuesWith: sent)
         #expect(made == (try server.makeDelta()), "sharing changed what the delta says")
-        #expect(Self.storage(made.changes[0].oldValues) == Self.storage(sent.changes[0].oldValues))
-        #expect(Self.storage(made.changes[0].newValues) == Self.storage(sent.changes[0].newValues))
-        #expect(Self.storage(made.changes[1].oldValues) == Self.storage(sent.changes[1].oldValues))
-        #expect(Self.storage(made.changes[1].newValues) != Self.storage(sent.changes[1].newValues))
+        #expect(made.changes[0].oldValues.isSameStorage(as: sent.changes[0].oldValues))
+        #expect(made.changes[0].newValues.isSameStorage(as: sent.changes[0].newValues))
+        #expect(made.changes[1].oldValues.isSameStorage(as: sent.changes[1].oldValues))
+        #expect(!made.changes[1].newValues.isSameStorage(as: sent.changes[1].newValues))
         #expect(made.changes[1].newValues["ClientDiscount"] == 0.25)
     }
 
@@ -38,7 +34,7 @@ import Testing
         let made = try server.makeDelta(sharingValuesWith: sent)
         let discount = try #require(made.changes[0].oldValues["ClientDiscount"]?.doubleValue)
         #expect(discount.sign == .plus, "the sent -0.0 replaced the server's 0.0")
-        #expect(Self.storage(made.changes[0].newValues) == Self.storage(sent.changes[0].newValues))
+        #expect(made.changes[0].newValues.isSameStorage(as: sent.changes[0].newValues))
         #expect(made.changes[1].newValues["Unknown"] == nil)
         #expect(made == (try server.makeDelta()))
     }
@@ -52,8 +48,8 @@ import Testing
         for row in server.rows { try row.setValue("Renamed", forKey: "ClientName") }
         let made = try server.makeDelta(sharingValuesWith: sent)
         #expect(made == (try server.makeDelta()))
-        #expect(Self.storage(made.changes[2].newValues) == Self.storage(sent.changes[0].newValues))
-        #expect(Self.storage(made.changes[1].newValues) == Self.storage(sent.changes[1].newValues))
-        #expect(!sent.changes.contains { Self.storage($0.newValues) == Self.storage(made.changes[0].newValues) })
+        #expect(made.changes[2].newValues.isSameStorage(as: sent.changes[0].newValues))
+        #expect(made.changes[1].newValues.isSameStorage(as: sent.changes[1].newValues))
+        #expect(!sent.changes.contains { $0.newValues.isSameStorage(as: made.changes[0].newValues) })
     }
 }

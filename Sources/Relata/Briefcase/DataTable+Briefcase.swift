@@ -29,14 +29,14 @@ extension DataTable {
             for entry in record.history {
                 writer.write(entry.sequence)
                 writer.write(UInt8(RowEdit.Kind.briefcaseOrder.firstIndex(of: entry.kind) ?? 0))
-                Self.write(FieldValues(Dictionary(uniqueKeysWithValues: entry.values.compactMap { name, value in
+                Self.write(ValuesByFieldIndex(Dictionary(uniqueKeysWithValues: entry.values.compactMap { name, value in
                     fieldIndex(named: name).map { ($0, value) }
                 })), into: &writer)
             }
         }
     }
 
-    private static func write(_ values: FieldValues, into writer: inout BinaryWriter) {
+    private static func write(_ values: ValuesByFieldIndex, into writer: inout BinaryWriter) {
         let entries = Array(values)
         writer.write(UInt32(entries.count))
         for (field, value) in entries {
@@ -125,7 +125,7 @@ extension DataTable {
             }
             let values = try readValues(from: &reader, fields: fields, table: table)
             edits.append(RowEdit(sequence: sequence, kind: RowEdit.Kind.briefcaseOrder[kindByte],
-                                 values: Dictionary(uniqueKeysWithValues: values.map { (fields[$0.key].name, $0.value) })))
+                                 values: FieldValues(uniqueKeysWithValues: values.map { (fields[$0.key].name, $0.value) })))
         }
         return edits
     }
@@ -135,8 +135,8 @@ extension DataTable {
     /// Change ids a briefcase may hold: 0 up to 2^53.
     static let changeIdRange: ClosedRange<Int64> = 0...(1 << 53)
 
-    private static func readValues(from reader: inout BinaryReader, fields: [FieldDefinition], table: String) throws -> FieldValues {
-        var values: FieldValues = [:]
+    private static func readValues(from reader: inout BinaryReader, fields: [FieldDefinition], table: String) throws -> ValuesByFieldIndex {
+        var values: ValuesByFieldIndex = [:]
         for _ in 0..<(try reader.read(UInt32.self)) {
             let field = Int(try reader.read(UInt32.self))
             guard fields.indices.contains(field) else {

@@ -20,9 +20,9 @@ extension DataTable {
 
     /// ``makeDelta()`` for a data server that has replayed the changes `sent` on this table: a
     /// change's old or new values that are, value for value and as they travel
-    /// (``WireIdentity``), those of the sent change with the same id are the sent dictionary
-    /// itself — no copy made, and comparing the answer with what was sent finds them equal
-    /// without reading them (a dictionary compared with itself).
+    /// (``WireIdentity``), those of the sent change with the same id are the sent values
+    /// themselves — no copy made, and comparing the answer with what was sent finds them equal
+    /// without reading them (one storage compared with itself).
     package func makeDelta(sharingValuesWith sent: Delta) throws -> Delta {
         try makeDelta(sharing: sent)
     }
@@ -36,8 +36,8 @@ extension DataTable {
             entries.append((changes.changeId(slot), slot))
         }
         entries.sort { $0.changeId < $1.changeId }
-        let template = FieldValuesTemplate(fields: fields)
-        var sharing = sent.map { SharedValues(sent: $0, names: fields.map(\.name)) }
+        let names = FieldNames(unique: fields.map(\.name))
+        var sharing = sent.map { SharedValues(sent: $0, names: names.names) }
         var deltaChanges: [DeltaChange] = []
         deltaChanges.reserveCapacity(entries.count)
         for (changeId, slot) in entries {
@@ -57,8 +57,8 @@ extension DataTable {
             var change = DeltaChange(changeId: changeId, type: type)
             let sentPosition = sharing?.position(of: changeId, near: deltaChanges.count)
             let original = { self.columns[$0].value(at: slot) }, posted = { self.postedValue(slot: slot, field: $0) }
-            if type != .insert { change.oldValues = sharing?.oldValues(at: sentPosition, original) ?? template.values(original) }
-            if type != .delete { change.newValues = sharing?.newValues(at: sentPosition, posted) ?? template.values(posted) }
+            if type != .insert { change.oldValues = sharing?.oldValues(at: sentPosition, original) ?? FieldValues(names: names, original) }
+            if type != .delete { change.newValues = sharing?.newValues(at: sentPosition, posted) ?? FieldValues(names: names, posted) }
             if recordsEdits { change.edits = postedEdits(slot: slot) }
             deltaChanges.append(change)
         }

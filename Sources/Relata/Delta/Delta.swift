@@ -97,10 +97,10 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// Insert, update or delete.
     public var type: ChangeType
     /// Original values by field name (updates and deletes).
-    public var oldValues: [String: Value]
+    public var oldValues: FieldValues
     /// Current values by field name (inserts and updates): after the rules ran where the
     /// change was made. A data server takes them as the client's expectation, not as orders.
-    public var newValues: [String: Value]
+    public var newValues: FieldValues
     /// The user's edits of the row, in the user's order (``DataTable/recordsEdits``), which a
     /// data server replays through its rules: nil when the change does not say (it is then
     /// taken as one edit setting ``newValues``); empty when rules alone made the change, and
@@ -119,7 +119,7 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// change more than twice its size (192 bytes instead of 80) in each copy of a batch.
     private var failureBox: FailureBox?
     /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
-    public var refreshedValues: [String: Value]
+    public var refreshedValues: FieldValues
 
     private enum CodingKeys: String, CodingKey {
         case changeId, type, oldValues, newValues, edits, status, message
@@ -132,9 +132,9 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     /// ```swift
     /// let change = DeltaChange(changeId: 1, type: .update, oldValues: ["Name": "A"], newValues: ["Name": "B"])
     /// ```
-    public init(changeId: Int, type: ChangeType, oldValues: [String: Value] = [:], newValues: [String: Value] = [:],
+    public init(changeId: Int, type: ChangeType, oldValues: FieldValues = [:], newValues: FieldValues = [:],
                 status: Status = .pending, message: String? = nil, failure: ChangeFailure? = nil,
-                refreshedValues: [String: Value] = [:], edits: [RowEdit]? = nil) {
+                refreshedValues: FieldValues = [:], edits: [RowEdit]? = nil) {
         self.changeId = changeId
         self.type = type
         self.oldValues = oldValues
@@ -173,7 +173,7 @@ public struct DeltaChange: Sendable, Hashable, Codable {
     }
 
     /// Marks the change resolved, with values the data source assigned.
-    public mutating func resolve(refreshing values: [String: Value] = [:]) {
+    public mutating func resolve(refreshing values: FieldValues = [:]) {
         status = .resolved
         message = nil
         failure = nil

@@ -1,5 +1,5 @@
 /// The values of a sent delta's changes, for ``DataTable/makeDelta(sharingValuesWith:)``: a
-/// change made again by a data server takes the sent change's dictionary of old or new values
+/// change made again by a data server takes the sent change's old or new values
 /// when it holds the same names with the same values, as they travel (``WireIdentity``).
 struct SharedValues {
     private let sent: Delta
@@ -25,19 +25,19 @@ struct SharedValues {
     }
 
     /// The sent change's old values when they are `value(field)` for every field; else nil.
-    mutating func oldValues(at position: Int?, _ value: (Int) -> Value) -> [String: Value]? {
+    mutating func oldValues(at position: Int?, _ value: (Int) -> Value) -> FieldValues? {
         guard let position else { return nil }
         return Self.shared(sent.changes[position].oldValues, fieldCount: fieldCount, reader: &old, value)
     }
 
     /// The sent change's new values when they are `value(field)` for every field; else nil.
-    mutating func newValues(at position: Int?, _ value: (Int) -> Value) -> [String: Value]? {
+    mutating func newValues(at position: Int?, _ value: (Int) -> Value) -> FieldValues? {
         guard let position else { return nil }
         return Self.shared(sent.changes[position].newValues, fieldCount: fieldCount, reader: &new, value)
     }
 
-    private static func shared(_ values: [String: Value], fieldCount: Int, reader: inout FieldValueReader,
-                               _ value: (Int) -> Value) -> [String: Value]? {
+    private static func shared(_ values: FieldValues, fieldCount: Int, reader: inout FieldValueReader,
+                               _ value: (Int) -> Value) -> FieldValues? {
         guard values.count == fieldCount else { return nil }
         reader.load(values)
         for field in 0..<fieldCount {

@@ -50,7 +50,7 @@ extension DataTable {
     /// rules did meanwhile, again. Nil for a row not added here.
     func vanishedChange(slot: Int) -> DeltaChange? {
         guard let record = changes[slot], record.state == .added, record.changeId != 0 else { return nil }
-        let values = Dictionary(uniqueKeysWithValues: fields.indices.map { (fields[$0].name, postedValue(slot: slot, field: $0)) })
+        let values = FieldValues(names: FieldNames(unique: fields.map(\.name))) { postedValue(slot: slot, field: $0) }
         return DeltaChange(changeId: record.changeId, type: .insert, newValues: values,
                            edits: postedEdits(slot: slot) + [RowEdit(sequence: EditSequence.next(), kind: .delete)])
     }

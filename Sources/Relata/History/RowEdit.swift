@@ -32,14 +32,14 @@ public struct RowEdit: Sendable, Hashable, Codable {
     public var kind: Kind
     /// The values the user set, by field name, before any rule ran (empty for a delete,
     /// and for a post in which the user set nothing but the rules may have).
-    public var values: [String: Value]
+    public var values: FieldValues
 
     /// Creates an edit; tables make them as their rows are edited.
     ///
     /// ```swift
     /// let edit = RowEdit(sequence: 7, kind: .update, values: ["Status": "open"])
     /// ```
-    public init(sequence: Int64, kind: Kind, values: [String: Value] = [:]) {
+    public init(sequence: Int64, kind: Kind, values: FieldValues = [:]) {
         self.sequence = sequence
         self.kind = kind
         self.values = values

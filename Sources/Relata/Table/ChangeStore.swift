@@ -108,7 +108,7 @@ struct ChangeStore: Sequence {
     }
 
     /// A slot's edit buffer, read in place; nil when the row is not being edited.
-    @inline(__always) func edit(_ slot: Int) -> FieldValues? {
+    @inline(__always) func edit(_ slot: Int) -> ValuesByFieldIndex? {
         let position = recordIndex[slot]
         return position == 0 ? nil : records[Int(position) - 1].edit
     }

@@ -60,7 +60,7 @@ extension DataTable {
         // With rules, the new row starts hidden and in edit mode, so `onNewRow`
         // can set values; a direct addition is then posted like any change.
         let hidden = inEditMode || rules != nil
-        var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: FieldValues(pending))
+        var record = RowChanges(state: hidden ? .addedInEditMode : .added, pending: ValuesByFieldIndex(pending))
         if hidden { record.edit = [:] }
         let userEdit = isUserEdit
         if userEdit { record.history = [RowEdit(sequence: 0, kind: .insert, values: given.reduce(into: [:]) { $0[fields[$1.field].name] = $1.value })] }

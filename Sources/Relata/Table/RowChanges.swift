@@ -4,14 +4,14 @@
 struct RowChanges {
     var state: RowState = .unchanged
     /// Current values that differ from the original (every value set on an added row).
-    var pending: FieldValues = [:]
+    var pending: ValuesByFieldIndex = [:]
     /// Values written since `edit()`; nil when the row is not in edit mode.
-    var edit: FieldValues? {
+    var edit: ValuesByFieldIndex? {
         get { editStorage.first }
         set { editStorage = newValue.map { [$0] } ?? [] }
     }
     /// The edit buffer out of line (rows are rarely in edit mode): one word here instead of seventy.
-    private var editStorage: [FieldValues] = []
+    private var editStorage: [ValuesByFieldIndex] = []
     /// Ties the row to its ``DeltaChange``; 0 when the row has no change.
     var changeId = 0
     /// The message of the last failed apply of this row's change.
@@ -21,7 +21,7 @@ struct RowChanges {
     /// edit mode the last may be open (sequence 0), collecting what the user writes.
     var history: [RowEdit] = []
 
-    init(state: RowState = .unchanged, pending: FieldValues = [:]) {
+    init(state: RowState = .unchanged, pending: ValuesByFieldIndex = [:]) {
         self.state = state
         self.pending = pending
     }

@@ -24,23 +24,11 @@ package enum WireIdentity {
         }
     }
 
-    /// The same names (code point for code point) with the same values.
-    package static func same(_ a: [String: Value], _ b: [String: Value]) -> Bool {
-        guard a.count == b.count else { return false }
-        if oneStorage(a, b) { return true }
-        for (name, value) in a {
-            // A dictionary finds a name by canonical equivalence: the name found must be this one.
-            guard let index = b.index(forKey: name), Value.sameCodePoints(b[index].key, name), same(b[index].value, value) else { return false }
-        }
-        return true
-    }
-
-    /// Whether `a` and `b` are one storage — one a copy of the other, neither changed since, as a
-    /// server's replay shares the request's values (``DataTable/makeDelta(sharingValuesWith:)``).
-    /// A dictionary is a single reference to its storage, so the same bits are the same storage,
-    /// which holds the same names and values.
-    private static func oneStorage(_ a: [String: Value], _ b: [String: Value]) -> Bool {
-        withUnsafeBytes(of: a) { a in withUnsafeBytes(of: b) { b in a.elementsEqual(b) } }
+    /// The same names (code point for code point) with the same values; values that are one
+    /// storage (one a copy of the other, neither changed since, as a server's replay shares the
+    /// request's: ``DataTable/makeDelta(sharingValuesWith:)``) at once.
+    package static func same(_ a: FieldValues, _ b: FieldValues) -> Bool {
+        a.isSameStorage(as: b) || a.allValues(matching: b, same, sameName: Value.sameCodePoints)
     }
 
     /// Both absent, or the same edits in the same order.

@@ -131,7 +131,7 @@ struct DeltaBinaryWriter {
         strings(delta.keyFields)
         strings(delta.loggedFields)
         // The names come before the changes that use them: the changes are written aside first.
-        var names = FieldNames()
+        var names = WrittenNames()
         var changes = BinaryWriter(capacity: 64 * delta.changes.count)
         for index in delta.changes.indices {
             try change(at: index, of: delta, leavingOut: leaveOut(index), names: &names, into: &changes)
@@ -142,7 +142,7 @@ struct DeltaBinaryWriter {
     }
 
     /// Writes a delta's change, read in place by its index (passing the change would copy it).
-    private mutating func change(at index: Int, of delta: Delta, leavingOut leftOut: DeltaBinary.LeftOut, names: inout FieldNames,
+    private mutating func change(at index: Int, of delta: Delta, leavingOut leftOut: DeltaBinary.LeftOut, names: inout WrittenNames,
                                  into out: inout BinaryWriter) throws {
         let table = delta.tableName
         var change: DeltaChange { delta.changes[index] }   // each use reads one property in place
@@ -192,11 +192,14 @@ struct DeltaBinaryWriter {
         case old, new, refreshed, edit
     }
 
-    private func values(_ values: [String: Value], _ map: ValueMap, of table: String, names: inout FieldNames, into out: inout BinaryWriter) throws {
+    private func values(_ values: FieldValues, _ map: ValueMap, of table: String, names: inout WrittenNames, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        for (entry, (name, value)) in values.enumerated() {
-            out.write(names.position(of: name, entry: entry, in: map))
-            try Self.value(value, of: table, field: name, into: &out)
+        guard !values.isEmpty else { return }
+        let positions = names.positions(of: values.names, in: map)
+        for slot in positions.indices {
+            guard let value = values.value(at: slot) else { continue }
+            out.write(positions[slot])
+            try Self.value(value, of: table, field: values.names.names[slot], into: &out)
         }
     }
 
@@ -260,26 +263,20 @@ struct DeltaBinaryWriter {
     }
 
     /// The field names of a delta's values, each given a position when first met.
-    private struct FieldNames {
+    private struct WrittenNames {
         private(set) var list: [String] = []
         private var positions: [String: UInt32] = [:]
-        /// For each kind of value map (a change's old, new and refreshed values, an edit's), the
-        /// name and position last met as each entry: maps copied from one template — as
-        /// `makeDelta` makes every change's — list their names in one order, so comparing with
-        /// the last is enough, no name hashed.
-        private var recent: [[(name: String, position: UInt32)]] = Array(repeating: [], count: ValueMap.allCases.count)
+        /// For each kind of value set (a change's old, new and refreshed values, an edit's), the
+        /// list of names met last and the position of each of its names: a delta's changes
+        /// share their lists of names (as `makeDelta` makes them), so each list is learnt once.
+        private var recent: [(names: FieldNames, positions: [UInt32])?] = Array(repeating: nil, count: ValueMap.allCases.count)
 
-        /// The position of the `entry`th name of a value map of a kind.
-        mutating func position(of name: String, entry: Int, in map: ValueMap) -> UInt32 {
-            let kind = map.rawValue
-            if entry < recent[kind].count, recent[kind][entry].name == name { return recent[kind][entry].position }
-            let position = position(of: name)
-            if entry < recent[kind].count {
-                recent[kind][entry] = (name, position)
-            } else if entry == recent[kind].count {
-                recent[kind].append((name, position))
-            }
-            return position
+        /// The position of each of `names`' names.
+        mutating func positions(of names: FieldNames, in map: ValueMap) -> [UInt32] {
+            if let recent = recent[map.rawValue], recent.names === names { return recent.positions }
+            let learnt = names.names.map { position(of: $0) }
+            recent[map.rawValue] = (names, learnt)
+            return learnt
         }
 
         private mutating func position(of name: String) -> UInt32 {

@@ -74,9 +74,9 @@ enum DeltaBinaryReader {
         guard parts & ~(DeltaBinary.Parts.edits | DeltaBinary.Parts.message | DeltaBinary.Parts.failure) == 0 else {
             throw problem("\(reader.context): parts \(parts) has bits this version does not know")
         }
-        let oldValues = try values(&reader, names: names, shape: &shapes.old, scratch: &shapes.scratch, "oldValues")
-        let newValues = try values(&reader, names: names, shape: &shapes.new, scratch: &shapes.scratch, "newValues")
-        let refreshedValues = try values(&reader, names: names, shape: &shapes.refreshed, scratch: &shapes.scratch, "refreshedValues")
+        let oldValues = try values(&reader, names: names, .old, shapes: &shapes, "oldValues")
+        let newValues = try values(&reader, names: names, .new, shapes: &shapes, "newValues")
+        let refreshedValues = try values(&reader, names: names, .refreshed, shapes: &shapes, "refreshedValues")
         var edits: [RowEdit]?
         if parts & DeltaBinary.Parts.edits != 0 {
             let count = try reader.readCount(elementSize: 13, "edits")   // sequence, kind, a value count
@@ -90,7 +90,7 @@ enum DeltaBinaryReader {
                 case .update: .update
                 case .delete: .delete
                 }
-                let values = try values(&reader, names: names, shape: &shapes.edit, scratch: &shapes.scratch, "edits[\(index)].values")
+                let values = try values(&reader, names: names, .edit, shapes: &shapes, "edits[\(index)].values")
                 list.append(RowEdit(sequence: sequence, kind: kind, values: values))
             }
             edits = list
@@ -134,43 +134,31 @@ enum DeltaBinaryReader {
         return list
     }
 
-    /// Field values: the last of two with one name counts, as in the JSON.
-    ///
-    /// Most changes of a delta name the same fields in the same order as the one before: their
-    /// values go into a copy of that one's dictionary, by position (``ValueShapes``), with no
-    /// name hashed and the storage sized once.
-    private static func values(_ reader: inout BinaryReader, names: [String], shape: inout ValueShapes.Shape?, scratch: inout ValueShapes.Scratch,
-                               _ what: @autoclosure () -> String) throws -> [String: Value] {
+    /// Field values: the last of two with one name counts, as in the JSON. A delta's changes
+    /// name the same fields, so their sets share one list of names (``FieldValuesBuilder``).
+    private static func values(_ reader: inout BinaryReader, names: [String], _ kind: ChangeValueBuilders.Kind, shapes: inout ValueShapes,
+                               _ what: @autoclosure () -> String) throws -> FieldValues {
         let count = Int(try reader.read(UInt32.self))
         guard count <= reader.remaining / 5 else {   // a name and a tag each, at least
             throw problem("\(reader.context).\(what()) claims \(count) values, more than the data holds")
         }
-        guard count > 0 else { return [:] }
-        scratch.positions.removeAll(keepingCapacity: true)
-        scratch.values.removeAll(keepingCapacity: true)
+        guard count > 0 else { return FieldValues() }
+        shapes.names.removeAll(keepingCapacity: true)
+        var values: [Value?] = []
+        values.reserveCapacity(count)
         for _ in 0..<count {
             let position = Int(try reader.read(UInt32.self))
             guard position < names.count else {
                 throw problem("\(reader.context).\(what()): field name \(position) is not among the delta's \(names.count)")
             }
             do {
-                scratch.values.append(try value(&reader))
+                values.append(try value(&reader))
             } catch let failure as ValueProblem {
                 throw problem("\(reader.context).\(what()).\(names[position]): \(failure.message)")
             }
-            scratch.positions.append(position)
+            shapes.names.append(names[position])
         }
-        if let known = shape, known.positions == scratch.positions {
-            var values = known.dictionary
-            for (index, value) in zip(known.indexes, scratch.values) { values.values[index] = value }
-            return values
-        }
-        var values = [String: Value](minimumCapacity: count)
-        for (position, value) in zip(scratch.positions, scratch.values) { values[names[position]] = value }
-        // Every name was just put in: each has an index.
-        shape = ValueShapes.Shape(positions: scratch.positions, dictionary: values,
-                                  indexes: scratch.positions.map { values.index(forKey: names[$0])! })
-        return values
+        return shapes.builders.make(kind, names: shapes.names, values: values)
     }
 
     private struct ValueProblem: Error {
@@ -206,24 +194,9 @@ enum DeltaBinaryReader {
     }
 }
 
-/// The last dictionary of each kind of a delta's values (old, new, refreshed, an edit's), and the
-/// order its names came in: a dictionary's copy keeps its layout, so a change naming the same
-/// fields in the same order gets a copy with its values put where the names already are.
+/// What reading a delta's value sets keeps from one to the next: the builders sharing each kind's
+/// names, and the names of the set being read.
 private struct ValueShapes {
-    struct Shape {
-        /// The names' positions in the delta's list, in the order they came.
-        let positions: [Int]
-        let dictionary: [String: Value]
-        /// Where each of `positions`' names is in `dictionary`.
-        let indexes: [Dictionary<String, Value>.Index]
-    }
-
-    /// One change's values as they are read, before they go into a dictionary.
-    struct Scratch {
-        var positions: [Int] = []
-        var values: [Value] = []
-    }
-
-    var old: Shape?, new: Shape?, refreshed: Shape?, edit: Shape?
-    var scratch = Scratch()
+    var builders = ChangeValueBuilders()
+    var names: [String] = []
 }

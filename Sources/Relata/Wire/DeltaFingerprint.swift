@@ -27,13 +27,14 @@ package enum DeltaFingerprint {
         let part = 1 << 16
         var out = BinaryWriter(capacity: part + 4096)
         let tables = deltas.map { $0.tableName.lowercased() }
+        var order = NameOrder()
         out.write(UInt64(deltas.count))
         for index in deltas.indices.sorted(by: { tables[$0] < tables[$1] }) {
             let delta = deltas[index], changes = delta.changes
             out.write(tables[index])
             out.write(UInt64(changes.count))
             for position in inIdOrder(changes) {
-                try change(at: position, of: changes, table: delta.tableName, into: &out)
+                try change(at: position, of: changes, table: delta.tableName, order: &order, into: &out)
                 if out.bytes.count >= part {
                     out.bytes.withUnsafeBytes { digest.update($0) }
                     out.removeAll()
@@ -52,49 +53,44 @@ package enum DeltaFingerprint {
     }
 
     /// Writes a change, read in place by its position (passing the change would copy it).
-    private static func change(at position: Int, of changes: [DeltaChange], table: String, into out: inout BinaryWriter) throws {
+    private static func change(at position: Int, of changes: [DeltaChange], table: String, order: inout NameOrder, into out: inout BinaryWriter) throws {
         var change: DeltaChange { changes[position] }   // each use reads one property in place
         out.write(Int64(change.changeId))
         out.write(DeltaBinaryWriter.code(of: change.type))
-        try values(change.oldValues, of: table, into: &out)
-        try values(change.newValues, of: table, into: &out)
+        try values(change.oldValues, of: table, order: &order, into: &out)
+        try values(change.newValues, of: table, order: &order, into: &out)
         let edits = change.edits ?? []
         out.write(UInt64(edits.count))
         for edit in edits {
             out.write(edit.sequence)
             out.write(DeltaBinaryWriter.code(of: edit.kind))
-            try values(edit.values, of: table, into: &out)
+            try values(edit.values, of: table, order: &order, into: &out)
         }
     }
 
-    private static func values(_ values: [String: Value], of table: String, into out: inout BinaryWriter) throws {
+    private static func values(_ values: FieldValues, of table: String, order: inout NameOrder, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
-        func write(inOrder order: some Sequence<[String: Value].Index>) throws {
-            for index in order {
-                let (name, value) = values[index]
-                out.write(name)
-                try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
-            }
+        guard !values.isEmpty else { return }
+        for slot in order.sorted(values.names) {
+            guard let value = values.value(at: slot) else { continue }
+            let name = values.names.names[slot]
+            out.write(name)
+            try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
         }
-        guard values.count <= 32 else {
-            try write(inOrder: values.indices.sorted { values[$0].key < values[$1].key })
-            return
-        }
-        // A row's few entries sorted by name as positions on the stack: no entry copied, nothing allocated.
-        try withUnsafeTemporaryAllocation(of: [String: Value].Index.self, capacity: values.count) { order in
-            guard let order = order.baseAddress else { return }
-            var count = 0
-            defer { order.deinitialize(count: count) }
-            for index in values.indices {
-                var place = count
-                while place > 0 && values[index].key < values[order[place - 1]].key {
-                    (order + place).initialize(to: (order + place - 1).move())
-                    place -= 1
-                }
-                (order + place).initialize(to: index)
-                count += 1
+    }
+
+    /// The positions of a list of names in the names' order, for the list met last: a delta's
+    /// changes share theirs, so each list is sorted once.
+    private struct NameOrder {
+        private var names: FieldNames?
+        private var slots: [Int] = []
+
+        mutating func sorted(_ names: FieldNames) -> [Int] {
+            if names !== self.names {
+                self.names = names
+                slots = names.names.indices.sorted { names.names[$0] < names.names[$1] }
             }
-            try write(inOrder: UnsafeBufferPointer(start: order, count: count))
+            return slots
         }
     }
 }

@@ -136,7 +136,7 @@ public enum DeltaJSON {
         writer.raw("]")
     }
 
-    private static func values(_ values: [String: Value], of table: String, into writer: inout JSONWriter) throws {
+    private static func values(_ values: FieldValues, of table: String, into writer: inout JSONWriter) throws {
         writer.raw("{")
         for (index, (field, value)) in values.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { writer.raw(",") }

@@ -63,7 +63,7 @@ extension JSONScanner {
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
         var tableName = JSONSlot<String>("tableName"), keyFields = JSONSlot<[String]>("keyFields")
         var loggedFields = JSONSlot<[String]>("loggedFields"), changes = JSONSlot<[DeltaChange]>("changes")
-        var width = 0
+        var builders = ChangeValueBuilders()
         try object(depth: depth) { scanner, key in
             let inner = depth + 1
             if try scanner.key(key, is: "tableName") {
@@ -73,7 +73,7 @@ extension JSONScanner {
             } else if try scanner.key(key, is: "loggedFields") {
                 try loggedFields.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.protocolString() } }
             } else if try scanner.key(key, is: "changes") {
-                try changes.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.change(depth: inner + 1, width: &width) } }
+                try changes.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.change(depth: inner + 1, builders: &builders) } }
             } else {
                 try scanner.validateValue(depth: inner)
             }
@@ -82,15 +82,14 @@ extension JSONScanner {
                      loggedFields: try loggedFields.required(), changes: try changes.required())
     }
 
-    /// A change; `width` is how many values the changes before it held, to size its dictionaries.
-    private mutating func change(depth: Int, width: inout Int) throws -> DeltaChange {
+    /// A change; `builders` make its values, sharing names with the changes before it.
+    private mutating func change(depth: Int, builders: inout ChangeValueBuilders) throws -> DeltaChange {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
         var changeId = JSONSlot<Int>("changeId"), type = JSONSlot<DeltaChange.ChangeType>("type"), status = JSONSlot<DeltaChange.Status>("status")
-        var oldValues = JSONSlot<[String: Value]>("oldValues"), newValues = JSONSlot<[String: Value]>("newValues")
-        var refreshedValues = JSONSlot<[String: Value]>("refreshedValues"), message = JSONSlot<String>("message")
+        var oldValues = JSONSlot<FieldValues>("oldValues"), newValues = JSONSlot<FieldValues>("newValues")
+        var refreshedValues = JSONSlot<FieldValues>("refreshedValues"), message = JSONSlot<String>("message")
         var failure = JSONSlot<ChangeFailure>("failure"), edits = JSONSlot<[RowEdit]>("edits")
-        let capacity = width
         try object(depth: depth) { scanner, key in
             let inner = depth + 1
             if try scanner.key(key, is: "changeId") {
@@ -100,33 +99,32 @@ extension JSONScanner {
             } else if try scanner.key(key, is: "status") {
                 try status.fill(&scanner, depth: inner) { try $0.choice() }
             } else if try scanner.key(key, is: "oldValues") {
-                try oldValues.fill(&scanner, depth: inner) { try $0.values(depth: inner, capacity: capacity) }
+                try oldValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .old, builders: &builders) }
             } else if try scanner.key(key, is: "newValues") {
-                try newValues.fill(&scanner, depth: inner) { try $0.values(depth: inner, capacity: capacity) }
+                try newValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .new, builders: &builders) }
             } else if try scanner.key(key, is: "refreshedValues") {
-                try refreshedValues.fill(&scanner, depth: inner) { try $0.values(depth: inner, capacity: 0) }
+                try refreshedValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .refreshed, builders: &builders) }
             } else if try scanner.key(key, is: "message") {
                 try message.fill(&scanner, depth: inner) { try $0.protocolString() }
             } else if try scanner.key(key, is: "failure") {
                 try failure.fill(&scanner, depth: inner) { try $0.changeFailure(depth: inner) }
             } else if try scanner.key(key, is: "edits") {
-                try edits.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.edit(depth: inner + 1) } }
+                try edits.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.edit(depth: inner + 1, builders: &builders) } }
             } else {
                 try scanner.validateValue(depth: inner)
             }
         }
         let (changeType, changeStatus, id) = (try type.required(), try status.required(), try changeId.required())
         let (old, new) = (try oldValues.required(), try newValues.required())
-        width = max(old.count, new.count)
         return DeltaChange(changeId: id, type: changeType, oldValues: old, newValues: new, status: changeStatus,
                            message: try message.optional(), failure: try failure.optional(),
                            refreshedValues: try refreshedValues.required(), edits: try edits.optional())
     }
 
-    private mutating func edit(depth: Int) throws -> RowEdit {
+    private mutating func edit(depth: Int, builders: inout ChangeValueBuilders) throws -> RowEdit {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
-        var kind = JSONSlot<RowEdit.Kind>("kind"), sequence = JSONSlot<Int>("sequence"), values = JSONSlot<[String: Value]>("values")
+        var kind = JSONSlot<RowEdit.Kind>("kind"), sequence = JSONSlot<Int>("sequence"), values = JSONSlot<FieldValues>("values")
         try object(depth: depth) { scanner, key in
             if try scanner.key(key, is: "kind") {
                 try kind.fill(&scanner, depth: depth + 1) { try $0.choice() }
@@ -137,7 +135,7 @@ extension JSONScanner {
                     return sequence
                 }
             } else if try scanner.key(key, is: "values") {
-                try values.fill(&scanner, depth: depth + 1) { try $0.values(depth: depth + 1, capacity: 0) }
+                try values.fill(&scanner, depth: depth + 1) { try $0.fieldValues(depth: depth + 1, .edit, builders: &builders) }
             } else {
                 try scanner.validateValue(depth: depth + 1)
             }

@@ -24,6 +24,24 @@ extension JSONScanner {
     // MARK: Values
 
     /// Field values by name: an object whose members are tagged values.
+    /// A change's or an edit's values: an object of tagged values by field name, made by the
+    /// builder of their kind (a delta's changes share their names).
+    mutating func fieldValues(depth: Int, _ kind: ChangeValueBuilders.Kind, builders: inout ChangeValueBuilders) throws -> FieldValues {
+        skipSpace()
+        guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object of field values") }
+        var names: [String] = [], values: [Value?] = []
+        try object(depth: depth) { scanner, key in
+            let field = try scanner.name(of: key)
+            do {
+                values.append(try scanner.taggedValue(depth: depth + 1))
+                names.append(field)
+            } catch let problem as JSONProblem {
+                throw problem.inside(.member(field))
+            }
+        }
+        return builders.make(kind, names: names, values: values)
+    }
+
     mutating func values(depth: Int, capacity: Int) throws -> [String: Value] {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object of field values") }

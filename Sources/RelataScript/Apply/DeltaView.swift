@@ -163,79 +163,38 @@ final class DeltaView {
             let new: Int
         }
 
-        /// How the previous change's values (old or new) lay in their dictionary: the list of
-        /// their names, the names in the dictionary's own order, and where each goes in the
-        /// list. A dictionary copied from the same one — as `makeDelta` makes every change's —
-        /// keeps that order, so its values are read in it with no name hashed.
+        /// The list of names the previous change's values (old or new) held theirs by, the
+        /// index of its names sorted, and where each name goes in that sorted list: a delta's
+        /// changes share their names (as `makeDelta` and the wire readers make them), so each
+        /// change's values are put in order with no name compared.
         struct Layout {
-            fileprivate var list: Int?
-            fileprivate var names: [String] = []
+            fileprivate var names: FieldNames?
+            fileprivate var list = 0
             fileprivate var places: [Int] = []
-            /// Dictionaries in a row whose order was another: past a few, orders are not learnt.
-            fileprivate var misses = 0
         }
 
         /// The list of the names of `values`, and in `inOrder` the values in the list's order;
         /// `layout` is the previous change's, and becomes this one's.
-        mutating func index(of values: [String: Value], layout: inout Layout, values inOrder: inout [Value]) -> Int {
-            if let last = layout.list, all[last].count == values.count {
-                if Self.read(values, laidOut: layout, into: &inOrder) {
-                    layout.misses = 0
-                    return last
-                }
-                if Self.read(values, byName: all[last], into: &inOrder) {
-                    learn(values, list: last, into: &layout)
-                    return last
-                }
-            }
-            let names = values.keys.sorted()
-            _ = Self.read(values, byName: names, into: &inOrder)
-            let list = index(of: names)
-            learn(values, list: list, into: &layout)
-            return list
-        }
-
-        /// The values in the list's order, read in the dictionary's own order; false when its
-        /// names are not in the layout's order.
-        private static func read(_ values: [String: Value], laidOut layout: Layout, into inOrder: inout [Value]) -> Bool {
-            guard layout.names.count == values.count else { return false }
+        mutating func index(of values: FieldValues, layout: inout Layout, values inOrder: inout [Value]) -> Int {
             inOrder.removeAll(keepingCapacity: true)
+            guard values.count == values.names.names.count else {
+                // Values for some of their names only (a hand-made change): sorted here.
+                let sorted = values.sorted { $0.key < $1.key }
+                inOrder.append(contentsOf: sorted.lazy.map(\.value))
+                return index(of: sorted.map(\.key))
+            }
+            if values.names !== layout.names {
+                let names = values.names.names
+                let order = names.indices.sorted { names[$0] < names[$1] }
+                var places = [Int](repeating: 0, count: names.count)
+                for (place, slot) in order.enumerated() { places[slot] = place }
+                layout = Layout(names: values.names, list: index(of: order.map { names[$0] }), places: places)
+            }
             inOrder.append(contentsOf: repeatElement(.null, count: values.count))
-            var position = 0
-            for (name, value) in values {
-                guard name == layout.names[position] else { return false }
-                inOrder[layout.places[position]] = value
-                position += 1
+            for slot in layout.places.indices {
+                if let value = values.value(at: slot) { inOrder[layout.places[slot]] = value }
             }
-            return true
-        }
-
-        /// The values of `names` looked up one by one; false when one is missing.
-        private static func read(_ values: [String: Value], byName names: [String], into inOrder: inout [Value]) -> Bool {
-            inOrder.removeAll(keepingCapacity: true)
-            for name in names {
-                guard let value = values[name] else { return false }
-                inOrder.append(value)
-            }
-            return true
-        }
-
-        /// Makes `values`' order the layout of `list` (sorted names), unless orders keep changing.
-        private func learn(_ values: [String: Value], list: Int, into layout: inout Layout) {
-            let missed = layout.list == list ? layout.misses + 1 : 0
-            layout.list = list
-            layout.misses = missed
-            guard missed < 4 else { layout.names = []; return }
-            let sorted = all[list]
-            layout.names = Array(values.keys)
-            layout.places = layout.names.map { name in
-                var low = 0, high = sorted.count   // the name's place in the sorted list
-                while low < high {
-                    let middle = (low + high) / 2
-                    if sorted[middle] < name { low = middle + 1 } else { high = middle }
-                }
-                return low
-            }
+            return layout.list
         }
 
         /// The list of every name of either list, sorted.

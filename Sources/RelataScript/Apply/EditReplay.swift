@@ -400,7 +400,7 @@ public struct EditReplay {
                     if incoming.type == .update, let stored = storedRow(of: incoming, in: table) {
                         // The client expects what it sent; it gets what is stored (the rest of its sent values never were edits).
                         let differing = table.fields.filter { incoming.newValues[$0.name] != stored[$0.name] }
-                        change.resolve(refreshing: Dictionary(uniqueKeysWithValues: differing.map { ($0.name, stored[$0.name]) }))
+                        change.resolve(refreshing: FieldValues(uniqueKeysWithValues: differing.map { ($0.name, stored[$0.name]) }))
                     } else {
                         change.resolve()
                     }
@@ -457,7 +457,7 @@ public struct EditReplay {
             var answer = change
             answer.status = .pending
             if type == .update, let stored = storedRow(of: change, in: table) {
-                answer.resolve(refreshing: Dictionary(uniqueKeysWithValues: table.fields.map { ($0.name, stored[$0.name]) }))
+                answer.resolve(refreshing: FieldValues(uniqueKeysWithValues: table.fields.map { ($0.name, stored[$0.name]) }))
                 answer.message = "the client's rules changed the row and the server's did not: it holds the stored values"
             } else {
                 answer.fail(ChangeFailure(.conflict, "the client's rules \(type == .insert ? "added" : "deleted") the row and the server's did not"))
@@ -540,7 +540,7 @@ private struct CheckedFields {
 }
 
 /// The stored row an update or delete is about, checked against the values the change started from.
-private func findStoredRow(for changeId: Int, from oldValues: [String: Value], checking checked: inout CheckedFields, in table: DataTable) throws -> DataTableRow {
+private func findStoredRow(for changeId: Int, from oldValues: FieldValues, checking checked: inout CheckedFields, in table: DataTable) throws -> DataTableRow {
     let keyFields = checked.keys
     guard !keyFields.isEmpty else {
         throw RelataError(.invalidDelta, "the table has no primary key, so its rows cannot be found", table: table.name)

@@ -76,7 +76,7 @@ public struct LoginTableFields: Sendable, Hashable {
     }
 
     /// A row's values of the login table, the password left out.
-    private func withoutPassword(_ values: [String: Value]) -> [String: Value] {
+    private func withoutPassword(_ values: FieldValues) -> FieldValues {
         values.filter { !isPassword($0.key, of: table) }
     }
 

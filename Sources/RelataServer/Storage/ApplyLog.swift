@@ -110,8 +110,8 @@ final class ApplyLog: @unchecked Sendable {
     /// compare a retried batch with such a record, kept for ``retention``.
     static func textFingerprint(of deltas: [Delta]) -> String {
         var text = ""
-        func add(_ values: [String: Value]) {
-            for key in values.keys.sorted() { text += "\(key)=\(String(reflecting: values[key]!));" }
+        func add(_ values: FieldValues) {
+            for (key, value) in values.sorted(by: { $0.key < $1.key }) { text += "\(key)=\(String(reflecting: value));" }
             text += "|"
         }
         for delta in deltas.sorted(by: { $0.tableName.lowercased() < $1.tableName.lowercased() }) {

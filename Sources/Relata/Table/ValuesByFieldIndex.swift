@@ -1,7 +1,7 @@
 /// Values by field index, for the few fields a row changes. The first two
 /// entries live inline (most changed rows change one or two fields), so
 /// reading and copying them needs no heap allocation and no reference counting.
-struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
+struct ValuesByFieldIndex: ExpressibleByDictionaryLiteral, Sequence {
     private var first: (key: Int, value: Value)?
     private var second: (key: Int, value: Value)?
     private var more: [(key: Int, value: Value)] = []
@@ -42,7 +42,7 @@ struct FieldValues: ExpressibleByDictionaryLiteral, Sequence {
         for entry in entries { set(entry.key, entry.value) }
     }
 
-    mutating func merge(_ other: FieldValues, uniquingKeysWith combine: (Value, Value) -> Value) {
+    mutating func merge(_ other: ValuesByFieldIndex, uniquingKeysWith combine: (Value, Value) -> Value) {
         for (key, value) in other { self[key] = self[key].map { combine($0, value) } ?? value }
     }
 
