@@ -78,16 +78,30 @@ import Testing
 
     @Test func aBuilderSharesNamesOnlyWhereThatCostsLittle() {
         var builder = FieldValuesBuilder()
-        let first = builder.make(names: ["A", "B", "C"], values: [1, 2, 3])
-        let same = builder.make(names: ["A", "B", "C"], values: [4, 5, 6])
-        let fewer = builder.make(names: ["C", "A"], values: [7, 8])
+        let first = builder.make(.new, names: ["A", "B", "C"], values: [1, 2, 3])
+        let same = builder.make(.new, names: ["A", "B", "C"], values: [4, 5, 6])
+        let fewer = builder.make(.new, names: ["C", "A"], values: [7, 8])
         #expect(same.names === first.names && fewer.names === first.names)
         #expect(fewer == ["A": 8, "C": 7] && fewer.count == 2 && fewer["B"] == nil)
-        let one = builder.make(names: ["B"], values: [9])   // a third of the names: its own list
+        let one = builder.make(.new, names: ["B"], values: [9])   // a third of the names: its own list
         #expect(one.names !== first.names && one.names.names == ["B"])
-        let twice = builder.make(names: ["X", "Y", "X"], values: [1, 2, 3])   // the last of a name counts
+        let twice = builder.make(.new, names: ["X", "Y", "X"], values: [1, 2, 3])   // the last of a name counts
         #expect(twice == ["X": 3, "Y": 2] && twice.keys == ["X", "Y"])
-        #expect(builder.make(names: [], values: []).isEmpty)
+        #expect(builder.make(.new, names: [], values: []).isEmpty)
+    }
+
+    @Test func aReadDeltasChangesShareOneListOfNamesOldAndNewAlike() throws {
+        let table = try makeClients()
+        table.recordsEdits = true
+        for row in table.rows { try row.setValue("Renamed", forKey: "ClientName") }
+        let deltas = [try table.makeDelta()]
+        for read in [try DeltaBinary.decode(try DeltaBinary.encode(deltas))[0], try DeltaJSON.decode(try DeltaJSON.encode(deltas))[0]] {
+            #expect(read == deltas[0])
+            let names = read.changes[0].oldValues.names
+            #expect(read.changes.allSatisfy { $0.oldValues.names === names && $0.newValues.names === names })
+            let edits = read.changes.compactMap { $0.edits?.first?.values.names }
+            #expect(edits.count == read.changes.count && edits.allSatisfy { $0 === edits[0] })
+        }
     }
 
     @Test func aWideChangeDoesNotMakeEveryNarrowOneAfterItWide() throws {

@@ -1,24 +1,40 @@
-/// Makes the value sets a wire reader reads, one after another, sharing one list of names
-/// among them where it can: a set whose names are all among the set made before (and not
-/// fewer than half of them) takes that set's list, so a delta's changes — which name the
-/// same fields — share one, as ``DataTable/makeDelta()``'s do. No set holds room for more
-/// than twice the names it has, whatever the data.
+/// Makes the value sets a wire reader reads, one after another, sharing lists of names among
+/// them where it can: a set whose names are all among those of the last set of its kind (or
+/// of another kind), and not fewer than half of them, takes that list — so a delta's changes,
+/// which name the same fields, share one, as ``DataTable/makeDelta()``'s do. No set holds room
+/// for more than twice the names it has, whatever the data.
+///
+/// ```swift
+/// var builder = FieldValuesBuilder()
+/// let old = builder.make(.old, names: ["Id", "Name"], values: [1, "a"])
+/// let new = builder.make(.new, names: ["Id", "Name"], values: [1, "b"])   // old's list of names
+/// ```
 package struct FieldValuesBuilder {
-    private var recent = FieldNames.none
+    /// A change's old, new or refreshed values, or an edit's.
+    package enum Kind: Int, CaseIterable {
+        case old, new, refreshed, edit
+    }
+
+    /// The list of names of the last set of each kind.
+    private var recent = Array(repeating: FieldNames.none, count: Kind.allCases.count)
 
     package init() {}
 
     /// The values `values[i]` of `names[i]` (of a name given twice, the last value counts).
-    /// `values` becomes the set's storage when the names are the last set's, in its order.
-    package mutating func make(names: [String], values: consuming [Value?]) -> FieldValues {
+    /// `values` becomes the set's storage when the names are those of the last set of its
+    /// kind, in their order.
+    package mutating func make(_ kind: Kind, names: [String], values: consuming [Value?]) -> FieldValues {
         precondition(names.count == values.count, "one value per name")
         guard !names.isEmpty else { return FieldValues() }
-        let known = recent.names
-        if names.count == known.count, names.indices.allSatisfy({ names[$0] == known[$0] }) {
-            return FieldValues(names: recent, slots: values)
+        let own = recent[kind.rawValue]
+        if names.count == own.names.count, names.indices.allSatisfy({ names[$0] == own.names[$0] }) {
+            return FieldValues(names: own, slots: values)
         }
-        if known.count <= 2 * names.count, let slots = slots(of: names, values, in: recent) {
-            return FieldValues(names: recent, slots: slots)
+        for candidate in [own] + recent where candidate.names.count <= 2 * names.count {
+            if let slots = slots(of: names, values, in: candidate) {
+                recent[kind.rawValue] = candidate
+                return FieldValues(names: candidate, slots: slots)
+            }
         }
         var unique: [String] = []
         var slotOf: [String: Int] = [:]
@@ -35,8 +51,9 @@ package struct FieldValuesBuilder {
                 slots.append(value)
             }
         }
-        recent = FieldNames(unique: unique)
-        return FieldValues(names: recent, slots: slots)
+        let made = FieldNames(unique: unique)
+        recent[kind.rawValue] = made
+        return FieldValues(names: made, slots: slots)
     }
 
     /// Each value in the slot of its name in `list`; nil when a name is not there.
@@ -47,23 +64,5 @@ package struct FieldValuesBuilder {
             slots[position] = value
         }
         return slots
-    }
-}
-
-/// A ``FieldValuesBuilder`` for each kind of value set a delta's changes carry, so each kind
-/// shares its names from change to change.
-package struct ChangeValueBuilders {
-    /// A change's old, new or refreshed values, or an edit's.
-    package enum Kind: Int, CaseIterable {
-        case old, new, refreshed, edit
-    }
-
-    private var builders = Array(repeating: FieldValuesBuilder(), count: Kind.allCases.count)
-
-    package init() {}
-
-    /// The values `values[i]` of `names[i]`, for a set of a kind (``FieldValuesBuilder/make(names:values:)``).
-    package mutating func make(_ kind: Kind, names: [String], values: consuming [Value?]) -> FieldValues {
-        builders[kind.rawValue].make(names: names, values: values)
     }
 }

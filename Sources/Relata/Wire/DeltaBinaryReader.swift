@@ -136,7 +136,7 @@ enum DeltaBinaryReader {
 
     /// Field values: the last of two with one name counts, as in the JSON. A delta's changes
     /// name the same fields, so their sets share one list of names (``FieldValuesBuilder``).
-    private static func values(_ reader: inout BinaryReader, names: [String], _ kind: ChangeValueBuilders.Kind, shapes: inout ValueShapes,
+    private static func values(_ reader: inout BinaryReader, names: [String], _ kind: FieldValuesBuilder.Kind, shapes: inout ValueShapes,
                                _ what: @autoclosure () -> String) throws -> FieldValues {
         let count = Int(try reader.read(UInt32.self))
         guard count <= reader.remaining / 5 else {   // a name and a tag each, at least
@@ -158,7 +158,7 @@ enum DeltaBinaryReader {
             }
             shapes.names.append(names[position])
         }
-        return shapes.builders.make(kind, names: shapes.names, values: values)
+        return shapes.builder.make(kind, names: shapes.names, values: values)
     }
 
     private struct ValueProblem: Error {
@@ -194,9 +194,9 @@ enum DeltaBinaryReader {
     }
 }
 
-/// What reading a delta's value sets keeps from one to the next: the builders sharing each kind's
+/// What reading a delta's value sets keeps from one to the next: the builder sharing their
 /// names, and the names of the set being read.
 private struct ValueShapes {
-    var builders = ChangeValueBuilders()
+    var builder = FieldValuesBuilder()
     var names: [String] = []
 }

@@ -27,7 +27,7 @@ package enum DeltaFingerprint {
         let part = 1 << 16
         var out = BinaryWriter(capacity: part + 4096)
         let tables = deltas.map { $0.tableName.lowercased() }
-        var order = NameOrder()
+        var order = SortedFieldNames()
         out.write(UInt64(deltas.count))
         for index in deltas.indices.sorted(by: { tables[$0] < tables[$1] }) {
             let delta = deltas[index], changes = delta.changes
@@ -53,7 +53,7 @@ package enum DeltaFingerprint {
     }
 
     /// Writes a change, read in place by its position (passing the change would copy it).
-    private static func change(at position: Int, of changes: [DeltaChange], table: String, order: inout NameOrder, into out: inout BinaryWriter) throws {
+    private static func change(at position: Int, of changes: [DeltaChange], table: String, order: inout SortedFieldNames, into out: inout BinaryWriter) throws {
         var change: DeltaChange { changes[position] }   // each use reads one property in place
         out.write(Int64(change.changeId))
         out.write(DeltaBinaryWriter.code(of: change.type))
@@ -68,29 +68,14 @@ package enum DeltaFingerprint {
         }
     }
 
-    private static func values(_ values: FieldValues, of table: String, order: inout NameOrder, into out: inout BinaryWriter) throws {
+    private static func values(_ values: FieldValues, of table: String, order: inout SortedFieldNames, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
         guard !values.isEmpty else { return }
-        for slot in order.sorted(values.names) {
+        for slot in order.slots(of: values.names) {
             guard let value = values.value(at: slot) else { continue }
             let name = values.names.names[slot]
             out.write(name)
             try DeltaBinaryWriter.value(value, of: table, field: name, into: &out)
-        }
-    }
-
-    /// The positions of a list of names in the names' order, for the list met last: a delta's
-    /// changes share theirs, so each list is sorted once.
-    private struct NameOrder {
-        private var names: FieldNames?
-        private var slots: [Int] = []
-
-        mutating func sorted(_ names: FieldNames) -> [Int] {
-            if names !== self.names {
-                self.names = names
-                slots = names.names.indices.sorted { names.names[$0] < names.names[$1] }
-            }
-            return slots
         }
     }
 }

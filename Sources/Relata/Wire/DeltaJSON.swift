@@ -72,6 +72,7 @@ public enum DeltaJSON {
         writer.raw(#","loggedFields":"#)
         strings(delta.loggedFields, into: &writer)
         writer.raw(#","changes":["#)
+        var order = SortedFieldNames()
         for (index, change) in delta.changes.enumerated() {
             if index > 0 { writer.raw(",") }
             writer.raw(#"{"changeId":"#)
@@ -84,12 +85,12 @@ public enum DeltaJSON {
                 writer.raw(#","oldValues":{},"newValues":{}"#)
             } else {
                 writer.raw(#","oldValues":"#)
-                try values(change.oldValues, of: delta.tableName, into: &writer)
+                try values(change.oldValues, of: delta.tableName, order: &order, into: &writer)
                 writer.raw(#","newValues":"#)
-                try values(change.newValues, of: delta.tableName, into: &writer)
+                try values(change.newValues, of: delta.tableName, order: &order, into: &writer)
             }
             writer.raw(#","refreshedValues":"#)
-            try values(change.refreshedValues, of: delta.tableName, into: &writer)
+            try values(change.refreshedValues, of: delta.tableName, order: &order, into: &writer)
             if !minimal, let edits = change.edits {
                 writer.raw(#","edits":["#)
                 for (index, edit) in edits.enumerated() {
@@ -97,7 +98,7 @@ public enum DeltaJSON {
                     writer.raw(#"{"sequence":\#(edit.sequence),"kind":"#)
                     writer.string(edit.kind.rawValue)
                     writer.raw(#","values":"#)
-                    try values(edit.values, of: delta.tableName, into: &writer)
+                    try values(edit.values, of: delta.tableName, order: &order, into: &writer)
                     writer.raw("}")
                 }
                 writer.raw("]")
@@ -136,10 +137,14 @@ public enum DeltaJSON {
         writer.raw("]")
     }
 
-    private static func values(_ values: FieldValues, of table: String, into writer: inout JSONWriter) throws {
+    private static func values(_ values: FieldValues, of table: String, order: inout SortedFieldNames, into writer: inout JSONWriter) throws {
         writer.raw("{")
-        for (index, (field, value)) in values.sorted(by: { $0.key < $1.key }).enumerated() {
-            if index > 0 { writer.raw(",") }
+        var first = true
+        for slot in order.slots(of: values.names) {
+            guard let value = values.value(at: slot) else { continue }
+            if !first { writer.raw(",") }
+            first = false
+            let field = values.names.names[slot]
             writer.string(field)
             writer.raw(":")
             try writer.value(value, table: table, field: field)

@@ -63,7 +63,7 @@ extension JSONScanner {
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
         var tableName = JSONSlot<String>("tableName"), keyFields = JSONSlot<[String]>("keyFields")
         var loggedFields = JSONSlot<[String]>("loggedFields"), changes = JSONSlot<[DeltaChange]>("changes")
-        var builders = ChangeValueBuilders()
+        var builder = FieldValuesBuilder()
         try object(depth: depth) { scanner, key in
             let inner = depth + 1
             if try scanner.key(key, is: "tableName") {
@@ -73,7 +73,7 @@ extension JSONScanner {
             } else if try scanner.key(key, is: "loggedFields") {
                 try loggedFields.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.protocolString() } }
             } else if try scanner.key(key, is: "changes") {
-                try changes.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.change(depth: inner + 1, builders: &builders) } }
+                try changes.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.change(depth: inner + 1, builder: &builder) } }
             } else {
                 try scanner.validateValue(depth: inner)
             }
@@ -82,8 +82,8 @@ extension JSONScanner {
                      loggedFields: try loggedFields.required(), changes: try changes.required())
     }
 
-    /// A change; `builders` make its values, sharing names with the changes before it.
-    private mutating func change(depth: Int, builders: inout ChangeValueBuilders) throws -> DeltaChange {
+    /// A change; `builder` makes its values, sharing names with the changes before it.
+    private mutating func change(depth: Int, builder: inout FieldValuesBuilder) throws -> DeltaChange {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
         var changeId = JSONSlot<Int>("changeId"), type = JSONSlot<DeltaChange.ChangeType>("type"), status = JSONSlot<DeltaChange.Status>("status")
@@ -99,17 +99,17 @@ extension JSONScanner {
             } else if try scanner.key(key, is: "status") {
                 try status.fill(&scanner, depth: inner) { try $0.choice() }
             } else if try scanner.key(key, is: "oldValues") {
-                try oldValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .old, builders: &builders) }
+                try oldValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .old, builder: &builder) }
             } else if try scanner.key(key, is: "newValues") {
-                try newValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .new, builders: &builders) }
+                try newValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .new, builder: &builder) }
             } else if try scanner.key(key, is: "refreshedValues") {
-                try refreshedValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .refreshed, builders: &builders) }
+                try refreshedValues.fill(&scanner, depth: inner) { try $0.fieldValues(depth: inner, .refreshed, builder: &builder) }
             } else if try scanner.key(key, is: "message") {
                 try message.fill(&scanner, depth: inner) { try $0.protocolString() }
             } else if try scanner.key(key, is: "failure") {
                 try failure.fill(&scanner, depth: inner) { try $0.changeFailure(depth: inner) }
             } else if try scanner.key(key, is: "edits") {
-                try edits.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.edit(depth: inner + 1, builders: &builders) } }
+                try edits.fill(&scanner, depth: inner) { try $0.list(depth: inner) { try $0.edit(depth: inner + 1, builder: &builder) } }
             } else {
                 try scanner.validateValue(depth: inner)
             }
@@ -121,7 +121,7 @@ extension JSONScanner {
                            refreshedValues: try refreshedValues.required(), edits: try edits.optional())
     }
 
-    private mutating func edit(depth: Int, builders: inout ChangeValueBuilders) throws -> RowEdit {
+    private mutating func edit(depth: Int, builder: inout FieldValuesBuilder) throws -> RowEdit {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object") }
         var kind = JSONSlot<RowEdit.Kind>("kind"), sequence = JSONSlot<Int>("sequence"), values = JSONSlot<FieldValues>("values")
@@ -135,7 +135,7 @@ extension JSONScanner {
                     return sequence
                 }
             } else if try scanner.key(key, is: "values") {
-                try values.fill(&scanner, depth: depth + 1) { try $0.fieldValues(depth: depth + 1, .edit, builders: &builders) }
+                try values.fill(&scanner, depth: depth + 1) { try $0.fieldValues(depth: depth + 1, .edit, builder: &builder) }
             } else {
                 try scanner.validateValue(depth: depth + 1)
             }

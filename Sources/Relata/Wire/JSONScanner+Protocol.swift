@@ -24,9 +24,9 @@ extension JSONScanner {
     // MARK: Values
 
     /// Field values by name: an object whose members are tagged values.
-    /// A change's or an edit's values: an object of tagged values by field name, made by the
-    /// builder of their kind (a delta's changes share their names).
-    mutating func fieldValues(depth: Int, _ kind: ChangeValueBuilders.Kind, builders: inout ChangeValueBuilders) throws -> FieldValues {
+    /// A change's or an edit's values: an object of tagged values by field name, made by
+    /// `builder` (a delta's changes share their names).
+    mutating func fieldValues(depth: Int, _ kind: FieldValuesBuilder.Kind, builder: inout FieldValuesBuilder) throws -> FieldValues {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object of field values") }
         var names: [String] = [], values: [Value?] = []
@@ -39,7 +39,7 @@ extension JSONScanner {
                 throw problem.inside(.member(field))
             }
         }
-        return builders.make(kind, names: names, values: values)
+        return builder.make(kind, names: names, values: values)
     }
 
     mutating func values(depth: Int, capacity: Int) throws -> [String: Value] {

@@ -300,7 +300,7 @@ public struct EditReplay {
             try requireValues(of: row)
         case .update:
             guard let row = try row(of: step, in: delta, on: table, work: &work) else { return }
-            for name in edit.values.keys { _ = try field(name, of: table) }
+            for (name, _) in edit.values { _ = try field(name, of: table) }
             let values = step.sequence == 0 ? try edit.values.filter { name, value in
                 try coerce(value, to: field(name, of: table), table: table) != row[name]
             } : edit.values
