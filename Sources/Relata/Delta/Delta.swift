@@ -116,7 +116,7 @@ public struct DeltaChange: Sendable, Hashable, Codable {
         set { failureBox = newValue.map(FailureBox.init) }
     }
     /// Held by reference: few changes fail, and a failure's eight fields would make every
-    /// change more than twice its size (192 bytes instead of 80) in each copy of a batch.
+    /// change nearly twice its size (240 bytes instead of 128) in each copy of a batch.
     private var failureBox: FailureBox?
     /// Values the data source assigned or recomputed (an auto-increment key, a server-refreshed field).
     public var refreshedValues: FieldValues
