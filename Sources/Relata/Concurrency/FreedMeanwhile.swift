@@ -2,7 +2,7 @@ import Dispatch
 import Synchronization
 
 /// Gives up a large value on a thread of Dispatch's own, so that freeing it — a batch of
-/// 100,000 changes is some 300,000 dictionaries and arrays — leaves its caller's path: a data
+/// 100,000 changes is some 300,000 arrays of values — leaves its caller's path: a data
 /// server answers an apply without first freeing the request and its answer, and a client
 /// returns from an apply without first freeing the batch it sent. With a core free, the
 /// freeing costs the caller nothing.

@@ -31,6 +31,11 @@ package final class FieldNames: Sendable {
         return nil
     }
 
+    /// The positions of ``names`` in the order of the names (ascending).
+    package func positionsInNameOrder() -> [Int] {
+        names.indices.sorted { names[$0] < names[$1] }
+    }
+
     /// This list with `name` after its names.
     func adding(_ name: String) -> FieldNames {
         lastExtension.withLock { last in

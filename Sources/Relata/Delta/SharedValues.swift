@@ -5,8 +5,8 @@ struct SharedValues {
     private let sent: Delta
     private let fieldCount: Int
     private var positions: SentChangePositions
-    /// Readers of the table's fields out of the sent dictionaries, one per side: each learns its
-    /// side's order once.
+    /// Readers of the table's fields out of the sent values, one per side: each learns its
+    /// side's list of names once.
     private var old: FieldValueReader
     private var new: FieldValueReader
 

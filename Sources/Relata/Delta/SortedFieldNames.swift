@@ -16,7 +16,7 @@ package struct SortedFieldNames {
     /// `names`' slots, their names in ascending order.
     package mutating func slots(of names: FieldNames) -> [Int] {
         for entry in recent where entry.names === names { return entry.sorted }
-        let sorted = names.names.indices.sorted { names.names[$0] < names.names[$1] }
+        let sorted = names.positionsInNameOrder()
         if recent.count < Self.kept {
             recent.append((names, sorted))
         } else {

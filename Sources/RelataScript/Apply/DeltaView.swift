@@ -185,7 +185,7 @@ final class DeltaView {
             }
             if values.names !== layout.names {
                 let names = values.names.names
-                let order = names.indices.sorted { names[$0] < names[$1] }
+                let order = values.names.positionsInNameOrder()
                 var places = [Int](repeating: 0, count: names.count)
                 for (place, slot) in order.enumerated() { places[slot] = place }
                 layout = Layout(names: values.names, list: index(of: order.map { names[$0] }), places: places)

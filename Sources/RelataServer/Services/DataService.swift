@@ -302,7 +302,7 @@ public final class DataService: Sendable {
                       let position = positions.position(of: delta.changes[index].changeId, near: index) else { continue }
                 let sentValues = sentDelta.changes[position].newValues
                 let newValues = delta.changes[index].newValues
-                // Values the replay made as sent are the sent dictionary itself: equal at once.
+                // Values the replay made as sent are the sent values themselves: equal at once.
                 if newValues == sentValues { continue }
                 let refreshed = delta.changes[index].refreshedValues
                 for (field, value) in newValues where (refreshed.isEmpty || refreshed[field] == nil) && sentValues[field] != value {
