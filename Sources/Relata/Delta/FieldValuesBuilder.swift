@@ -30,10 +30,11 @@ package struct FieldValuesBuilder {
         if names.count == own.names.count, names.indices.allSatisfy({ names[$0] == own.names[$0] }) {
             return FieldValues(names: own, slots: values)
         }
-        for candidate in [own] + recent where candidate.names.count <= 2 * names.count {
-            if let slots = slots(of: names, values, in: candidate) {
-                recent[kind.rawValue] = candidate
-                return FieldValues(names: candidate, slots: slots)
+        if let made = shared(names, values, in: own) { return made }
+        for index in recent.indices where recent[index] !== own {
+            if let made = shared(names, values, in: recent[index]) {
+                recent[kind.rawValue] = made.names
+                return made
             }
         }
         var unique: [String] = []
@@ -56,13 +57,15 @@ package struct FieldValuesBuilder {
         return FieldValues(names: made, slots: slots)
     }
 
-    /// Each value in the slot of its name in `list`; nil when a name is not there.
-    private func slots(of names: [String], _ values: [Value?], in list: FieldNames) -> [Value?]? {
+    /// The values by `list`'s names; nil when a name is not there, or `list` has more than
+    /// twice as many names.
+    private func shared(_ names: [String], _ values: [Value?], in list: FieldNames) -> FieldValues? {
+        guard list.names.count <= 2 * names.count else { return nil }
         var slots = [Value?](repeating: nil, count: list.names.count)
         for (name, value) in zip(names, values) {
             guard let position = list.position(of: name) else { return nil }
             slots[position] = value
         }
-        return slots
+        return FieldValues(names: list, slots: slots)
     }
 }

@@ -380,10 +380,15 @@ public final class DataService: Sendable {
     /// The original keys of a delta's updates and deletes: the stored rows to load.
     private static func storedKeys(of delta: Delta, in table: DataTable) -> [[Value]] {
         let keyFields = table.primaryKeyFields
-        return delta.changes.indices.lazy.filter { delta.changes[$0].type != .insert }.compactMap { index in   // read in place, not copied
-            let key = keyFields.compactMap { field in delta.changes[index].oldValues[field.name].flatMap { try? field.coerced($0) } }
-            return key.count == keyFields.count ? key : nil
+        var originals = FieldValueReader(names: keyFields.map(\.name))   // each list of names learnt once, not each name looked up
+        var keys: [[Value]] = []
+        keys.reserveCapacity(delta.changes.count)
+        for index in delta.changes.indices where delta.changes[index].type != .insert {   // read in place, not copied
+            originals.load(delta.changes[index].oldValues)
+            let key = keyFields.indices.compactMap { position in originals[position].flatMap { try? keyFields[position].coerced($0) } }
+            if key.count == keyFields.count { keys.append(key) }
         }
+        return keys
     }
 }
 
