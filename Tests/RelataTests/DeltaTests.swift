@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import Relata
 
-@Suite struct DeltaTests {
+@Suite(.timeLimit(.minutes(1))) struct DeltaTests {
     @Test func buildingADeltaDoesNotChangeTheTable() throws {
         let clients = try makeClients()
         try clients.rows[0].setValue("Acme Ltd", forKey: "ClientName")

@@ -10,20 +10,15 @@
 /// let new = builder.make(.new, names: ["Id", "Name"], values: [1, "b"])   // old's list of names
 /// ```
 package struct FieldValuesBuilder {
-    /// A change's old, new or refreshed values, or an edit's.
-    package enum Kind: Int, CaseIterable {
-        case old, new, refreshed, edit
-    }
-
     /// The list of names of the last set of each kind.
-    private var recent = Array(repeating: FieldNames.none, count: Kind.allCases.count)
+    private var recent = Array(repeating: FieldNames.none, count: DeltaChange.ValuesKind.allCases.count)
 
     package init() {}
 
     /// The values `values[i]` of `names[i]` (of a name given twice, the last value counts).
     /// `values` becomes the set's storage when the names are those of the last set of its
     /// kind, in their order.
-    package mutating func make(_ kind: Kind, names: [String], values: consuming [Value?]) -> FieldValues {
+    package mutating func make(_ kind: DeltaChange.ValuesKind, names: [String], values: consuming [Value?]) -> FieldValues {
         precondition(names.count == values.count, "one value per name")
         guard !names.isEmpty else { return FieldValues() }
         let own = recent[kind.rawValue]
@@ -67,5 +62,13 @@ package struct FieldValuesBuilder {
             slots[position] = value
         }
         return FieldValues(names: list, slots: slots)
+    }
+}
+
+extension DeltaChange {
+    /// The kinds of value sets a change carries: its old, new and refreshed values, its edits'.
+    /// Readers and writers of many changes keep what they learnt of each kind apart.
+    package enum ValuesKind: Int, CaseIterable {
+        case old, new, refreshed, edit
     }
 }

@@ -188,14 +188,10 @@ struct DeltaBinaryWriter {
         for text in list { writer.write(text) }
     }
 
-    private enum ValueMap: Int, CaseIterable {
-        case old, new, refreshed, edit
-    }
-
-    private func values(_ values: FieldValues, _ map: ValueMap, of table: String, names: inout WrittenNames, into out: inout BinaryWriter) throws {
+    private func values(_ values: FieldValues, _ kind: DeltaChange.ValuesKind, of table: String, names: inout WrittenNames, into out: inout BinaryWriter) throws {
         out.write(UInt32(values.count))
         guard !values.isEmpty else { return }
-        let positions = names.positions(of: values.names, in: map)
+        let positions = names.positions(of: values.names, in: kind)
         for slot in positions.indices {
             guard let value = values.value(at: slot) else { continue }
             out.write(positions[slot])
@@ -269,13 +265,13 @@ struct DeltaBinaryWriter {
         /// For each kind of value set (a change's old, new and refreshed values, an edit's), the
         /// list of names met last and the position of each of its names: a delta's changes
         /// share their lists of names (as `makeDelta` makes them), so each list is learnt once.
-        private var recent: [(names: FieldNames, positions: [UInt32])?] = Array(repeating: nil, count: ValueMap.allCases.count)
+        private var recent: [(names: FieldNames, positions: [UInt32])?] = Array(repeating: nil, count: DeltaChange.ValuesKind.allCases.count)
 
         /// The position of each of `names`' names.
-        mutating func positions(of names: FieldNames, in map: ValueMap) -> [UInt32] {
-            if let recent = recent[map.rawValue], recent.names === names { return recent.positions }
+        mutating func positions(of names: FieldNames, in kind: DeltaChange.ValuesKind) -> [UInt32] {
+            if let recent = recent[kind.rawValue], recent.names === names { return recent.positions }
             let learnt = names.names.map { position(of: $0) }
-            recent[map.rawValue] = (names, learnt)
+            recent[kind.rawValue] = (names, learnt)
             return learnt
         }
 

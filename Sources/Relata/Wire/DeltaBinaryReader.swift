@@ -136,7 +136,7 @@ enum DeltaBinaryReader {
 
     /// Field values: the last of two with one name counts, as in the JSON. A delta's changes
     /// name the same fields, so their sets share one list of names (``FieldValuesBuilder``).
-    private static func values(_ reader: inout BinaryReader, names: [String], _ kind: FieldValuesBuilder.Kind, shapes: inout ValueShapes,
+    private static func values(_ reader: inout BinaryReader, names: [String], _ kind: DeltaChange.ValuesKind, shapes: inout ValueShapes,
                                _ what: @autoclosure () -> String) throws -> FieldValues {
         let count = Int(try reader.read(UInt32.self))
         guard count <= reader.remaining / 5 else {   // a name and a tag each, at least

@@ -26,7 +26,7 @@ extension JSONScanner {
     /// Field values by name: an object whose members are tagged values.
     /// A change's or an edit's values: an object of tagged values by field name, made by
     /// `builder` (a delta's changes share their names).
-    mutating func fieldValues(depth: Int, _ kind: FieldValuesBuilder.Kind, builder: inout FieldValuesBuilder) throws -> FieldValues {
+    mutating func fieldValues(depth: Int, _ kind: DeltaChange.ValuesKind, builder: inout FieldValuesBuilder) throws -> FieldValues {
         skipSpace()
         guard current == UInt8(ascii: "{") else { throw JSONProblem("expected an object of field values") }
         var names: [String] = [], values: [Value?] = []
