@@ -170,6 +170,38 @@ import Testing
         #expect(details.changes.first?.status == .resolved, "\(details.changes.map(\.message))")
         #expect(server.details.rows.first { $0["DetailId"] == 100 }?["Quantity"] == 3)
     }
+
+    /// Sequences that rise across the request are checked without a set of them; any other
+    /// request is checked again with one, so a sequence used twice is found wherever it is.
+    @Test func anEditSequenceUsedTwiceIsFoundWhetherOrNotTheSequencesRise() throws {
+        func update(_ id: Int, _ sequences: [Int64]) -> DeltaChange {
+            var change = DeltaChange(changeId: id, type: .update, oldValues: ["DetailId": .integer(Int64(99 + id))], newValues: ["Quantity": 3])
+            change.edits = sequences.map { RowEdit(sequence: $0, kind: .update, values: ["Quantity": 3]) }
+            return change
+        }
+        func deltas(_ orders: [[Int64]], _ details: [[Int64]]) -> [Delta] {
+            [Delta(tableName: "Orders", keyFields: ["OrderId"], loggedFields: [], changes: orders.enumerated().map { update($0 + 1, $1) }),
+             Delta(tableName: "OrderDetails", keyFields: ["DetailId"], loggedFields: [], changes: details.enumerated().map { update($0 + 1, $1) })]
+        }
+        func refusal(_ deltas: [Delta]) -> String? {
+            do {
+                try EditReplay.checkEdits(of: deltas)
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal(deltas([[1], [2, 3]], [[4], [5]])) == nil, "rising across the request")
+        #expect(refusal(deltas([[1], [4, 6]], [[2], [3, 5]])) == nil, "interleaved across the tables, each used once")
+        let interleaved = try #require(refusal(deltas([[1], [4, 6]], [[2], [3, 6]])))
+        #expect(interleaved.contains("OrderDetails") && interleaved.contains("change 2: edit sequence 6 is used twice"), "\(interleaved)")
+        let afterARisingRun = try #require(refusal(deltas([[1], [2], [3], [4]], [[5], [6], [7], [3]])))
+        #expect(afterARisingRun.contains("OrderDetails") && afterARisingRun.contains("change 4: edit sequence 3 is used twice"), "\(afterARisingRun)")
+        let withinAChange = try #require(refusal(deltas([[1, 1]], [])))
+        #expect(withinAChange.contains("change 1: edit sequence 1 is used twice"), "\(withinAChange)")
+        let notPositive = try #require(refusal(deltas([[2], [0]], [])))
+        #expect(notPositive.contains("change 2: an edit's sequence is a positive number, not 0"), "\(notPositive)")
+    }
 }
 
 extension Delta {

@@ -45,8 +45,15 @@ public struct EditReplay {
     ///
     /// - Throws: ``RelataError/Code/invalidDelta`` naming the table and change.
     public static func checkEdits(of deltas: [Delta]) throws {
-        var sequences: Set<Int64> = []
-        sequences.reserveCapacity(deltas.changeCount)   // most changes carry one edit
+        // Sequences that rise across the request are unique without a set of them; a request
+        // whose sequences do not rise is checked again from the start with one.
+        if try !checkEdits(of: deltas, keepingEverySequence: false) { _ = try checkEdits(of: deltas, keepingEverySequence: true) }
+    }
+
+    /// ``checkEdits(of:)``: false when, not keeping every sequence, one did not rise.
+    private static func checkEdits(of deltas: [Delta], keepingEverySequence: Bool) throws -> Bool {
+        var sequences: Set<Int64> = [], last: Int64 = 0
+        if keepingEverySequence { sequences.reserveCapacity(deltas.changeCount) }   // most changes carry one edit
         for delta in deltas {
             for position in delta.changes.indices {   // read in place: a loop over the changes would copy each
                 guard let edits = delta.changes[position].edits, !edits.isEmpty else { continue }
@@ -54,25 +61,32 @@ public struct EditReplay {
                 func refuse(_ why: String) -> RelataError {
                     RelataError(.invalidDelta, "change \(changeId): \(why)", table: delta.tableName)
                 }
-                for (index, edit) in edits.enumerated() {
-                    guard edit.sequence > 0 else { throw refuse("an edit's sequence is a positive number, not \(edit.sequence)") }
-                    guard sequences.insert(edit.sequence).inserted else { throw refuse("edit sequence \(edit.sequence) is used twice in the request") }
-                    if index > 0, edit.sequence <= edits[index - 1].sequence { throw refuse("its edits are not in rising sequence") }
+                for index in edits.indices {   // each edit read in place, its values not copied
+                    let sequence = edits[index].sequence, kind = edits[index].kind
+                    guard sequence > 0 else { throw refuse("an edit's sequence is a positive number, not \(sequence)") }
+                    if keepingEverySequence {
+                        guard sequences.insert(sequence).inserted else { throw refuse("edit sequence \(sequence) is used twice in the request") }
+                    } else {
+                        guard sequence > last else { return false }
+                        last = sequence
+                    }
+                    if index > 0, sequence <= edits[index - 1].sequence { throw refuse("its edits are not in rising sequence") }
                     // A new row removed again is an insert whose edits end with the delete.
                     let insertAllowed = type == .insert && index == 0
                     let deleteAllowed = type != .update && index == edits.count - 1
-                    switch edit.kind {
+                    switch kind {
                     case .update: break
                     case .insert where insertAllowed: break
                     case .delete where deleteAllowed: break
                     default:
                         let allowed: [RowEdit.Kind] = [.update] + (insertAllowed ? [.insert] : []) + (deleteAllowed ? [.delete] : [])
-                        throw refuse("edit \(edit.sequence) is \(edit.kind.rawValue), where \(type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(allowed.map(\.rawValue).joined(separator: " or "))")
+                        throw refuse("edit \(sequence) is \(kind.rawValue), where \(type.rawValue) change's edit \(index + 1) of \(edits.count) can only be \(allowed.map(\.rawValue).joined(separator: " or "))")
                     }
-                    if edit.kind == .delete, !edit.values.isEmpty { throw refuse("a delete sets no values") }
+                    if kind == .delete, !edits[index].values.isEmpty { throw refuse("a delete sets no values") }
                 }
             }
         }
+        return true
     }
 
     /// Replays `deltas` on the tables of `data`.
@@ -110,7 +124,7 @@ public struct EditReplay {
         let touched = tables.compactMap { $0 }
         DataTable.holdingNotifications(on: touched) {
             let order = Self.inSequenceOrder(work.steps)
-            // The steps are read where they are, not copied one by one (each holds its edit's values).
+            // The steps are read where they are, not copied one by one.
             let steps = work.steps
             steps.withUnsafeBufferPointer { steps in
                 runtime.inOneEntry(steps: order.count) { index in
@@ -182,19 +196,25 @@ public struct EditReplay {
             let change: Int
         }
 
+        /// An edit to make: where it is, not the edit (its values are read where they are, when made).
         struct Step {
             let ref: Ref
             /// Where the change is in its delta (a lookup by id would make a large replay quadratic).
             let index: Int
             /// Where the change is among the request's changes (``Work/rows``).
             let ordinal: Int
-            let edit: RowEdit
+            /// Where the edit is among its change's edits, or, for a change that carries none,
+            /// `-1 - position` in ``Work/handMade``.
+            let edit: Int
+            let kind: RowEdit.Kind
+            let sequence: Int64
             /// The request order, for edits without a sequence.
             let order: Int
-            var sequence: Int64 { edit.sequence }
         }
 
         var steps: [Step] = []
+        /// The edits of changes that carry none (``editsOfHandMade(_:)``).
+        var handMade: [RowEdit] = []
         /// Where each delta's first change is among the request's changes.
         let firstOrdinals: [Int]
         /// The rows the changes' edits are made on, once found or added, by the changes' ordinals.
@@ -234,13 +254,17 @@ public struct EditReplay {
             var checked = CheckedFields(of: delta, in: table)
             for index in delta.changes.indices {   // read in place: a loop over the changes would copy each
                 let ref = Ref(delta: position, change: delta.changes[index].changeId)
-                let edits = delta.changes[index].edits ?? Self.editsOfHandMade(delta.changes[index])
-                if delta.changes[index].edits?.isEmpty == true {
+                // The change's edits, read in place (a step holds where its edit is, not a copy of it).
+                let sentEdits = delta.changes[index].edits, firstHandMade = handMade.count
+                if sentEdits == nil { handMade.append(contentsOf: Self.editsOfHandMade(delta.changes[index])) }
+                let editCount = sentEdits?.count ?? handMade.count - firstHandMade
+                guard editCount > 0 else {
                     madeByRules.insert(ref)
                     continue
                 }
+                func kind(_ edit: Int) -> RowEdit.Kind { sentEdits?[edit].kind ?? handMade[firstHandMade + edit].kind }
                 let type = delta.changes[index].type
-                if type == .insert, edits.first?.kind != .insert {
+                if type == .insert, kind(0) != .insert {
                     addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
                 } else if type != .insert {
                     do {
@@ -256,8 +280,17 @@ public struct EditReplay {
                     }
                 }
                 let changeOrdinal = ordinal(delta: position, change: index)
-                for edit in edits { steps.append(Step(ref: ref, index: index, ordinal: changeOrdinal, edit: edit, order: steps.count)) }
+                for edit in 0..<editCount {
+                    steps.append(Step(ref: ref, index: index, ordinal: changeOrdinal, edit: sentEdits == nil ? -1 - (firstHandMade + edit) : edit,
+                                      kind: kind(edit), sequence: sentEdits?[edit].sequence ?? handMade[firstHandMade + edit].sequence,
+                                      order: steps.count))
+                }
             }
+        }
+
+        /// The values the step's edit sets.
+        func values(of step: borrowing Step, in delta: Delta) -> FieldValues {
+            step.edit >= 0 ? delta.changes[step.index].edits?[step.edit].values ?? FieldValues() : handMade[-1 - step.edit].values
         }
 
         /// A change that carries no edits is one edit of its new values (those that differ from the originals).
@@ -272,12 +305,12 @@ public struct EditReplay {
 
     /// Makes one edit on the table.
     private func make(_ step: borrowing Work.Step, of delta: Delta, on table: DataTable, work: inout Work) throws {
-        var edit: RowEdit { step.edit }   // read in place: a copy of the edit would cost more than most edits
-        switch edit.kind {
+        let editValues = work.values(of: step, in: delta)
+        switch step.kind {
         case .insert:
             var values: [String: Value] = [:]
             var temporaryKeys: [(field: String, key: Int64)] = []
-            for (name, value) in edit.values {
+            for (name, value) in editValues {
                 let field = try field(name, of: table)
                 if field.autoIncrement { continue }
                 if field.readOnly {
@@ -300,10 +333,10 @@ public struct EditReplay {
             try requireValues(of: row)
         case .update:
             guard let row = try row(of: step, in: delta, on: table, work: &work) else { return }
-            for (name, _) in edit.values { _ = try field(name, of: table) }
-            let values = step.sequence == 0 ? try edit.values.filter { name, value in
+            for (name, _) in editValues { _ = try field(name, of: table) }
+            let values = step.sequence == 0 ? try editValues.filter { name, value in
                 try coerce(value, to: field(name, of: table), table: table) != row[name]
-            } : edit.values
+            } : editValues
             if step.sequence == 0, values.isEmpty { return }   // a hand-made update that changes nothing
             try row.edit()
             do {
