@@ -139,4 +139,26 @@ func runEditBenchmarks(count: Int) throws {
     print("| a call per row into an empty JavaScript function (ScriptEngine.call, time limit armed) | \(milliseconds(bareCalls)) | \(perRow(bareCalls)) | | | |")
     print("| … of which the watchdog's CPU-time clock (clock_gettime, CLOCK_THREAD_CPUTIME_ID) | \(milliseconds(cpuClock)) | \(perRow(cpuClock)) | | | |")
     print("| validateApply (beforeProcessDeltaChange per change, foreign keys) | \(milliseconds(validate)) | \(perRow(validate)) | | | |")
+
+    #if canImport(CBenchmarkJavaScriptCore)
+    // Where a rule call's cost lies (RuleCallFloor+Objects.swift): the same calls with nothing of
+    // Relata around them, nested in one entry as a batch's edits are, the row and its original
+    // values made each way; the best of 3 each (JavaScriptCore's tiers make single runs uneven).
+    let rules = RuleCallFloor(script: ItemTable.linesRules)
+    let ways: [(String, () -> Int)] = [
+        ("two plain objects set property by property from Swift (`JSObjectMake`, four `JSObjectSetProperty` each)", { rules.run(count, inOneEntry: true) }),
+        ("two objects of a class whose reads call back into Swift, a box of values each (as Relata's row objects)", { rules.runOnCallbackObjects(count) }),
+        ("the values passed to a JavaScript function that makes two plain objects (a prototype that refuses misspelt names) and calls the rule", { rules.runThroughObjectsMadeInJavaScript(count) }),
+        ("the rows' objects made in bulk beforehand, one value set a call (the least)", { rules.runOnRowsMadeInBulk(count, inOneEntry: true) }),
+    ]
+    print("")
+    print("| one `beforeUpdate(row, old)` call per row, nested in one entry, nothing of Relata (best of 3) | time | per row |")
+    print("|---|---|---|")
+    for (way, run) in ways {
+        var failures = 0
+        let best = times(repetitions: 3) { failures = run() }[0]
+        precondition(failures == 0, "the rule failed \(failures) times: \(way)")
+        print("| \(way) | \(milliseconds(best)) | \(perRow(best)) |")
+    }
+    #endif
 }

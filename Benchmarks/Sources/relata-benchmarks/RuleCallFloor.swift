@@ -14,9 +14,11 @@ import CBenchmarkJavaScriptCore
 /// One rule call per change through JavaScriptCore's C API, on the rows the apply benchmark edits.
 final class RuleCallFloor {
     private let group: JSContextGroupRef
-    private let context: JSGlobalContextRef
-    private let function: JSObjectRef
-    private let names: [JSStringRef]
+    let context: JSGlobalContextRef
+    /// The rule, `beforeUpdate`.
+    let function: JSObjectRef
+    /// The fields' names, in the order the objects hold them: ItemId, Name, Quantity, UnitPrice.
+    let names: [JSStringRef]
 
     /// - Parameter script: the table's rules; `beforeUpdate(row, old)` is the function called.
     init(script: String) {
@@ -47,16 +49,24 @@ final class RuleCallFloor {
     }
 
     /// Calls the rule once for each of the first `count` items, their quantity one more; the
-    /// number of calls that threw (none, for the benchmark's data).
-    func run(_ count: Int) -> Int {
+    /// number of calls that threw (none, for the benchmark's data). With `inOneEntry`, the calls
+    /// are nested in one call from Swift into JavaScript, as a batch's or a replay's are.
+    func run(_ count: Int, inOneEntry: Bool = false) -> Int {
         var failures = 0
-        for index in 0..<count {
-            let id = Double(index + 1), quantity = Double(index % 50 + 1), price = Double(index % 1000) / 10 + 1
-            let name = "Item \(index + 1)"
-            if callRule(object(id: id, name: name, quantity: quantity + 1, price: price),
-                        object(id: id, name: name, quantity: quantity, price: price)) { failures += 1 }
+        let calls = {
+            for index in 0..<count {
+                let (id, name, quantity, price) = Self.item(index)
+                if self.callRule(self.object(id: id, name: name, quantity: quantity + 1, price: price),
+                                 self.object(id: id, name: name, quantity: quantity, price: price)) { failures += 1 }
+            }
         }
+        if inOneEntry { runInsideOneEntry(calls) } else { calls() }
         return failures
+    }
+
+    /// The benchmark's item at `index`, as its table holds it before the edit.
+    static func item(_ index: Int) -> (id: Double, name: String, quantity: Double, price: Double) {
+        (Double(index + 1), "Item \(index + 1)", Double(index % 50 + 1), Double(index % 1000) / 10 + 1)
     }
 
     /// The same calls made by a loop in JavaScript on rows made there — what a replay run
@@ -122,7 +132,7 @@ final class RuleCallFloor {
     }
 
     /// Runs `body` inside a function called from Swift into JavaScript, so the calls it makes are nested.
-    private func runInsideOneEntry(_ body: @escaping () -> Void) {
+    func runInsideOneEntry(_ body: @escaping () -> Void) {
         RuleCallFloor.entryBody = body
         defer { RuleCallFloor.entryBody = nil }
         let driver = JSObjectMakeFunctionWithCallback(context, nil) { context, _, _, _, _, _ in
@@ -162,7 +172,7 @@ final class RuleCallFloor {
     }
 
     /// Calls `beforeUpdate` with a row and its original values; whether it threw.
-    private func callRule(_ row: JSObjectRef, _ original: JSObjectRef) -> Bool {
+    func callRule(_ row: JSObjectRef, _ original: JSObjectRef) -> Bool {
         let arguments: [JSValueRef?] = [row, original]
         var exception: JSValueRef?
         _ = JSObjectCallAsFunction(context, function, nil, 2, arguments, &exception)
@@ -170,7 +180,7 @@ final class RuleCallFloor {
     }
 
     /// Runs a script in the rules' context; a script that throws stops the benchmark with `message`.
-    private func evaluate(_ script: String, failing message: String) -> JSValueRef? {
+    func evaluate(_ script: String, failing message: String) -> JSValueRef? {
         let source = JSStringCreateWithUTF8CString(script)
         defer { JSStringRelease(source) }
         var exception: JSValueRef?

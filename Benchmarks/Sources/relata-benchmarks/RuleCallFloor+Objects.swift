@@ -1,0 +1,105 @@
+// Where a rule call's cost lies: the same `beforeUpdate(row, old)` calls, nested in one entry
+// into JavaScript as a batch's or a replay's are, with the row and its original values made
+// three ways — plain objects set property by property from Swift, objects of a class whose
+// reads call back into Swift (how Relata's row objects are made), and plain objects made by a
+// JavaScript function the values are passed to. Nothing of Relata runs: this weighs designs.
+#if canImport(CBenchmarkJavaScriptCore)
+import CBenchmarkJavaScriptCore
+import Foundation
+
+extension RuleCallFloor {
+    /// The calls with two objects of a class whose reads call back into Swift, as Relata's row
+    /// objects are made: a box of values per object, owned by it and freed by its finalizer, each
+    /// property read a callback that finds the field by name and makes its value. The number of
+    /// calls that threw.
+    func runOnCallbackObjects(_ count: Int) -> Int {
+        var failures = 0
+        runInsideOneEntry {
+            for index in 0..<count {
+                let (id, name, quantity, price) = Self.item(index)
+                let row = JSObjectMake(self.context, Self.callbackClass,
+                                       Unmanaged.passRetained(ItemBox(id: id, name: name, quantity: quantity + 1, price: price)).toOpaque())
+                let original = JSObjectMake(self.context, Self.callbackClass,
+                                            Unmanaged.passRetained(ItemBox(id: id, name: name, quantity: quantity, price: price)).toOpaque())
+                guard let row, let original else { preconditionFailure("an object was not made") }
+                if self.callRule(row, original) { failures += 1 }
+            }
+        }
+        return failures
+    }
+
+    /// The calls through a JavaScript function the row's values are passed to, which makes the
+    /// row and its original values as plain objects and calls the rule: five numbers and a string
+    /// made in Swift per call, no object. The objects' prototype is a proxy that throws on any
+    /// name no field has, so reading a misspelt field is an error, as on Relata's row objects,
+    /// while reading a field is a plain property read. The number of calls that threw.
+    func runThroughObjectsMadeInJavaScript(_ count: Int) -> Int {
+        let made = evaluate("""
+            (function (rule) {
+                const unknown = new Proxy(Object.prototype, {
+                    get(target, name, receiver) {
+                        if (typeof name === 'symbol' || name in target || name === 'toJSON' || name === 'then') return Reflect.get(target, name, receiver);
+                        throw new Error('the table has no field ' + name);
+                    },
+                });
+                return function (id, name, quantity, price, originalQuantity) {
+                    return rule({ __proto__: unknown, ItemId: id, Name: name, Quantity: quantity, UnitPrice: price },
+                                { __proto__: unknown, ItemId: id, Name: name, Quantity: originalQuantity, UnitPrice: price });
+                };
+            })(beforeUpdate)
+            """, failing: "the calling function could not be made")
+        guard let made, let caller = JSValueToObject(context, made, nil) else { preconditionFailure("no calling function") }
+        JSValueProtect(context, caller)
+        defer { JSValueUnprotect(context, caller) }
+        var failures = 0
+        runInsideOneEntry {
+            for index in 0..<count {
+                let (id, name, quantity, price) = Self.item(index)
+                let text = JSStringCreateWithUTF8CString(name)
+                let arguments: [JSValueRef?] = [
+                    JSValueMakeNumber(self.context, id), JSValueMakeString(self.context, text), JSValueMakeNumber(self.context, quantity + 1),
+                    JSValueMakeNumber(self.context, price), JSValueMakeNumber(self.context, quantity),
+                ]
+                JSStringRelease(text)
+                var exception: JSValueRef?
+                _ = JSObjectCallAsFunction(self.context, caller, nil, arguments.count, arguments, &exception)
+                if exception != nil { failures += 1 }
+            }
+        }
+        return failures
+    }
+
+    /// An item's values behind a callback object.
+    private final class ItemBox {
+        let id: Double, name: String, quantity: Double, price: Double
+        init(id: Double, name: String, quantity: Double, price: Double) {
+            (self.id, self.name, self.quantity, self.price) = (id, name, quantity, price)
+        }
+    }
+
+    // Made once; JavaScriptCore classes may be used from any thread.
+    nonisolated(unsafe) private static let callbackClass: JSClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafePointer(strdup("Item"))
+        definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
+        definition.getProperty = { context, object, name, _ in
+            guard let context, let object, let name, let pointer = JSObjectGetPrivate(object) else { return nil }
+            let box = Unmanaged<ItemBox>.fromOpaque(pointer).takeUnretainedValue()
+            if JSStringIsEqualToUTF8CString(name, "ItemId") { return JSValueMakeNumber(context, box.id) }
+            if JSStringIsEqualToUTF8CString(name, "Quantity") { return JSValueMakeNumber(context, box.quantity) }
+            if JSStringIsEqualToUTF8CString(name, "UnitPrice") { return JSValueMakeNumber(context, box.price) }
+            if JSStringIsEqualToUTF8CString(name, "Name") {
+                let text = JSStringCreateWithUTF8CString(box.name)
+                defer { JSStringRelease(text) }
+                return JSValueMakeString(context, text)
+            }
+            return nil
+        }
+        definition.finalize = { object in
+            guard let object, let pointer = JSObjectGetPrivate(object) else { return }
+            Unmanaged<ItemBox>.fromOpaque(pointer).release()
+        }
+        return JSClassCreate(&definition)
+    }()
+}
+#endif
