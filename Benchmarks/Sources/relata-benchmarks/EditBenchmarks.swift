@@ -149,7 +149,8 @@ func runEditBenchmarks(count: Int) throws {
         ("two plain objects set property by property from Swift (`JSObjectMake`, four `JSObjectSetProperty` each)", { rules.run(count, inOneEntry: true) }),
         ("two objects of a class whose reads call back into Swift, a box of values each (as Relata's row objects)", { rules.runOnCallbackObjects(count) }),
         ("the values passed to a JavaScript function that makes two plain objects (a prototype that refuses misspelt names) and calls the rule", { rules.runThroughObjectsMadeInJavaScript(count) }),
-        ("the rows' objects made in bulk beforehand, one value set a call (the least)", { rules.runOnRowsMadeInBulk(count, inOneEntry: true) }),
+        ("the values passed to a JavaScript function that wraps them in two proxies (reads, checked writes, misspelt names and `Object.keys` as on Relata's row objects) and calls the rule", { rules.runThroughProxies(count) }),
+        ("the rows' objects made in bulk beforehand, one value set a call", { rules.runOnRowsMadeInBulk(count, inOneEntry: true) }),
     ]
     print("")
     print("| one `beforeUpdate(row, old)` call per row, nested in one entry, nothing of Relata (best of 3) | time | per row |")

@@ -51,6 +51,72 @@ extension RuleCallFloor {
         guard let made, let caller = JSValueToObject(context, made, nil) else { preconditionFailure("no calling function") }
         JSValueProtect(context, caller)
         defer { JSValueUnprotect(context, caller) }
+        return callWithValues(count, caller)
+    }
+
+    /// The calls through a JavaScript function the row's values are passed to, which wraps them
+    /// in two proxies and calls the rule: what row objects that keep every property of today's
+    /// cost — a read through the handler's trap (a field found by name, a misspelt name refused),
+    /// a write through one native function that validates it (the rule makes none here), the
+    /// fields listed by `Object.keys`. One handler per table, shared by every row. The number of
+    /// calls that threw.
+    func runThroughProxies(_ count: Int) -> Int {
+        let validate = JSObjectMakeFunctionWithCallback(context, nil) { context, _, _, count, arguments, _ in
+            count == 2 ? arguments?[1] : JSValueMakeUndefined(context)   // the value as given: what a write would store
+        }
+        let made = evaluate("""
+            (function (rule, validate) {
+                const fields = ['ItemId', 'Name', 'Quantity', 'UnitPrice'];
+                const index = new Map(fields.map((name, position) => [name, position]));
+                function refuse(name) { throw new Error('the table has no field ' + String(name)); }
+                function handler(writable) {
+                    return {
+                        get(target, name) {
+                            const position = index.get(name);
+                            if (position !== undefined) return target.values[position];
+                            if (typeof name === 'symbol' || name === 'toJSON' || name === 'then') return undefined;
+                            return refuse(name);
+                        },
+                        set(target, name, value) {
+                            const position = index.get(name);
+                            if (position === undefined) return refuse(name);
+                            if (!writable) throw new Error('old values are read-only');
+                            target.values[position] = validate(position, value);
+                            return true;
+                        },
+                        has(target, name) { return index.has(name) || refuse(name); },
+                        ownKeys() { return fields; },
+                        getOwnPropertyDescriptor(target, name) {
+                            const position = index.get(name);
+                            return position === undefined ? undefined : { value: target.values[position], writable, enumerable: true, configurable: true };
+                        },
+                    };
+                }
+                const row = handler(true), old = handler(false);
+                return function (id, name, quantity, price, originalQuantity) {
+                    return rule(new Proxy({ values: [id, name, quantity, price] }, row),
+                                new Proxy({ values: [id, name, originalQuantity, price] }, old));
+                };
+            })
+            """, failing: "the proxies' maker could not be made")
+        guard let made, let maker = JSValueToObject(context, made, nil) else { preconditionFailure("no proxies' maker") }
+        var exception: JSValueRef?
+        let arguments: [JSValueRef?] = [function, validate]
+        guard let returned = JSObjectCallAsFunction(context, maker, nil, 2, arguments, &exception), exception == nil,
+              let caller = JSValueToObject(context, returned, nil) else { preconditionFailure("no calling function") }
+        JSValueProtect(context, caller)
+        defer { JSValueUnprotect(context, caller) }
+        return callWithValues(count, caller)
+    }
+
+    /// Calls `caller(id, name, quantity, price, originalQuantity)` once per item, nested in one
+    /// entry; the number of calls that threw.
+    private func callWithValues(_ count: Int, _ caller: JSObjectRef) -> Int {
+        // The rule sees the values: a quantity of 0 is refused.
+        var refused: JSValueRef?
+        let probe: [JSValueRef?] = [1, 0, 0, 10, 1].map { JSValueMakeNumber(context, $0) }
+        _ = JSObjectCallAsFunction(context, caller, nil, probe.count, probe, &refused)
+        precondition(refused != nil, "the rule did not see the row's values")
         var failures = 0
         runInsideOneEntry {
             for index in 0..<count {
