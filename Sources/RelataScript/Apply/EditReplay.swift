@@ -203,13 +203,18 @@ public struct EditReplay {
             let index: Int
             /// Where the change is among the request's changes (``Work/rows``).
             let ordinal: Int
-            /// Where the edit is among its change's edits, or, for a change that carries none,
-            /// `-1 - position` in ``Work/handMade``.
-            let edit: Int
+            let edit: EditPlace
             let kind: RowEdit.Kind
             let sequence: Int64
             /// The request order, for edits without a sequence.
             let order: Int
+        }
+
+        /// Where a step's edit is: among its change's edits, or, for a change that carries none,
+        /// among ``handMade``.
+        enum EditPlace {
+            case sent(Int)
+            case handMade(Int)
         }
 
         var steps: [Step] = []
@@ -262,9 +267,13 @@ public struct EditReplay {
                     madeByRules.insert(ref)
                     continue
                 }
-                func kind(_ edit: Int) -> RowEdit.Kind { sentEdits?[edit].kind ?? handMade[firstHandMade + edit].kind }
+                func place(_ edit: Int) -> (at: EditPlace, kind: RowEdit.Kind, sequence: Int64) {
+                    if let sentEdits { return (.sent(edit), sentEdits[edit].kind, sentEdits[edit].sequence) }
+                    let position = firstHandMade + edit
+                    return (.handMade(position), handMade[position].kind, handMade[position].sequence)
+                }
                 let type = delta.changes[index].type
-                if type == .insert, kind(0) != .insert {
+                if type == .insert, place(0).kind != .insert {
                     addedByRules.insert(ref)   // the rules added the row, then the user edited or removed it
                 } else if type != .insert {
                     do {
@@ -281,16 +290,18 @@ public struct EditReplay {
                 }
                 let changeOrdinal = ordinal(delta: position, change: index)
                 for edit in 0..<editCount {
-                    steps.append(Step(ref: ref, index: index, ordinal: changeOrdinal, edit: sentEdits == nil ? -1 - (firstHandMade + edit) : edit,
-                                      kind: kind(edit), sequence: sentEdits?[edit].sequence ?? handMade[firstHandMade + edit].sequence,
-                                      order: steps.count))
+                    let (at, kind, sequence) = place(edit)
+                    steps.append(Step(ref: ref, index: index, ordinal: changeOrdinal, edit: at, kind: kind, sequence: sequence, order: steps.count))
                 }
             }
         }
 
         /// The values the step's edit sets.
         func values(of step: borrowing Step, in delta: Delta) -> FieldValues {
-            step.edit >= 0 ? delta.changes[step.index].edits?[step.edit].values ?? FieldValues() : handMade[-1 - step.edit].values
+            switch step.edit {
+            case .sent(let edit): delta.changes[step.index].edits?[edit].values ?? FieldValues()
+            case .handMade(let position): handMade[position].values
+            }
         }
 
         /// A change that carries no edits is one edit of its new values (those that differ from the originals).
