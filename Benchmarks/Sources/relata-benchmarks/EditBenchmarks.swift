@@ -150,6 +150,7 @@ func runEditBenchmarks(count: Int) throws {
         ("two objects of a class whose reads call back into Swift, a box of values each (as Relata's row objects)", { rules.runOnCallbackObjects(count) }),
         ("the values passed to a JavaScript function that makes two plain objects (a prototype that refuses misspelt names) and calls the rule", { rules.runThroughObjectsMadeInJavaScript(count) }),
         ("the values passed to a JavaScript function that wraps them in two proxies (reads, checked writes, misspelt names and `Object.keys` as on Relata's row objects) and calls the rule", { rules.runThroughProxies(count) }),
+        ("… the same with what live row objects need besides: a handle to the native row (an object with a finalizer and a box) and a generation compared on each read", { rules.runThroughLiveProxies(count) }),
         ("the rows' objects made in bulk beforehand, one value set a call", { rules.runOnRowsMadeInBulk(count, inOneEntry: true) }),
     ]
     print("")

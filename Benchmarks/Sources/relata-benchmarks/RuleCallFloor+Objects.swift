@@ -109,12 +109,78 @@ extension RuleCallFloor {
         return callWithValues(count, caller)
     }
 
+    /// ``runThroughProxies(_:)`` with what live row objects need besides: the row proxy's target
+    /// also holds a handle to the native row (an object of a class with a finalizer and a box, for
+    /// `lda` to find the row) and the generation its values were read in, which every read of a
+    /// field compares with a counter in memory Swift shares (a changed row is read again; here the
+    /// counter never moves). The number of calls that threw.
+    func runThroughLiveProxies(_ count: Int) -> Int {
+        let validate = JSObjectMakeFunctionWithCallback(context, nil) { context, _, _, count, arguments, _ in
+            count == 2 ? arguments?[1] : JSValueMakeUndefined(context)
+        }
+        let made = evaluate("""
+            (function (rule, validate, refresh) {
+                const fields = ['ItemId', 'Name', 'Quantity', 'UnitPrice'];
+                const index = new Map(fields.map((name, position) => [name, position]));
+                const generation = new Float64Array(1);
+                function refuse(name) { throw new Error('the table has no field ' + String(name)); }
+                const row = {
+                    get(target, name) {
+                        const position = index.get(name);
+                        if (position !== undefined) {
+                            if (target.g !== generation[0]) refresh(target);
+                            return target.v[position];
+                        }
+                        if (typeof name === 'symbol' || name === 'toJSON' || name === 'then') return undefined;
+                        return refuse(name);
+                    },
+                    set(target, name, value) {
+                        const position = index.get(name);
+                        if (position === undefined) return refuse(name);
+                        target.v[position] = validate(position, value);
+                        return true;
+                    },
+                    has(target, name) { return index.has(name) || refuse(name); },
+                    ownKeys() { return fields; },
+                };
+                const old = {
+                    get(target, name) {
+                        const position = index.get(name);
+                        return position === undefined ? Reflect.get(target, name) : target.v[position];
+                    },
+                    set(target, name) {
+                        if (index.has(name)) throw new Error('old values are read-only');
+                        return false;
+                    },
+                    ownKeys() { return fields; },
+                };
+                return function (handle, id, name, quantity, price, originalQuantity) {
+                    return rule(new Proxy({ h: handle, g: generation[0], v: [id, name, quantity, price] }, row),
+                                new Proxy({ v: [id, name, originalQuantity, price] }, old));
+                };
+            })
+            """, failing: "the live proxies' maker could not be made")
+        guard let made, let maker = JSValueToObject(context, made, nil) else { preconditionFailure("no live proxies' maker") }
+        var exception: JSValueRef?
+        let arguments: [JSValueRef?] = [function, validate, validate]
+        guard let returned = JSObjectCallAsFunction(context, maker, nil, 3, arguments, &exception), exception == nil,
+              let caller = JSValueToObject(context, returned, nil) else { preconditionFailure("no calling function") }
+        JSValueProtect(context, caller)
+        defer { JSValueUnprotect(context, caller) }
+        return callWithValues(count, caller) { index in
+            let (id, name, quantity, price) = Self.item(index)
+            return JSObjectMake(self.context, Self.handleClass,
+                                Unmanaged.passRetained(ItemBox(id: id, name: name, quantity: quantity, price: price)).toOpaque())
+        }
+    }
+
     /// Calls `caller(id, name, quantity, price, originalQuantity)` once per item, nested in one
     /// entry; the number of calls that threw.
-    private func callWithValues(_ count: Int, _ caller: JSObjectRef) -> Int {
+    /// With `handle`, its object is passed first.
+    private func callWithValues(_ count: Int, _ caller: JSObjectRef, handle: ((Int) -> JSObjectRef?)? = nil) -> Int {
         // The rule sees the values: a quantity of 0 is refused.
         var refused: JSValueRef?
-        let probe: [JSValueRef?] = [1, 0, 0, 10, 1].map { JSValueMakeNumber(context, $0) }
+        let probe: [JSValueRef?] = (handle == nil ? [] : [JSValueMakeNull(context)]) + [1, 0, 0, 10, 1].map { JSValueMakeNumber(context, $0) }
         _ = JSObjectCallAsFunction(context, caller, nil, probe.count, probe, &refused)
         precondition(refused != nil, "the rule did not see the row's values")
         var failures = 0
@@ -122,7 +188,7 @@ extension RuleCallFloor {
             for index in 0..<count {
                 let (id, name, quantity, price) = Self.item(index)
                 let text = JSStringCreateWithUTF8CString(name)
-                let arguments: [JSValueRef?] = [
+                let arguments: [JSValueRef?] = (handle.map { [$0(index)] } ?? []) + [
                     JSValueMakeNumber(self.context, id), JSValueMakeString(self.context, text), JSValueMakeNumber(self.context, quantity + 1),
                     JSValueMakeNumber(self.context, price), JSValueMakeNumber(self.context, quantity),
                 ]
@@ -142,6 +208,18 @@ extension RuleCallFloor {
             (self.id, self.name, self.quantity, self.price) = (id, name, quantity, price)
         }
     }
+
+    // Made once; JavaScriptCore classes may be used from any thread.
+    nonisolated(unsafe) private static let handleClass: JSClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafePointer(strdup("ItemHandle"))
+        definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
+        definition.finalize = { object in
+            guard let object, let pointer = JSObjectGetPrivate(object) else { return }
+            Unmanaged<ItemBox>.fromOpaque(pointer).release()
+        }
+        return JSClassCreate(&definition)
+    }()
 
     // Made once; JavaScriptCore classes may be used from any thread.
     nonisolated(unsafe) private static let callbackClass: JSClassRef = {
