@@ -173,7 +173,6 @@ extension DataTable {
         -> [(keyField: Int, old: Value, new: Value)] {
         let before = refreshed.map { postedValue(slot: slot, field: $0.field) }
         keysOfLoadedRows = nil
-        originalsGeneration += 1
         if record.state == .added || record.state == .addedInEditMode {   // a new row's unset fields are NULL
             for field in fields.indices { columns[field].set(record.pending[field] ?? .null, at: slot) }
         } else {
@@ -205,7 +204,6 @@ extension DataTable {
     func replaceValue(field: Int, old: Value, new: Value) {
         guard let value = try? fields[field].type.coerced(new) else { return }
         keysOfLoadedRows = nil
-        originalsGeneration += 1
         holdingNotifications {
             for slot in 0..<slotCount {
                 let posted = postedValue(slot: slot, field: field)

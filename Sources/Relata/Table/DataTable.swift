@@ -53,9 +53,6 @@ public final class DataTable {
     var nextChangeId = 1
     /// Counts removals of slots, so row sets made before one can tell they are stale.
     var structureGeneration = 0
-    /// Counts replacements of rows' original values (an accepted change, a replaced key), so
-    /// what copied an original before one can tell it may be stale.
-    var originalsGeneration = 0
     /// The keys of the rows as the last load left them, so that loading a large table in
     /// batches checks each batch's keys without collecting every earlier row's again.
     var keysOfLoadedRows: (slots: Int, generation: Int, keys: KeySet)?
@@ -292,7 +289,6 @@ public final class DataTable {
     func removeSlots(_ slots: [Int]) {
         guard !slots.isEmpty else { return }
         structureGeneration += 1
-        originalsGeneration += 1
         for column in columns { column.remove(slots: slots) }
         let removed = Set(slots)
         var newSlot = [Int](repeating: -1, count: slotCount)

@@ -37,7 +37,6 @@ package enum NativeFunction {
                 return nil
             }
             let values: [JSValueRef] = (0..<count).map { arguments?[$0] ?? JSValueMakeUndefined(context.ref) }
-            defer { context.bumpEpoch() }   // the function may have changed what scripts read
             do {
                 return try box.body(context, this, values)
             } catch let error as ScriptError {

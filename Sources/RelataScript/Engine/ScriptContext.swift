@@ -11,11 +11,6 @@ package final class ScriptContext {
     /// Relata's own helpers (`relata.error`, `relata.describe`, …): an object that
     /// only Relata's code holds, so no script can shadow or overwrite them.
     package let runtime: JSObjectRef
-    /// Moves whenever Swift may have changed what scripts read: at each entry into JavaScript and
-    /// each return from a native function (``bumpEpoch()``). JavaScript sees it as `relata.epoch[0]`
-    /// (a `Float64Array` over this memory), and what it keeps of Swift's data — the values a row
-    /// object holds — is read again once it has moved.
-    private let epoch: UnsafeMutablePointer<Double>
     /// Values kept alive for the context's lifetime (compiled functions, prototypes).
     private var protected: [JSValueRef] = []
     /// Functions Relata generated in this context (batch loops, cursor factories), by key.
@@ -36,12 +31,6 @@ package final class ScriptContext {
         self.ref = ref
         runtime = JSObjectMake(ref, nil, nil)
         JSValueProtect(ref, runtime)
-        // The memory is JavaScriptCore's to free, with the array; Swift writes it only while this context lives.
-        let bytes = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<Double>.size, alignment: 16)
-        epoch = bytes.initializeMemory(as: Double.self, repeating: 0, count: 1)
-        let epochArray = JSObjectMakeTypedArrayWithBytesNoCopy(ref, kJSTypedArrayTypeFloat64Array, bytes, MemoryLayout<Double>.size,
-                                                              { bytes, _ in bytes?.deallocate() }, nil, nil)
-        if let epochArray { setProperty("epoch", of: runtime, to: epochArray, readOnly: true) }
         try install(Self.coreHelpers)
         try install(Self.environment)
     }
@@ -138,7 +127,6 @@ package final class ScriptContext {
 
     package func evaluate(_ source: String, fileName: String, line: Int) throws -> JSValueRef {
         var exception: JSValueRef?
-        bumpEpoch()
         let result = JSString.with(source) { script in
             JSString.with(fileName) { url in
                 machine.enter(in: ref) { JSEvaluateScript(ref, script, nil, url, Int32(clamping: line), &exception) }
@@ -163,9 +151,6 @@ package final class ScriptContext {
         }
         if !valid, let exception { throw locatingSyntaxError(error(from: exception, file: fileName), in: source, firstLine: line) }
     }
-
-    /// Tells JavaScript that Swift may have changed what scripts read (``epoch``).
-    package func bumpEpoch() { epoch.pointee += 1 }
 
     /// Calls a function with arguments that are already kept alive: protected, reachable from
     /// something protected, passed in by JavaScript, or not objects at all. Arguments made for
@@ -214,7 +199,6 @@ package final class ScriptContext {
     private func outcome(calling function: JSObjectRef, _ arguments: UnsafeBufferPointer<JSValueRef?>,
                          this: JSObjectRef?) -> (returned: JSValueRef?, thrown: JSValueRef?) {
         var exception: JSValueRef?
-        bumpEpoch()
         let result = machine.enter(in: ref) {
             JSObjectCallAsFunction(ref, function, this, arguments.count, arguments.baseAddress, &exception)
         }

@@ -24,10 +24,26 @@ enum RowObject {
     }
 
     /// The row behind a JavaScript value made by ``make(_:in:)``, or nil.
-    static func row(of value: JSValueRef, in context: ScriptContext) -> DataTableRow? {
+    /// - Throws: when the row has left its table since (a row object a script kept).
+    static func row(of value: JSValueRef, in context: ScriptContext) throws -> DataTableRow? {
         guard JSValueIsObjectOfClass(context.ref, value, rowClass), let object = JSValueToObject(context.ref, value, nil),
               let pointer = JSObjectGetPrivate(object) else { return nil }
-        return Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue().row
+        let row = Unmanaged<Box>.fromOpaque(pointer).takeUnretainedValue().row
+        guard row.isInTable else { throw ScriptError(.runtime, removedMessage(row)) }
+        return row
+    }
+
+    /// What a row object of a row that has left its table says when it is used: a script kept it
+    /// past its handler, and the row was removed since (a deletion applied, an addition cancelled).
+    static func removedMessage(_ row: DataTableRow) -> String {
+        "a row object of table \(row.table.name) was used after its row was removed from the table "
+            + "(a deletion applied or an addition cancelled); keep the row's key and read it again with lda.select"
+    }
+
+    @discardableResult
+    private static func refuseRemoved(_ box: Box, _ exception: UnsafeMutablePointer<JSValueRef?>?) -> JSValueRef? {
+        if let context = box.context { exception?.pointee = context.makeError(removedMessage(box.row)) }
+        return nil
     }
 
     static func isRow(_ value: JSValueRef, in context: ScriptContext) -> Bool {
@@ -40,56 +56,12 @@ enum RowObject {
         "toJSON", "toString", "valueOf", "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable",
         "toLocaleString", "then", "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
         "length", "inspect",
-        // JavaScriptCore hands a class's callbacks a symbol's description as its name.
+        // JavaScriptCore hands a class's callbacks a symbol's description as its name: without
+        // these, `String(row)` and `${row}` asked for the field 'Symbol.toPrimitive' and threw.
         "Symbol.toPrimitive", "Symbol.toStringTag", "Symbol.iterator", "Symbol.asyncIterator", "Symbol.hasInstance",
         "Symbol.isConcatSpreadable", "Symbol.species", "Symbol.unscopables", "Symbol.match", "Symbol.matchAll",
         "Symbol.replace", "Symbol.search", "Symbol.split",
     ]
-
-    /// What reading `name` from a row object gives: a field's value (any case, calculated and lookup
-    /// fields too), or nil for a name JavaScript itself asks objects for (``languageNames``) that
-    /// is no field. The one reading of a name that is not a stored field's exactly, for row objects
-    /// and the row proxies of row events (``RowProxies``) alike.
-    /// - Throws: ``AccessError``: the unknown field's, or what a calculated field's function threw.
-    static func read(_ name: String, of row: DataTableRow, in context: ScriptContext) throws(AccessError) -> JSValueRef? {
-        defer { context.bumpEpoch() }   // a calculated field's function may change what scripts read
-        do {
-            return context.jsValue(try row.value(forKey: name))
-        } catch let error as RelataError where error.code == .unknownField && languageNames.contains(name) {
-            return nil
-        } catch {
-            throw AccessError(description: "\(error)")
-        }
-    }
-
-    /// Writes `value` to the field `name` names, checked as a Swift write is; the one writing of
-    /// a field for row objects and the row proxies of row events alike.
-    /// - Throws: the ``RelataError`` of a value that does not fit, or an ``AccessError`` naming
-    ///   the table and field.
-    static func write(_ value: JSValueRef, named name: String, to row: DataTableRow, in context: ScriptContext) throws {
-        defer { context.bumpEpoch() }
-        do {
-            try row.setValue(try context.value(from: value, for: row.table.field(named: name)?.type), forKey: name)
-        } catch let error as ScriptError {
-            throw AccessError(description: "\(row.table.name).\(name): \(error.message)")
-        } catch let error as RelataError {
-            throw error
-        } catch {
-            throw AccessError(description: "\(error)")
-        }
-    }
-
-    /// An error of reading or writing a row that scripts see as a plain `Error` of this message
-    /// (a native function's caller makes it so, as ``jsError(_:in:)`` does).
-    struct AccessError: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The JavaScript error for what ``read(_:of:in:)`` or ``write(_:named:to:in:)`` threw.
-    static func jsError(_ error: any Error, in context: ScriptContext) -> JSValueRef {
-        if let error = error as? RelataError { return context.makeError(error) }
-        return context.makeError("\(error)")
-    }
 
     private static func box(_ object: JSObjectRef?) -> Box? {
         guard let object, let pointer = JSObjectGetPrivate(object) else { return nil }
@@ -110,25 +82,37 @@ enum RowObject {
         definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
         definition.getProperty = { calling, object, name, exception in
             guard let calling, let box = box(object), let name else { return nil }
+            guard box.row.isInTable else { return refuseRemoved(box, exception) }
             // A stored field named exactly (the usual read): no Swift string made, and the value
             // made in the calling context, so the rules' context is loaded only for the rest.
             if let field = JSString.exactMatch(name, in: box.row.table.fieldNames) {
                 return ScriptContext.jsValue(box.row.value(at: field), in: calling)
             }
             guard let context = box.context else { return nil }
+            let key = JSString.string(name)
             do {
-                return try read(JSString.string(name), of: box.row, in: context)
+                return context.jsValue(try box.row.value(forKey: key))
+            } catch let error as RelataError where error.code == .unknownField {
+                if languageNames.contains(key) { return nil }
+                exception?.pointee = context.makeError(error.description)
             } catch {
-                exception?.pointee = jsError(error, in: context)
-                return nil
+                exception?.pointee = context.makeError("\(error)")
             }
+            return nil
         }
         definition.setProperty = { _, object, name, value, exception in
             guard let box = box(object), let context = box.context, let name, let value else { return false }
+            guard box.row.isInTable else { refuseRemoved(box, exception); return true }
+            let key = JSString.string(name)
             do {
-                try write(value, named: JSString.string(name), to: box.row, in: context)
+                let type = box.row.table.field(named: key)?.type
+                try box.row.setValue(try context.value(from: value, for: type), forKey: key)
+            } catch let error as ScriptError {
+                exception?.pointee = context.makeError("\(box.row.table.name).\(key): \(error.message)")
+            } catch let error as RelataError {
+                exception?.pointee = context.makeError(error)
             } catch {
-                exception?.pointee = jsError(error, in: context)
+                exception?.pointee = context.makeError("\(error)")
             }
             return true
         }

@@ -112,7 +112,7 @@ struct DataAccessCall {
            let row = try? context.call(rowOf, [value]), !JSValueIsUndefined(context.ref, row) {
             value = row
         }
-        if let row = RowObject.row(of: value, in: context) {
+        if let row = try RowObject.row(of: value, in: context) {
             guard row.table.name.equalsIgnoringCase(table) else {
                 throw ScriptError(.runtime, "the row belongs to table \(row.table.name), not \(table)")
             }

@@ -12,13 +12,7 @@ extension RuleRuntime {
         // Batch row cursors: what a row cursor stands for (its row, for `lda`), and the
         // prototype that makes a misspelt field name an error, as on a row object.
         relata.cursors = new WeakMap();
-        // What a row cursor or a row event's row object (`RowProxies`) stands for, for `lda`: its row object.
-        relata.rowOf = function (value) {
-            const row = relata.cursors.get(value);
-            if (row !== undefined) return row();
-            const handle = value[relata.rowKey];
-            return typeof handle === 'function' ? handle() : undefined;
-        };
+        relata.rowOf = function (value) { const row = relata.cursors.get(value); return row === undefined ? undefined : row(); };
         relata.languageNames = new Set([\(RowObject.languageNames.sorted().map(\.scriptLiteral).joined(separator: ", "))]);
         relata.rowPrototype = function (index, get, set) {
             const plain = (name) => typeof name === 'symbol' || relata.languageNames.has(name);
@@ -142,7 +136,6 @@ extension RuleRuntime {
 
     func installGlobals(in context: ScriptContext, table: String?) throws {
         Self.installLog(in: context, logger: logger, table: table)
-        try context.install(RowProxies.bootstrap)
         try context.install(Self.bootstrap)
         context.defineFunction("newGuid") { context, _, _ in context.string(UUID().uuidString) }
         installSession(in: context)

@@ -43,8 +43,6 @@ public final class RuleRuntime {
     private(set) var serverSchemaScript: CompiledScript?
     /// Shared arrays reused between batch runs.
     let sharedArrays = SharedArrayPool()
-    /// The tables whose rows row proxies name by number (``RowProxies``).
-    let rowTables = RowTables()
     /// ``handlers(of:table:)``'s answers, forgotten whenever a script is loaded.
     private var handlerCache: [HandlerKey: [(CompiledScript, JSObjectRef)]] = [:]
     /// ``allScripts``, forgotten whenever a script is loaded.
@@ -203,24 +201,11 @@ public final class RuleRuntime {
         /// The `schema` objects this scope was shown, by the tables they describe (protected), so
         /// units of work that alternate between environments do not build them again each time.
         var schemaObjects: [[String]: JSObjectRef] = [:]
-        /// The row proxies of tables' rows in this scope, by table layout (``RowProxies``).
-        private var rowProxiesByLayout: [String: RowProxies] = [:]
-        private let rowTables: RowTables
 
-        init(script: RuleScript, context: ScriptContext, table: String?, rowTables: RowTables) {
+        init(script: RuleScript, context: ScriptContext, table: String?) {
             self.script = script
             self.context = context
             self.table = table
-            self.rowTables = rowTables
-        }
-
-        /// The row proxies of `table`'s rows in this scope, made once per table layout.
-        func rowProxies(for table: DataTable) throws -> RowProxies {
-            let layout = ([table.name] + table.fields.map { "\($0.name):\($0.type.rawValue)" }).joined(separator: "\u{0}")
-            if let known = rowProxiesByLayout[layout] { return known }
-            let made = try RowProxies(table: table, script: script.source, context: context, rowTables: rowTables)
-            rowProxiesByLayout[layout] = made
-            return made
         }
 
         deinit {
@@ -254,7 +239,7 @@ public final class RuleRuntime {
     /// Compiles and runs a script's top level in a new scope; syntax and top-level errors are thrown here.
     func load(_ script: RuleScript, table: String?, serverOnly: Bool = false) throws {
         let context = try ScriptContext(machine: engine.machine)
-        let compiled = CompiledScript(script: script, context: context, table: table, rowTables: rowTables)
+        let compiled = CompiledScript(script: script, context: context, table: table)
         try installGlobals(in: context, table: table)
         installSchema(in: compiled)
         installedGlobals.tables = environment.dataAccess?.tableNames ?? []   // what the new scope was shown
@@ -341,16 +326,9 @@ public final class RuleRuntime {
 
     private func fire(_ event: RuleEvent, in script: CompiledScript, handler: JSObjectRef, table: String?, row: @autoclosure () -> String?,
                       arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
-        try fire(event, in: script, table: table, row: row()) { try script.context.call(handler) { try arguments(script.context, &$0) } }
-    }
-
-    /// Runs `call`, a call of one of `script`'s handlers for `event`: a promise it returns is
-    /// refused, and an error it throws carries the event, table, row and script.
-    func fire(_ event: RuleEvent, in script: CompiledScript, table: String?, row: @autoclosure () -> String?,
-              calling call: () throws -> JSValueRef) throws {
         do {
             // What the handler writes is the rules' work, never the user's edits (``RuleScope``).
-            let returned = try RuleScope.run { try call() }
+            let returned = try RuleScope.run { try script.context.call(handler) { try arguments(script.context, &$0) } }
             if script.context.isPromise(returned) { throw Self.asyncHandler(event.handlerName) }
         } catch let thrown as ScriptError {
             throw located(thrown, event: event, in: script, table: table, row: row())
@@ -389,18 +367,10 @@ final class TableRules: DataTableRules {
     /// time. A list, not a dictionary: there are five row events, quicker compared than hashed.
     private var handlersByEvent: [(event: RuleEvent, handlers: [(RuleRuntime.CompiledScript, JSObjectRef)])] = []
     private var handlersLoads = -1
-    /// The row proxies of the table's scripts, as of the same load.
-    private var proxiesByScript: [(script: RuleRuntime.CompiledScript, proxies: RowProxies)] = []
-    /// The number row proxies know the table by (``RowTables``).
-    private var rowTable: Int?
 
     init(host: RuleRuntime, tableName: String) {
         back = host.back
         self.tableName = tableName
-    }
-
-    deinit {
-        if let rowTable { host?.rowTables.forget(rowTable) }
     }
 
     func rowDidAdd(_ row: DataTableRow) throws {
@@ -418,7 +388,10 @@ final class TableRules: DataTableRules {
         if inserting {
             try fire(.beforeInsert, row)
         } else {
-            try fire(.beforeUpdate, row, withOriginals: true)
+            try fire(.beforeUpdate, row) { context, arguments in
+                arguments.append(RowObject.make(row, in: context))
+                arguments.append(OriginalValuesObject.make(row, in: context))
+            }
         }
     }
 
@@ -426,13 +399,14 @@ final class TableRules: DataTableRules {
         try fire(.beforeDelete, row)
     }
 
-    /// Calls the table's handlers of `event` with the row's object (``RowProxies``), and with
-    /// its original values too when `withOriginals`.
-    private func fire(_ event: RuleEvent, _ row: DataTableRow, withOriginals: Bool = false) throws {
+    private func fire(_ event: RuleEvent, _ row: DataTableRow) throws {
+        try fire(event, row) { $1.append(RowObject.make(row, in: $0)) }
+    }
+
+    private func fire(_ event: RuleEvent, _ row: DataTableRow, arguments: (ScriptContext, inout RootedValues) throws -> Void) throws {
         let host = try liveHost()
         if handlersLoads != host.loads {
             handlersByEvent = []
-            proxiesByScript = []
             handlersLoads = host.loads
         }
         let handlers: [(RuleRuntime.CompiledScript, JSObjectRef)]
@@ -442,31 +416,7 @@ final class TableRules: DataTableRules {
             handlers = host.handlers(of: event, table: tableName)
             handlersByEvent.append((event, handlers))
         }
-        guard !handlers.isEmpty else { return }
-        let number = rowTableNumber(for: row.table, in: host)
-        for (script, handler) in handlers {
-            let proxies = try self.proxies(in: script, for: row.table)
-            try host.fire(event, in: script, table: tableName, row: row.label) {
-                try proxies.call(handler, row: row, table: number, withOriginals: withOriginals, in: script.context)
-            }
-        }
-    }
-
-    /// The number row proxies know the table by, taken anew when its rows have moved (``RowTables``).
-    private func rowTableNumber(for table: DataTable, in host: RuleRuntime) -> Int {
-        if let number = rowTable, host.rowTables.isCurrent(number, for: table) { return number }
-        if let number = rowTable { host.rowTables.forget(number) }
-        let number = host.rowTables.register(table)
-        rowTable = number
-        return number
-    }
-
-    /// A script's row proxies for this table (a list: a table has a script or two, quicker searched than hashed).
-    private func proxies(in script: RuleRuntime.CompiledScript, for table: DataTable) throws -> RowProxies {
-        if let known = proxiesByScript.first(where: { $0.script === script }) { return known.proxies }
-        let proxies = try script.rowProxies(for: table)
-        proxiesByScript.append((script, proxies))
-        return proxies
+        try host.fire(event, handlers: handlers, table: tableName, row: row.label, arguments: arguments)
     }
 
     private func liveHost() throws -> RuleRuntime {
