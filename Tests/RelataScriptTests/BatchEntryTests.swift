@@ -81,6 +81,21 @@ import RelataTestSupport
         #expect(outcome.afterwards == [7, 2])
     }
 
+    /// A runaway stopped inside a batch must leave nothing of its stop for the batch's later calls:
+    /// rules with loops of their own after it run to their end. (Row objects made as JavaScript
+    /// proxies once left JavaScriptCore's termination pending for the next loop, now and then.)
+    @Test(arguments: [
+        "function beforeUpdate(row, old) { let s = 0; for (let i = 0; i < 100000; i++) s += i; if (old.Quantity === 3) { while (true) {} } }",
+        "function beforeUpdate(row, old) { if (old.Quantity === 3) { while (true) {} } let s = 0; for (let i = 0; i < 100000; i++) s += i; }",
+        "function beforePost(row) { if (row.Quantity === 102) { while (true) {} } let s = 0; for (let i = 0; i < 100000; i++) s += i; }",
+    ])
+    func rulesWithLoopsAfterARunawayInTheSameBatchRunToTheirEnd(_ rules: String) throws {
+        let (adapter, items) = try Self.items(8, rules: rules, limit: .milliseconds(200))
+        let errors = withExtendedLifetime(adapter) { Self.editInOneBatch(items) { 100 + $0 } }
+        #expect(errors.mapValues(\.kind) == [2: .timeLimitExceeded], "\(errors.mapValues(\.message))")
+        #expect(items.rows.map { $0["Quantity"] } == [100, 101, 3, 103, 104, 105, 106, 107])
+    }
+
     @Test func eachCallOfABatchHasTheWholeLimitNotTheirSum() throws {
         // Each call runs a third of the limit; the batch runs many limits in one entry.
         let (adapter, items) = try Self.items(5, rules: """
