@@ -132,4 +132,25 @@ import Testing
         try clients.rows[0].setValue("X", forKey: "ClientName")
         #expect(recorder.events.isEmpty)
     }
+
+    /// Observations and lookups point back to their tables without keeping them alive (and
+    /// without weak references): each side may go first.
+    @Test func anObservationOrALookupOutlivingItsTableIsHarmless() throws {
+        var clients: DataTable? = try makeClients()
+        let recorder = Recorder()
+        let observation = try #require(clients).observe { recorder.events.append($0) }
+        weak let gone = clients
+        clients = nil
+        #expect(gone == nil, "the observation does not keep the table alive")
+        observation.cancel()   // its table has gone: nothing to do
+
+        var (orders, details): (DataTable, DataTable?) = try makeOrders()
+        weak let goneDetails = details
+        details = nil
+        #expect(goneDetails == nil, "the lookup table does not keep the table that looks up in it alive")
+        try orders.rows[0].setValue("Globex", forKey: "Customer")   // tells the gone table's lookup nothing, and does not crash
+        try orders.addNewRow(values: ["Customer": "Initech"])
+        _ = try orders.makeDelta()
+        #expect(orders.rowCount == 2)
+    }
 }

@@ -78,6 +78,15 @@ func runEditBenchmarks(count: Int) throws {
         try withExtendedLifetime(adapter) { try table.withoutRules { try edit(table) } }
     }
 
+    // The same edits after the table was once observed: the observation's weak reference to the
+    // table gives it a side table, which sends every retain and release of it down the slow path.
+    tables = try (0..<3).map { _ in try freshAdapter() }
+    let onceObserved = try measure(repetitions: 3) {
+        let (adapter, table) = tables.removeLast()
+        table.observe { _ in }.cancel()
+        try withExtendedLifetime(adapter) { try table.withoutRules { try edit(table) } }
+    }
+
     // What the rules' machinery costs with no rule work: the same edits with an empty beforeUpdate.
     let emptySchema = try SchemaDefinition(name: "Bench", tables: [
         TableDefinition(name: "Lines", fields: ItemTable.fields, script: RuleScript("function beforeUpdate(row, old) {}", fileName: "lines.js")),
@@ -135,6 +144,7 @@ func runEditBenchmarks(count: Int) throws {
     print("| edit with beforeUpdate vs the rule called by a JavaScript loop on plain objects (best of 5) | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(floor)) | \(perRow(floor)) | \(ratio(withRules, floor)) |")
     print("| edit with beforeUpdate vs the same edits with the rules off | \(milliseconds(withRules)) | \(perRow(withRules)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(withRules, withoutRules)) |")
     print("| edit with beforeUpdate in one performBatchUpdates (observers told once) vs the rules off | \(milliseconds(batched)) | \(perRow(batched)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(batched, withoutRules)) |")
+    print("| edit with the rules off, the table observed once before (a weak reference to it made) vs never observed | \(milliseconds(onceObserved)) | \(perRow(onceObserved)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(onceObserved, withoutRules)) |")
     print("| edit with an empty beforeUpdate (the rules' machinery, no rule work) vs the rules off | \(milliseconds(emptyRule)) | \(perRow(emptyRule)) | \(milliseconds(withoutRules)) | \(perRow(withoutRules)) | \(ratio(emptyRule, withoutRules)) |")
     print("| a call per row into an empty JavaScript function (ScriptEngine.call, time limit armed) | \(milliseconds(bareCalls)) | \(perRow(bareCalls)) | | | |")
     print("| … of which the watchdog's CPU-time clock (clock_gettime, CLOCK_THREAD_CPUTIME_ID) | \(milliseconds(cpuClock)) | \(perRow(cpuClock)) | | | |")

@@ -11,16 +11,17 @@ public enum DataTableEvent: Sendable, Hashable {
 
 /// Keeps an observation alive; the observation ends on ``cancel()`` or when this object is released.
 public final class DataTableObservation {
-    private weak var table: DataTable?
+    /// Not weak: a weak reference would send every retain and release of the table down the slow path.
+    private let table: BackReference<DataTable>
     private let id: Int
 
     init(table: DataTable, id: Int) {
-        self.table = table
+        self.table = table.back
         self.id = id
     }
 
     /// Stops the observation.
-    public func cancel() { table?.observers[id] = nil }
+    public func cancel() { table.object?.observers[id] = nil }
 
     deinit { cancel() }
 }

@@ -32,11 +32,20 @@ final class ReadRecorder {
 /// A field (of this or another table) that holds key values of a table; used to
 /// replace temporary keys when the data source assigns real ones.
 struct TableReference {
-    weak var table: DataTable?
+    /// Not weak: a weak reference would send every retain and release of the table down the slow path.
+    private let back: BackReference<DataTable>
+    var table: DataTable? { back.object }
     let field: Int
     let keyField: Int
     /// A declared foreign key (checked when changes are applied), not only a lookup's link.
     var isConstraint: Bool
+
+    init(table: DataTable, field: Int, keyField: Int, isConstraint: Bool) {
+        back = table.back
+        self.field = field
+        self.keyField = keyField
+        self.isConstraint = isConstraint
+    }
 }
 
 extension DataTable {
@@ -137,8 +146,9 @@ extension DataTable {
                                         keyIndex: index, resultField: result))
         try addReference(sourceField, to: lookupTable, field: lookupKeyField, isConstraint: false)
         if lookupTable !== self {
-            lookupObservations.append(lookupTable.observe { [weak self] event in
-                if event == .tableChanged { self?.lookupTableDidChange() }
+            let back = self.back   // not weak: see BackReference
+            lookupObservations.append(lookupTable.observe { event in
+                if event == .tableChanged { back.object?.lookupTableDidChange() }
             })
         }
     }

@@ -53,6 +53,8 @@ public final class DataTable {
     var nextChangeId = 1
     /// Counts removals of slots, so row sets made before one can tell they are stale.
     var structureGeneration = 0
+    /// The table's back reference (``back``), made on first use and ended when the table goes.
+    var madeBack: BackReference<DataTable>?
     /// The keys of the rows as the last load left them, so that loading a large table in
     /// batches checks each batch's keys without collecting every earlier row's again.
     var keysOfLoadedRows: (slots: Int, generation: Int, keys: KeySet)?
@@ -119,6 +121,14 @@ public final class DataTable {
         keyFieldIndexes = fields.indices.filter { fields[$0].primaryKey }
         columns = fields.map { Column(for: $0.type) }
     }
+
+    deinit {
+        madeBack?.end()
+    }
+
+    /// A way back to the table for what must not keep it alive — an observation, a lookup's link —
+    /// without a weak reference (``BackReference``): nil once the table has gone.
+    package var back: BackReference<DataTable> { BackReference.kept(in: &madeBack, to: self) }
 
     /// The number of visible rows (deleted rows and rows added in edit mode are not counted).
     public var rowCount: Int { slotCount - hiddenCount }
