@@ -162,6 +162,7 @@ extension RuleCallFloor {
             """, failing: "the live proxies' maker could not be made")
         guard let made, let maker = JSValueToObject(context, made, nil) else { preconditionFailure("no live proxies' maker") }
         var exception: JSValueRef?
+        // The refresh is never called: the counter does not move here, so a native stands in for it.
         let arguments: [JSValueRef?] = [function, validate, validate]
         guard let returned = JSObjectCallAsFunction(context, maker, nil, 3, arguments, &exception), exception == nil,
               let caller = JSValueToObject(context, returned, nil) else { preconditionFailure("no calling function") }

@@ -40,10 +40,8 @@ enum RowObject {
             + "(a deletion applied or an addition cancelled); keep the row's key and read it again with lda.select"
     }
 
-    @discardableResult
-    private static func refuseRemoved(_ box: Box, _ exception: UnsafeMutablePointer<JSValueRef?>?) -> JSValueRef? {
+    private static func refuseRemoved(_ box: Box, _ exception: UnsafeMutablePointer<JSValueRef?>?) {
         if let context = box.context { exception?.pointee = context.makeError(removedMessage(box.row)) }
-        return nil
     }
 
     static func isRow(_ value: JSValueRef, in context: ScriptContext) -> Bool {
@@ -82,7 +80,10 @@ enum RowObject {
         definition.attributes = JSClassAttributes(kJSClassAttributeNoAutomaticPrototype)
         definition.getProperty = { calling, object, name, exception in
             guard let calling, let box = box(object), let name else { return nil }
-            guard box.row.isInTable else { return refuseRemoved(box, exception) }
+            guard box.row.isInTable else {
+                refuseRemoved(box, exception)
+                return nil
+            }
             // A stored field named exactly (the usual read): no Swift string made, and the value
             // made in the calling context, so the rules' context is loaded only for the rest.
             if let field = JSString.exactMatch(name, in: box.row.table.fieldNames) {
@@ -102,7 +103,10 @@ enum RowObject {
         }
         definition.setProperty = { _, object, name, value, exception in
             guard let box = box(object), let context = box.context, let name, let value else { return false }
-            guard box.row.isInTable else { refuseRemoved(box, exception); return true }
+            guard box.row.isInTable else {
+                refuseRemoved(box, exception)
+                return true
+            }
             let key = JSString.string(name)
             do {
                 let type = box.row.table.field(named: key)?.type
